@@ -1,0 +1,170 @@
+/*
+ * qnnweb kernel ABI: the one contract between the Python frontend and every .wasm variant.
+ *
+ * The frontend describes a whole inference as a list of op records (structs of 32-bit words) and
+ * hands them to the module once, at load:
+ *
+ *   plan = qnn_plan_create(op_count, arena_bytes)   allocates the activation arena
+ *   qnn_plan_add(plan, record)                       validates one op, packs its weights (once)
+ *   qnn_run(plan)                                    runs every op, in order, in C
+ *
+ * Activation tensors are byte offsets into the arena (chosen by the frontend's memory planner).
+ * Weights, biases and scales are wasm addresses of a staging buffer the frontend filled with
+ * qnn_alloc + memory writes; qnn_plan_add copies what it needs into packed form, so the staging
+ * buffer can be reused for the next op.
+ *
+ * Every record field is 4 bytes, little endian: int32_t or float. qnnweb/plan.py mirrors these
+ * structs field by field; tests/kernels/test_abi.py checks the two agree (qnn_record_words).
+ *
+ * Numbers follow the TFLite int8 quantization spec: asymmetric int8 activations, symmetric int8
+ * weights (per tensor or per output channel), int32 bias with scale input_scale * weight_scale.
+ * Requantization is fp32 (as XNNPACK's minmax_fp32 kernels): acc * scale in float32, clamped in
+ * float to [min - zp, max - zp], rounded to nearest-even, plus the output zero point. The same
+ * float32 operations in the same order run in every variant, so all variants are bit-exact.
+ */
+#ifndef QNNWEB_H
+#define QNNWEB_H
+
+#include <stdint.h>
+
+enum qnn_op_type {
+  QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
+  QNN_OP_DEQUANTIZE = 2,  /* int8 -> float32 */
+  QNN_OP_REQUANTIZE = 3,  /* int8 -> int8 with another scale / zero point */
+  QNN_OP_CONV2D = 4,      /* NHWC conv, OHWI weights; FULLY_CONNECTED is a 1x1 conv */
+  QNN_OP_DWCONV2D = 5,    /* NHWC depthwise conv, [1,KH,KW,C*M] weights */
+  QNN_OP_ADD = 6,         /* element-wise, same shape */
+  QNN_OP_AVGPOOL2D = 7,   /* average pooling; MEAN over H,W is a pool over the whole image */
+  QNN_OP_PAD = 8,         /* constant pad of H and W */
+  QNN_OP_SOFTMAX = 9,     /* over the innermost dimension */
+  QNN_OP_COPY = 10,       /* raw bytes */
+  QNN_OP_TYPE_COUNT = 11,
+};
+
+enum qnn_status {
+  QNN_OK = 0,
+  QNN_ERROR_INVALID_RECORD = 1,
+  QNN_ERROR_OUT_OF_MEMORY = 2,
+  QNN_ERROR_UNKNOWN_OP = 3,
+  QNN_ERROR_PLAN_FULL = 4,
+  QNN_ERROR_PLAN_INCOMPLETE = 5,
+};
+
+/* Conversions between float32 and int8, element-wise over `size` elements. */
+struct qnn_quantize_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  float inverse_scale;      /* 1 / output_scale */
+  int32_t zero_point;       /* output zero point */
+};
+
+struct qnn_dequantize_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  float scale;              /* input scale */
+  int32_t zero_point;       /* input zero point */
+};
+
+struct qnn_requantize_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  float scale;              /* input_scale / output_scale */
+  int32_t input_zero_point, output_zero_point;
+};
+
+/* 2-D convolution, NHWC activations. Padding is explicit (top/left); the output size fixes the
+ * bottom/right padding. Padded taps read a buffer filled with input_zero_point. */
+struct qnn_conv2d_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, input_channels;
+  int32_t output_height, output_width, output_channels;
+  int32_t kernel_height, kernel_width;
+  int32_t stride_height, stride_width;
+  int32_t dilation_height, dilation_width;
+  int32_t padding_top, padding_left;
+  int32_t weights;          /* address: int8 [output_channels][kernel_height][kernel_width][input_channels] */
+  int32_t bias;             /* address: int32 [output_channels], or 0 for none */
+  int32_t scales;           /* address: float [output_channels] = input_scale * weight_scale[c] / output_scale */
+  int32_t input_zero_point, output_zero_point;
+  int32_t output_min, output_max;  /* fused activation, in the output's quantized domain */
+};
+
+/* Depthwise convolution: output channel c reads input channel c / depth_multiplier. */
+struct qnn_dwconv2d_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, input_channels;
+  int32_t output_height, output_width, output_channels;  /* = input_channels * depth_multiplier */
+  int32_t kernel_height, kernel_width;
+  int32_t stride_height, stride_width;
+  int32_t dilation_height, dilation_width;
+  int32_t padding_top, padding_left;
+  int32_t depth_multiplier;
+  int32_t weights;          /* address: int8 [kernel_height][kernel_width][output_channels] */
+  int32_t bias;             /* address: int32 [output_channels], or 0 */
+  int32_t scales;           /* address: float [output_channels] */
+  int32_t input_zero_point, output_zero_point;
+  int32_t output_min, output_max;
+};
+
+/* out = rint((a - a_zp) * a_multiplier + (b - b_zp) * b_multiplier) + out_zp, clamped.
+ * multipliers are a_scale / out_scale and b_scale / out_scale. */
+struct qnn_add_record {
+  int32_t op, words;
+  int32_t input_a, input_b, output, size;
+  int32_t a_zero_point, b_zero_point, output_zero_point;
+  float a_multiplier, b_multiplier;
+  int32_t output_min, output_max;
+};
+
+/* Average over the valid (unpadded) taps of each window, then requantized:
+ * out = rint((sum - n * in_zp) * (scale / n)) + out_zp, with scale = input_scale / output_scale. */
+struct qnn_avgpool2d_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, channels;
+  int32_t output_height, output_width;
+  int32_t kernel_height, kernel_width;
+  int32_t stride_height, stride_width;
+  int32_t padding_top, padding_left;
+  float scale;
+  int32_t input_zero_point, output_zero_point;
+  int32_t output_min, output_max;
+};
+
+struct qnn_pad_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, channels;
+  int32_t padding_top, padding_bottom, padding_left, padding_right;
+  int32_t pad_value;        /* int8 value written in the border (the zero point) */
+};
+
+/* Softmax of int8 rows: p = exp((x - max) * beta_scale) / sum, out = rint(p * inverse_output_scale) + zp. */
+struct qnn_softmax_record {
+  int32_t op, words;
+  int32_t input, output, rows, columns;
+  float beta_scale;         /* beta * input_scale */
+  float inverse_output_scale;
+  int32_t output_zero_point;
+};
+
+struct qnn_copy_record {
+  int32_t op, words;
+  int32_t input, output, bytes;
+};
+
+/* Exports (identical in the scalar, simd128 and relaxed modules):
+ *   void*   qnn_alloc(size)                     16-byte aligned, zero-filled; 0 when out of memory
+ *   int32   qnn_plan_create(op_count, arena_bytes) -> plan address or 0
+ *   int32   qnn_plan_add(plan, record_address)  -> enum qnn_status
+ *   int32   qnn_plan_arena(plan)                -> arena address (write inputs, read outputs there)
+ *   int32   qnn_plan_packed_bytes(plan)         -> bytes of packed weights and indirection
+ *   int32   qnn_run(plan)                       -> enum qnn_status
+ *   int32   qnn_record_words(op_type)           -> words in that op's record (0 if unknown)
+ *   int32   qnn_variant()                       -> 0 scalar, 1 simd128, 2 relaxed
+ *   int32   qnn_error_message()                 -> address of a NUL-terminated message for the last error
+ */
+
+#endif

@@ -1,0 +1,27 @@
+/* Helpers shared by every kernel file. Freestanding C99: no libc, so the same sources build with
+ * Emscripten (scalar, simd128) and with plain clang + wasm-ld (relaxed). */
+#ifndef QNN_COMMON_H
+#define QNN_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QNN_EXPORT(name) __attribute__((export_name(#name))) name
+
+/* Kernels may read up to this many bytes past the end of any activation buffer (never write). */
+#define QNN_EXTRA_BYTES 16
+
+static inline size_t qnn_min_size(size_t a, size_t b) { return a < b ? a : b; }
+static inline int32_t qnn_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+static inline int32_t qnn_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+static inline size_t qnn_round_up(size_t n, size_t q) { return (n + q - 1) / q * q; }
+static inline size_t qnn_divide_round_up(size_t n, size_t q) { return (n + q - 1) / q; }
+
+void* qnn_alloc(size_t size);
+void qnn_set_error(const char* message);
+
+/* Built with -mbulk-memory: these become memory.fill / memory.copy, no libc needed. */
+#define qnn_memset __builtin_memset
+#define qnn_memcpy __builtin_memcpy
+
+#endif

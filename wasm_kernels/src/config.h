@@ -1,0 +1,28 @@
+/* The one place that knows which microkernels a variant uses (chosen in config.c). */
+#ifndef QNN_CONFIG_H
+#define QNN_CONFIG_H
+
+#include <stdint.h>
+
+#include "microkernels.h"
+
+struct qnn_gemm_config {
+  qnn_qs8_igemm_ukernel_fn igemm;
+  uint32_t mr, nr, kr;
+  /* Added to the input zero point in the bias fold: the relaxed usdot/split kernels compute on
+   * activations XOR 0x80 (uint8), i.e. x + 128. */
+  int32_t input_zero_point_offset;
+  int32_t activation_xor;
+  const char* name;
+};
+
+struct qnn_dwconv_config {
+  qnn_qs8_dwconv_ukernel_fn dwconv;
+  uint32_t channel_tile;
+  const char* name;
+};
+
+const struct qnn_gemm_config* qnn_get_gemm_config(void);
+const struct qnn_dwconv_config* qnn_get_dwconv_config(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* Microkernel signatures. One function type per kernel family; config.c picks the tile. */
+#ifndef QNN_MICROKERNELS_H
+#define QNN_MICROKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "requantization.h"
+
+/* Indirect GEMM (convolution). Computes mr output pixels x nc output channels.
+ *   a[m * ks + t]  input row (kc int8 channels) of tap t for output pixel m; may point at `zero`.
+ *   w              packed weights (see packing.h), NR channels per block.
+ *   c              first output pixel; pixel m is at c + m * c_stride; channels contiguous.
+ * kc is the true channel count; the kernel reads round_up(kc, KR) bytes per row (over-read is
+ * allowed: QNN_EXTRA_BYTES) and the matching packed weights are zero. */
+typedef void (*qnn_qs8_igemm_ukernel_fn)(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params);
+
+/* Depthwise convolution of one output pixel, all channels.
+ *   a[t]   input row of tap t (channels contiguous), or the zero buffer.
+ *   w      packed per channel tile: int32 bias[CT], float scale[CT], int8 w[ks][CT]. */
+typedef void (*qnn_qs8_dwconv_ukernel_fn)(
+    size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
+    const struct qnn_qs8_minmax_params* params);
+
+#define QNN_DECLARE_QS8_IGEMM(fn) void fn( \
+    size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* a, const void* w, \
+    int8_t* c, size_t c_stride, const struct qnn_qs8_minmax_params* params);
+#define QNN_DECLARE_QS8_DWCONV(fn) void fn( \
+    size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output, \
+    const struct qnn_qs8_minmax_params* params);
+
+#include "qs8-igemm/qs8-igemm.inc"
+#include "qs8-dwconv/qs8-dwconv.inc"
+
+#endif

@@ -1,0 +1,24 @@
+/* One create/run pair per operator; plan.c dispatches on the record's op type. */
+#ifndef QNN_OPERATORS_H
+#define QNN_OPERATORS_H
+
+#include <stdint.h>
+
+#include "plan.h"
+
+#define QNN_DECLARE_OPERATOR(name) \
+  int32_t qnn_create_##name(struct qnn_plan* plan, const void* record, struct qnn_op** op); \
+  void qnn_run_##name(const struct qnn_op* op);
+
+QNN_DECLARE_OPERATOR(quantize)
+QNN_DECLARE_OPERATOR(dequantize)
+QNN_DECLARE_OPERATOR(requantize)
+QNN_DECLARE_OPERATOR(conv2d)
+QNN_DECLARE_OPERATOR(dwconv2d)
+QNN_DECLARE_OPERATOR(add)
+QNN_DECLARE_OPERATOR(avgpool2d)
+QNN_DECLARE_OPERATOR(pad)
+QNN_DECLARE_OPERATOR(softmax)
+QNN_DECLARE_OPERATOR(copy)
+
+#endif

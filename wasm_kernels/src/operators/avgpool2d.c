@@ -1,0 +1,67 @@
+/* AVERAGE_POOL_2D and MEAN over H,W (a pool whose window is the whole image). Padded taps are not
+ * counted (TFLite's semantics), so each output pixel has its own divisor. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "requantization.h"
+
+struct avgpool2d_op {
+  struct qnn_op base;
+  const int8_t* input;
+  int8_t* output;
+  struct qnn_avgpool2d_record r;
+};
+
+int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_avgpool2d_record* r = record;
+  if (!qnn_check_positive(&r->batch, 10, "avgpool2d")) return QNN_ERROR_INVALID_RECORD;
+  if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= r->kernel_height ||
+      r->padding_left >= r->kernel_width) {
+    qnn_set_error("avgpool2d: padding must be smaller than the window");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!qnn_check_int8(r->input_zero_point, "avgpool2d") || !qnn_check_int8(r->output_zero_point, "avgpool2d") ||
+      !qnn_check_int8(r->output_min, "avgpool2d") || !qnn_check_int8(r->output_max, "avgpool2d")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int8_t* input = qnn_plan_tensor(
+      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * r->channels, "avgpool2d input");
+  int8_t* output = qnn_plan_tensor(
+      plan, r->output, (int64_t) r->batch * r->output_height * r->output_width * r->channels, "avgpool2d output");
+  if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct avgpool2d_op* op = qnn_plan_alloc(plan, sizeof(struct avgpool2d_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = input;
+  op->output = output;
+  op->r = *r;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_avgpool2d(const struct qnn_op* base) {
+  const struct avgpool2d_op* op = (const struct avgpool2d_op*) base;
+  const struct qnn_avgpool2d_record* r = &op->r;
+  const int32_t channels = r->channels;
+  int8_t* out = op->output;
+  for (int32_t b = 0; b < r->batch; b++) {
+    for (int32_t oy = 0; oy < r->output_height; oy++) {
+      const int32_t y0 = oy * r->stride_height - r->padding_top;
+      const int32_t y_begin = qnn_max_i32(y0, 0), y_end = qnn_min_i32(y0 + r->kernel_height, r->input_height);
+      for (int32_t ox = 0; ox < r->output_width; ox++) {
+        const int32_t x0 = ox * r->stride_width - r->padding_left;
+        const int32_t x_begin = qnn_max_i32(x0, 0), x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
+        const int32_t count = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
+        const float multiplier = count > 0 ? r->scale / (float) count : 0.0f;
+        for (int32_t c = 0; c < channels; c++) {
+          int32_t sum = 0;
+          for (int32_t y = y_begin; y < y_end; y++) {
+            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
+            for (int32_t x = x_begin; x < x_end; x++) sum += row[x * channels];
+          }
+          const float f = (float) (sum - count * r->input_zero_point) * multiplier;
+          *out++ = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+        }
+      }
+    }
+  }
+}

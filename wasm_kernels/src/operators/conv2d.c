@@ -1,0 +1,80 @@
+/* CONV_2D (and FULLY_CONNECTED as a 1x1 conv): indirect GEMM over packed weights. */
+#include "qnnweb.h"
+#include "common.h"
+#include "config.h"
+#include "indirection.h"
+#include "operators.h"
+#include "packing.h"
+
+struct conv2d_op {
+  struct qnn_op base;
+  const struct qnn_gemm_config* config;
+  const int8_t** indirection;
+  const void* packed;
+  int8_t* output;
+  size_t pixels, output_channels, input_channels, taps;
+  struct qnn_qs8_minmax_params params;
+};
+
+int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_conv2d_record* r = record;
+  if (!qnn_check_positive(&r->batch, 13, "conv2d")) return QNN_ERROR_INVALID_RECORD;
+  if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= (1 << 16) || r->padding_left >= (1 << 16)) {
+    qnn_set_error("conv2d: negative or huge padding");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!qnn_check_int8(r->input_zero_point, "conv2d") || !qnn_check_int8(r->output_zero_point, "conv2d") ||
+      !qnn_check_int8(r->output_min, "conv2d") || !qnn_check_int8(r->output_max, "conv2d")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
+  const int64_t taps = (int64_t) r->kernel_height * r->kernel_width;
+  const int8_t* input = qnn_plan_tensor(
+      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * r->input_channels, "conv2d input");
+  int8_t* output = qnn_plan_tensor(plan, r->output, pixels * r->output_channels, "conv2d output");
+  const int8_t* weights = qnn_plan_constant(r->weights, (int64_t) r->output_channels * taps * r->input_channels, "conv2d weights");
+  const float* scales = qnn_plan_constant(r->scales, (int64_t) r->output_channels * 4, "conv2d scales");
+  const int32_t* bias = r->bias != 0 ? qnn_plan_constant(r->bias, (int64_t) r->output_channels * 4, "conv2d bias") : NULL;
+  if (input == NULL || output == NULL || weights == NULL || scales == NULL || (r->bias != 0 && bias == NULL)) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+
+  const struct qnn_gemm_config* config = qnn_get_gemm_config();
+  struct conv2d_op* op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
+  int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
+  const int8_t** indirection = qnn_plan_alloc(plan, (size_t) (pixels * taps) * sizeof(int8_t*));
+  const size_t packed_size = qnn_pack_qs8_igemm_size(r->output_channels, taps, r->input_channels, config->nr, config->kr);
+  void* packed = qnn_plan_alloc(plan, packed_size);
+  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+
+  qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
+  const struct qnn_window window = {
+    r->batch, r->input_height, r->input_width, r->input_channels, r->output_height, r->output_width,
+    r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
+    r->padding_top, r->padding_left};
+  qnn_indirection_init(&window, input, zero, indirection);
+  qnn_pack_qs8_igemm_w(r->output_channels, taps, r->input_channels, config->nr, config->kr,
+                       r->input_zero_point + config->input_zero_point_offset, weights, bias, scales, packed);
+
+  op->config = config;
+  op->indirection = indirection;
+  op->packed = packed;
+  op->output = output;
+  op->pixels = (size_t) pixels;
+  op->output_channels = r->output_channels;
+  op->input_channels = r->input_channels;
+  op->taps = (size_t) taps;
+  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_conv2d(const struct qnn_op* base) {
+  const struct conv2d_op* op = (const struct conv2d_op*) base;
+  const size_t mr = op->config->mr;
+  for (size_t p = 0; p < op->pixels; p += mr) {
+    op->config->igemm(qnn_min_size(mr, op->pixels - p), op->output_channels, op->input_channels, op->taps,
+                      op->indirection + p * op->taps, op->packed, op->output + p * op->output_channels,
+                      op->output_channels, &op->params);
+  }
+}

@@ -1,0 +1,104 @@
+/* DEPTHWISE_CONV_2D. Depth multiplier 1 runs the variant's SIMD microkernel; other multipliers
+ * (rare in real models) run a scalar loop in every variant. */
+#include "qnnweb.h"
+#include "common.h"
+#include "config.h"
+#include "indirection.h"
+#include "operators.h"
+#include "packing.h"
+
+struct dwconv2d_op {
+  struct qnn_op base;
+  qnn_qs8_dwconv_ukernel_fn ukernel;  /* NULL: the depth-multiplier loop */
+  const int8_t** indirection;
+  const void* packed;
+  int8_t* output;
+  size_t pixels, channels, taps, depth_multiplier;
+  struct qnn_qs8_minmax_params params;
+};
+
+int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_dwconv2d_record* r = record;
+  if (!qnn_check_positive(&r->batch, 13, "dwconv2d") || !qnn_check_positive(&r->depth_multiplier, 1, "dwconv2d")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= (1 << 16) || r->padding_left >= (1 << 16)) {
+    qnn_set_error("dwconv2d: negative or huge padding");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if ((int64_t) r->input_channels * r->depth_multiplier != r->output_channels) {
+    qnn_set_error("dwconv2d: output channels must be input channels x depth multiplier");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!qnn_check_int8(r->input_zero_point, "dwconv2d") || !qnn_check_int8(r->output_zero_point, "dwconv2d") ||
+      !qnn_check_int8(r->output_min, "dwconv2d") || !qnn_check_int8(r->output_max, "dwconv2d")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
+  const int64_t taps = (int64_t) r->kernel_height * r->kernel_width;
+  const int8_t* input = qnn_plan_tensor(
+      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * r->input_channels, "dwconv2d input");
+  int8_t* output = qnn_plan_tensor(plan, r->output, pixels * r->output_channels, "dwconv2d output");
+  const int8_t* weights = qnn_plan_constant(r->weights, taps * r->output_channels, "dwconv2d weights");
+  const float* scales = qnn_plan_constant(r->scales, (int64_t) r->output_channels * 4, "dwconv2d scales");
+  const int32_t* bias = r->bias != 0 ? qnn_plan_constant(r->bias, (int64_t) r->output_channels * 4, "dwconv2d bias") : NULL;
+  if (input == NULL || output == NULL || weights == NULL || scales == NULL || (r->bias != 0 && bias == NULL)) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+
+  const struct qnn_dwconv_config* config = qnn_get_dwconv_config();
+  const size_t tile = r->depth_multiplier == 1 ? config->channel_tile : 1;
+  struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
+  int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
+  const int8_t** indirection = qnn_plan_alloc(plan, (size_t) (pixels * taps) * sizeof(int8_t*));
+  void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile));
+  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+
+  qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
+  const struct qnn_window window = {
+    r->batch, r->input_height, r->input_width, r->input_channels, r->output_height, r->output_width,
+    r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
+    r->padding_top, r->padding_left};
+  qnn_indirection_init(&window, input, zero, indirection);
+  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, r->input_zero_point, weights, bias, scales, packed);
+
+  op->ukernel = r->depth_multiplier == 1 ? config->dwconv : NULL;
+  op->indirection = indirection;
+  op->packed = packed;
+  op->output = output;
+  op->pixels = (size_t) pixels;
+  op->channels = r->output_channels;
+  op->taps = (size_t) taps;
+  op->depth_multiplier = r->depth_multiplier;
+  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
+  *result = &op->base;
+  return QNN_OK;
+}
+
+/* Packed with a channel tile of 1: per output channel int32 bias, float scale, int8 w[taps]. */
+static void run_depth_multiplier(const struct dwconv2d_op* op, const int8_t* const* a, int8_t* output) {
+  const char* block = op->packed;
+  for (size_t c = 0; c < op->channels; c++) {
+    const int32_t bias = *(const int32_t*) block;
+    const float scale = *(const float*) (block + sizeof(int32_t));
+    const int8_t* k = (const int8_t*) (block + sizeof(int32_t) + sizeof(float));
+    const size_t input_channel = c / op->depth_multiplier;
+    int32_t acc = bias;
+    for (size_t t = 0; t < op->taps; t++) acc += (int32_t) a[t][input_channel] * k[t];
+    output[c] = qnn_qs8_requantize_fp32(acc, scale, &op->params);
+    block = (const char*) (k + op->taps);
+  }
+}
+
+void qnn_run_dwconv2d(const struct qnn_op* base) {
+  const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
+  for (size_t p = 0; p < op->pixels; p++) {
+    const int8_t* const* a = op->indirection + p * op->taps;
+    int8_t* output = op->output + p * op->channels;
+    if (op->ukernel != NULL) {
+      op->ukernel(op->channels, op->taps, a, op->packed, output, &op->params);
+    } else {
+      run_depth_multiplier(op, a, output);
+    }
+  }
+}

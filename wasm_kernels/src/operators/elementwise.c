@@ -1,0 +1,150 @@
+/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE, ADD and COPY. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "requantization.h"
+
+struct unary_op {
+  struct qnn_op base;
+  const void* input;
+  void* output;
+  size_t size;
+  float scale;
+  int32_t input_zero_point, output_zero_point;
+};
+
+static int32_t create_unary(struct qnn_plan* plan, int32_t input, int64_t input_bytes, int32_t output,
+                            int64_t output_bytes, const char* what, struct unary_op** result) {
+  void* in = qnn_plan_tensor(plan, input, input_bytes, what);
+  void* out = qnn_plan_tensor(plan, output, output_bytes, what);
+  if (in == NULL || out == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct unary_op* op = qnn_plan_alloc(plan, sizeof(struct unary_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = in;
+  op->output = out;
+  *result = op;
+  return QNN_OK;
+}
+
+int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_quantize_record* r = record;
+  if (r->size < 0 || !qnn_check_int8(r->zero_point, "quantize")) return QNN_ERROR_INVALID_RECORD;
+  struct unary_op* op;
+  const int32_t status = create_unary(plan, r->input, (int64_t) r->size * 4, r->output, r->size, "quantize", &op);
+  if (status != QNN_OK) return status;
+  op->size = r->size;
+  op->scale = r->inverse_scale;
+  op->output_zero_point = r->zero_point;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_quantize(const struct qnn_op* base) {
+  const struct unary_op* op = (const struct unary_op*) base;
+  const float* x = op->input;
+  int8_t* y = op->output;
+  for (size_t i = 0; i < op->size; i++) {
+    y[i] = qnn_qs8_quantize_clamped(x[i] * op->scale, op->output_zero_point, -128, 127);
+  }
+}
+
+int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_dequantize_record* r = record;
+  if (r->size < 0 || !qnn_check_int8(r->zero_point, "dequantize")) return QNN_ERROR_INVALID_RECORD;
+  struct unary_op* op;
+  const int32_t status = create_unary(plan, r->input, r->size, r->output, (int64_t) r->size * 4, "dequantize", &op);
+  if (status != QNN_OK) return status;
+  op->size = r->size;
+  op->scale = r->scale;
+  op->input_zero_point = r->zero_point;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_dequantize(const struct qnn_op* base) {
+  const struct unary_op* op = (const struct unary_op*) base;
+  const int8_t* x = op->input;
+  float* y = op->output;
+  for (size_t i = 0; i < op->size; i++) y[i] = (float) ((int32_t) x[i] - op->input_zero_point) * op->scale;
+}
+
+int32_t qnn_create_requantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_requantize_record* r = record;
+  if (r->size < 0 || !qnn_check_int8(r->input_zero_point, "requantize") ||
+      !qnn_check_int8(r->output_zero_point, "requantize")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  struct unary_op* op;
+  const int32_t status = create_unary(plan, r->input, r->size, r->output, r->size, "requantize", &op);
+  if (status != QNN_OK) return status;
+  op->size = r->size;
+  op->scale = r->scale;
+  op->input_zero_point = r->input_zero_point;
+  op->output_zero_point = r->output_zero_point;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_requantize(const struct qnn_op* base) {
+  const struct unary_op* op = (const struct unary_op*) base;
+  const int8_t* x = op->input;
+  int8_t* y = op->output;
+  for (size_t i = 0; i < op->size; i++) {
+    const float f = (float) ((int32_t) x[i] - op->input_zero_point) * op->scale;
+    y[i] = qnn_qs8_quantize_clamped(f, op->output_zero_point, -128, 127);
+  }
+}
+
+int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_copy_record* r = record;
+  if (r->bytes < 0) return QNN_ERROR_INVALID_RECORD;
+  struct unary_op* op;
+  const int32_t status = create_unary(plan, r->input, r->bytes, r->output, r->bytes, "copy", &op);
+  if (status != QNN_OK) return status;
+  op->size = r->bytes;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_copy(const struct qnn_op* base) {
+  const struct unary_op* op = (const struct unary_op*) base;
+  if (op->output != op->input) __builtin_memmove(op->output, op->input, op->size);
+}
+
+struct add_op {
+  struct qnn_op base;
+  const int8_t* a;
+  const int8_t* b;
+  int8_t* output;
+  size_t size;
+  int32_t a_zero_point, b_zero_point, output_zero_point, output_min, output_max;
+  float a_multiplier, b_multiplier;
+};
+
+int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_add_record* r = record;
+  if (r->size < 0 || !qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
+      !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||
+      !qnn_check_int8(r->output_max, "add")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int8_t* a = qnn_plan_tensor(plan, r->input_a, r->size, "add input a");
+  const int8_t* b = qnn_plan_tensor(plan, r->input_b, r->size, "add input b");
+  int8_t* output = qnn_plan_tensor(plan, r->output, r->size, "add output");
+  if (a == NULL || b == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  *op = (struct add_op) {{0}, a, b, output, (size_t) r->size, r->a_zero_point, r->b_zero_point,
+                         r->output_zero_point, r->output_min, r->output_max, r->a_multiplier, r->b_multiplier};
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_add(const struct qnn_op* base) {
+  const struct add_op* op = (const struct add_op*) base;
+  for (size_t i = 0; i < op->size; i++) {
+    const float f = (float) ((int32_t) op->a[i] - op->a_zero_point) * op->a_multiplier +
+                    (float) ((int32_t) op->b[i] - op->b_zero_point) * op->b_multiplier;
+    op->output[i] = qnn_qs8_quantize_clamped(f, op->output_zero_point, op->output_min, op->output_max);
+  }
+}

@@ -1,0 +1,73 @@
+/* SOFTMAX of int8 rows through a 256-entry exp table (x - max is in [-255, 0]). */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "requantization.h"
+
+struct softmax_op {
+  struct qnn_op base;
+  const int8_t* input;
+  int8_t* output;
+  size_t rows, columns;
+  float inverse_output_scale;
+  int32_t output_zero_point;
+  float table[256];  /* table[d] = exp(-d * beta_scale) */
+};
+
+/* exp(x) for x <= 0, relative error ~1e-7: x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
+static float exp_nonpositive(float x) {
+  if (x < -87.0f) return 0.0f;
+  const float n = __builtin_rintf(x * 1.44269504f);
+  const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  union { uint32_t u; float f; } two_n = {(uint32_t) ((int32_t) n + 127) << 23};
+  return p * two_n.f;
+}
+
+int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_softmax_record* r = record;
+  if (!qnn_check_positive(&r->rows, 2, "softmax") || !qnn_check_int8(r->output_zero_point, "softmax")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!(r->beta_scale > 0.0f) || !(r->inverse_output_scale > 0.0f)) {
+    qnn_set_error("softmax: beta * input scale and 1 / output scale must be positive");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t size = (int64_t) r->rows * r->columns;
+  const int8_t* input = qnn_plan_tensor(plan, r->input, size, "softmax input");
+  int8_t* output = qnn_plan_tensor(plan, r->output, size, "softmax output");
+  if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct softmax_op* op = qnn_plan_alloc(plan, sizeof(struct softmax_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = input;
+  op->output = output;
+  op->rows = r->rows;
+  op->columns = r->columns;
+  op->inverse_output_scale = r->inverse_output_scale;
+  op->output_zero_point = r->output_zero_point;
+  for (int d = 0; d < 256; d++) op->table[d] = exp_nonpositive(-(float) d * r->beta_scale);
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_softmax(const struct qnn_op* base) {
+  const struct softmax_op* op = (const struct softmax_op*) base;
+  for (size_t row = 0; row < op->rows; row++) {
+    const int8_t* x = op->input + row * op->columns;
+    int8_t* y = op->output + row * op->columns;
+    int32_t max = -128;
+    for (size_t i = 0; i < op->columns; i++) max = qnn_max_i32(max, x[i]);
+    float sum = 0.0f;
+    for (size_t i = 0; i < op->columns; i++) sum += op->table[max - x[i]];
+    const float multiplier = op->inverse_output_scale / sum;
+    for (size_t i = 0; i < op->columns; i++) {
+      y[i] = qnn_qs8_quantize_clamped(op->table[max - x[i]] * multiplier, op->output_zero_point, -128, 127);
+    }
+  }
+}

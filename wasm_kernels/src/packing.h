@@ -1,0 +1,25 @@
+/* Weight packing: done once per op at plan time, in C (the frontend never loops over weights). */
+#ifndef QNN_PACKING_H
+#define QNN_PACKING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* IGEMM layout, one block per NR output channels:
+ *   int32 bias[NR]     bias[n] - input_zero_point * sum_k w[n][k]   (0 past nc)
+ *   float scale[NR]    requantization scale                          (0 past nc)
+ *   int8  w[ks][round_up(kc, KR) / KR][NR][KR]                       (0 past nc / kc)
+ * `w` is [nc][ks][kc] (TFLite OHWI). */
+size_t qnn_pack_qs8_igemm_size(size_t nc, size_t ks, size_t kc, size_t nr, size_t kr);
+void qnn_pack_qs8_igemm_w(
+    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
+    const int8_t* w, const int32_t* bias, const float* scale, void* packed);
+
+/* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], int8 w[ks][CT].
+ * `w` is [ks][channels] (TFLite [1, KH, KW, C]). */
+size_t qnn_pack_qs8_dwconv_size(size_t channels, size_t ks, size_t ct);
+void qnn_pack_qs8_dwconv_w(
+    size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
+    const int8_t* w, const int32_t* bias, const float* scale, void* packed);
+
+#endif

@@ -1,0 +1,42 @@
+/* fp32 requantization, the single scheme every kernel uses (XNNPACK's "minmax_fp32").
+ * acc * scale in float32, clamp in float to [min - zp, max - zp], round to nearest-even, add zp.
+ * The SIMD kernels perform the same float32 operations in the same order, so they are bit-exact
+ * with this scalar code. */
+#ifndef QNN_REQUANTIZATION_H
+#define QNN_REQUANTIZATION_H
+
+#include <stdint.h>
+
+struct qnn_qs8_minmax_params {
+  float output_min_less_zero_point;
+  float output_max_less_zero_point;
+  int32_t output_zero_point;
+  int32_t activation_xor;   /* relaxed usdot kernels flip activations to uint8 with 0x80 */
+};
+
+static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
+    int32_t output_zero_point, int32_t output_min, int32_t output_max, int32_t activation_xor) {
+  struct qnn_qs8_minmax_params p;
+  p.output_min_less_zero_point = (float) (output_min - output_zero_point);
+  p.output_max_less_zero_point = (float) (output_max - output_zero_point);
+  p.output_zero_point = output_zero_point;
+  p.activation_xor = activation_xor;
+  return p;
+}
+
+static inline int8_t qnn_qs8_requantize_fp32(int32_t acc, float scale, const struct qnn_qs8_minmax_params* p) {
+  float f = (float) acc * scale;
+  f = f < p->output_min_less_zero_point ? p->output_min_less_zero_point : f;
+  f = f > p->output_max_less_zero_point ? p->output_max_less_zero_point : f;
+  return (int8_t) ((int32_t) __builtin_rintf(f) + p->output_zero_point);
+}
+
+/* Requantize a float already scaled to the output domain (element-wise ops). */
+static inline int8_t qnn_qs8_quantize_clamped(float f, int32_t zero_point, int32_t min, int32_t max) {
+  const float lo = (float) (min - zero_point), hi = (float) (max - zero_point);
+  f = f < lo ? lo : f;
+  f = f > hi ? hi : f;
+  return (int8_t) ((int32_t) __builtin_rintf(f) + zero_point);
+}
+
+#endif
