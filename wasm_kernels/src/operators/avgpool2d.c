@@ -1,5 +1,7 @@
 /* AVERAGE_POOL_2D and MEAN over H,W (a pool whose window is the whole image). Padded taps are not
- * counted (TFLite's semantics), so each output pixel has its own divisor. */
+ * counted (TFLite's semantics), so each output pixel has its own divisor. When input and output
+ * share quantization (TFLite's AVERAGE_POOL_2D), the average is TFLite's integer one, rounded half
+ * away from zero; otherwise it is requantized in fp32. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -43,6 +45,7 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
   const struct qnn_avgpool2d_record* r = &op->r;
   const int32_t channels = r->channels;
   int8_t* out = op->output;
+  const int same_quantization = r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
   for (int32_t b = 0; b < r->batch; b++) {
     for (int32_t oy = 0; oy < r->output_height; oy++) {
       const int32_t y0 = oy * r->stride_height - r->padding_top;
@@ -58,8 +61,14 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
             for (int32_t x = x_begin; x < x_end; x++) sum += row[x * channels];
           }
-          const float f = (float) (sum - count * r->input_zero_point) * multiplier;
-          *out++ = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+          if (same_quantization) {
+            const int32_t half = count / 2;
+            const int32_t average = count == 0 ? 0 : (sum >= 0 ? (sum + half) / count : (sum - half) / count);
+            *out++ = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);
+          } else {
+            const float f = (float) (sum - count * r->input_zero_point) * multiplier;
+            *out++ = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+          }
         }
       }
     }

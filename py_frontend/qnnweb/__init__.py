@@ -1,0 +1,47 @@
+"""qnnweb: int8 neural-network inference on WebAssembly, from Python (Pyodide or CPython).
+
+    import qnnweb
+    model = qnnweb.load("model.tflite")            # or bytes; in Pyodide: await qnnweb.load_async(url)
+    (scores,) = model.run(image)                     # any buffer of the input's shape and dtype
+    model.info()                                     # inputs, outputs, ops, variant, memory
+"""
+
+from . import image
+from .errors import KernelError, ModelError, UnsupportedModelError
+from .importers import import_model
+from .kernels import VARIANTS, supported_variants
+from .model import Model, TensorInfo
+
+__version__ = "0.1.0"
+__all__ = ["load", "load_async", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
+           "KernelError", "VARIANTS", "supported_variants", "image"]
+
+
+def _read(source):
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as f:
+            return f.read()
+    raise TypeError(f"expected a path or the model's bytes, got {type(source).__name__}")
+
+
+def describe(source):
+    """Inputs, outputs and ops of a model, without running it (no kernels involved)."""
+    return import_model(_read(source)).describe()
+
+
+def load(source, variant=None):
+    """Load a model from a path or bytes. ``variant`` forces "relaxed", "simd128" or "scalar";
+    by default the best one this WebAssembly engine validates runs."""
+    return Model(import_model(_read(source)), variant)
+
+
+async def load_async(url, variant=None, progress=None):
+    """Pyodide: download a model and load it. ``progress(loaded_bytes, total_bytes)`` is called as
+    the bytes arrive (total is 0 when the server does not say)."""
+    from .fetch import fetch_bytes
+
+    return load(await fetch_bytes(url, progress), variant)

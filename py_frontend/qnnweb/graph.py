@@ -1,0 +1,80 @@
+"""The format-neutral graph every importer produces and every pass and lowering consumes.
+
+Op types use TFLite's builtin names (CONV_2D, DEPTHWISE_CONV_2D, ...); options are already
+normalized (explicit padding, activation name), so lowering never looks at the source format.
+"""
+
+from dataclasses import dataclass, field
+
+DTYPE_SIZES = {"float32": 4, "int8": 1, "uint8": 1, "int32": 4, "int64": 8}
+
+
+@dataclass
+class Tensor:
+    index: int
+    name: str
+    shape: tuple
+    dtype: str
+    scale: tuple = ()          # one entry per tensor, or one per channel along quantized_dimension
+    zero_point: tuple = ()
+    quantized_dimension: int = 0
+    data: object = None        # bytes-like for constants, None for activations
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * DTYPE_SIZES[self.dtype]
+
+    @property
+    def is_constant(self):
+        return self.data is not None
+
+    @property
+    def quantized(self):
+        return len(self.scale) > 0
+
+
+@dataclass
+class Op:
+    index: int                 # position in the source model, for error messages
+    type: str
+    inputs: list
+    outputs: list
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Graph:
+    tensors: list
+    ops: list
+    inputs: list
+    outputs: list
+    format: str = "tflite"
+
+    def consumers(self, tensor_index):
+        return [op for op in self.ops if tensor_index in op.inputs]
+
+    def describe(self):
+        """A JSON-ready summary: what the server lists and ``Model.info()`` starts from."""
+        return {
+            "format": self.format,
+            "inputs": [tensor_info(self.tensors[i]) for i in self.inputs],
+            "outputs": [tensor_info(self.tensors[i]) for i in self.outputs],
+            "ops": [{"index": op.index, "type": op.type} for op in self.ops],
+        }
+
+
+def tensor_info(tensor):
+    return {
+        "name": tensor.name,
+        "shape": list(tensor.shape),
+        "dtype": tensor.dtype,
+        "scale": tensor.scale[0] if len(tensor.scale) == 1 else None,
+        "zero_point": tensor.zero_point[0] if len(tensor.zero_point) == 1 else None,
+    }

@@ -1,0 +1,48 @@
+"""Image pre- and post-processing without numpy (Pyodide has none offline)."""
+
+import array
+import struct
+
+from .ops.common import round_half_away
+
+
+def rgb_to_input(rgb, tensor_info, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)):
+    """Turn H*W*3 RGB bytes (already at the model's input size) into the model's input buffer:
+    float = (pixel - mean[c]) / std[c], then quantized with the input's scale and zero point when
+    the input is int8. One 256-entry table per channel, so this is fast in pure Python."""
+    rgb = bytes(rgb)
+    if len(rgb) * (4 if tensor_info.dtype == "float32" else 1) != tensor_info.nbytes:
+        raise ValueError(f"expected {tensor_info.size // 3} RGB pixels for input {list(tensor_info.shape)}, "
+                         f"got {len(rgb) / 3:g}")
+    tables = [[(p - mean[c]) / std[c] for p in range(256)] for c in range(3)]
+    if tensor_info.dtype == "float32":
+        out = [0.0] * len(rgb)
+        for c in range(3):
+            out[c::3] = [tables[c][p] for p in rgb[c::3]]
+        return array.array("f", out)
+    if tensor_info.dtype == "int8":
+        scale, zero_point = tensor_info.scale, tensor_info.zero_point
+        out = bytearray(len(rgb))
+        for c in range(3):
+            table = bytes(max(-128, min(127, round_half_away(v / scale) + zero_point)) & 0xFF for v in tables[c])
+            out[c::3] = rgb[c::3].translate(table)
+        return out
+    raise ValueError(f"images go into float32 or int8 inputs, not {tensor_info.dtype}")
+
+
+def dequantize(output, tensor_info):
+    """Output values as Python floats."""
+    data = memoryview(output).cast("B").tobytes() if not isinstance(output, (bytes, bytearray)) else bytes(output)
+    if tensor_info.dtype == "float32":
+        return list(struct.unpack(f"<{len(data) // 4}f", data))
+    if tensor_info.dtype == "int8":
+        scale, zero_point = tensor_info.scale, tensor_info.zero_point
+        return [(v - zero_point) * scale for v in struct.unpack(f"<{len(data)}b", data)]
+    raise ValueError(f"cannot dequantize a {tensor_info.dtype} output")
+
+
+def top_k(output, tensor_info, k=5):
+    """The k best classes as (index, score), best first."""
+    scores = dequantize(output, tensor_info)
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    return [(i, scores[i]) for i in order[:k]]

@@ -1,0 +1,35 @@
+"""The kernel modules shipped inside the package, and the choice of variant."""
+
+import functools
+from importlib import resources
+
+VARIANTS = ("relaxed", "simd128", "scalar")   # best first
+
+
+@functools.lru_cache(maxsize=None)
+def wasm_bytes(variant):
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown kernel variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+    path = resources.files("qnnweb") / "wasm" / f"qnnweb-{variant}.wasm"
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"kernel module {path} is missing: build it with ./build.sh build") from None
+
+
+@functools.lru_cache(maxsize=None)
+def supported_variants(host_class):
+    return tuple(v for v in VARIANTS if host_class.validate(wasm_bytes(v)))
+
+
+def select_variant(host_class, requested=None):
+    """The requested variant if this engine validates it, else the best one it validates."""
+    if requested is not None:
+        if not host_class.validate(wasm_bytes(requested)):
+            raise RuntimeError(f"this WebAssembly engine does not support the {requested} kernels "
+                               f"(it supports: {', '.join(supported_variants(host_class)) or 'none'})")
+        return requested
+    supported = supported_variants(host_class)
+    if not supported:
+        raise RuntimeError("this WebAssembly engine validates none of qnnweb's kernel modules")
+    return supported[0]

@@ -1,0 +1,166 @@
+"""Model: a graph lowered to one execution plan inside one kernel module instance."""
+
+import array
+import time
+
+from . import kernels
+from .errors import KernelError
+from .graph import DTYPE_SIZES, tensor_info
+from .host import host_class
+from .ops import lower
+from .passes import fold_pads
+from .planner import plan_memory
+from .records import CONSTANT_FIELDS, TENSOR_FIELDS, pack_record
+
+try:
+    import numpy
+except ImportError:  # Pyodide without numpy: outputs are array.array
+    numpy = None
+
+ARRAY_CODES = {"float32": "f", "int8": "b", "uint8": "B", "int32": "i"}
+NUMPY_DTYPES = {"float32": "float32", "int8": "int8", "uint8": "uint8", "int32": "int32"}
+
+
+class TensorInfo:
+    def __init__(self, tensor, offset):
+        self.name, self.shape, self.dtype = tensor.name, tuple(tensor.shape), tensor.dtype
+        info = tensor_info(tensor)
+        self.scale, self.zero_point = info["scale"], info["zero_point"]
+        self.size, self.nbytes, self.offset = tensor.size, tensor.nbytes, offset
+
+    def __repr__(self):
+        q = f", scale={self.scale}, zero_point={self.zero_point}" if self.scale is not None else ""
+        return f"TensorInfo({self.name!r}, shape={self.shape}, dtype={self.dtype}{q})"
+
+
+class Model:
+    def __init__(self, graph, variant=None):
+        self._graph = graph
+        self._described = graph.describe()
+        steps = lower(fold_pads(graph))
+        offsets, arena_bytes = plan_memory(steps, graph)
+        host = host_class()
+        self.variant = kernels.select_variant(host, variant)
+        self._host = host(kernels.wasm_bytes(self.variant))
+        self._plan = self._build_plan(steps, offsets, arena_bytes)
+        self._arena = self._host.call("qnn_plan_arena", self._plan)
+        self.inputs = [TensorInfo(graph.tensors[i], offsets[i]) for i in graph.inputs]
+        self.outputs = [TensorInfo(graph.tensors[i], offsets[i]) for i in graph.outputs]
+        self.arena_bytes = arena_bytes
+        self.weight_bytes = self._host.call("qnn_plan_packed_bytes", self._plan)
+        self.kernels = {"gemm": self._cstring(self._host.call("qnn_gemm_kernel_name")),
+                        "dwconv": self._cstring(self._host.call("qnn_dwconv_kernel_name"))}
+        self.last_run_ms = None
+
+    def _build_plan(self, steps, offsets, arena_bytes):
+        real = [s for s in steps if not s.alias]
+        plan = self._host.call("qnn_plan_create", len(real), arena_bytes)
+        if plan == 0:
+            raise MemoryError(self._kernel_message())
+        staging_bytes = max((sum(_aligned(len(c)) for c in s.constants.values()) for s in real), default=0) + 256
+        staging = self._host.call("qnn_alloc", staging_bytes)
+        if staging == 0:
+            raise MemoryError("out of WebAssembly memory for the weight staging buffer")
+        for step in real:
+            fields = dict(step.fields)
+            for name in TENSOR_FIELDS:
+                if name in fields:
+                    fields[name] = offsets[fields[name]]
+            address = staging
+            for name in CONSTANT_FIELDS:
+                if name in step.constants:
+                    data = step.constants[name]
+                    self._host.write(address, data)
+                    fields[name] = address
+                    address += _aligned(len(data))
+            self._host.write(address, pack_record(step.kind, fields))
+            status = self._host.call("qnn_plan_add", plan, address)
+            if status != 0:
+                raise KernelError(f"the kernels rejected a {step.kind} op: {self._kernel_message()}")
+        return plan
+
+    def _cstring(self, address):
+        data = self._host.read(address, 256)
+        return data[:data.index(0)].decode() if 0 in data else data.decode()
+
+    def _kernel_message(self):
+        return self._cstring(self._host.call("qnn_error_message"))
+
+    def run(self, *inputs):
+        """Run one inference. Takes one buffer per model input (numpy arrays, bytes, array.array,
+        memoryview...) and returns the list of outputs (numpy arrays if numpy is importable)."""
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) and len(self.inputs) != 1:
+            inputs = tuple(inputs[0])
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"the model takes {len(self.inputs)} input(s), got {len(inputs)}")
+        for info, x in zip(self.inputs, inputs):
+            self._host.write(self._arena + info.offset, _input_bytes(info, x))
+        start = time.perf_counter()
+        status = self._host.call("qnn_run", self._plan)
+        self.last_run_ms = (time.perf_counter() - start) * 1000.0
+        if status != 0:
+            raise KernelError(self._kernel_message())
+        return [self._output(info) for info in self.outputs]
+
+    def _output(self, info):
+        data = self._host.read(self._arena + info.offset, info.nbytes)
+        if numpy is not None:
+            return numpy.frombuffer(data, dtype=NUMPY_DTYPES[info.dtype]).reshape(info.shape).copy()
+        return array.array(ARRAY_CODES[info.dtype], data)
+
+    def info(self):
+        def entry(t):
+            return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype, "scale": t.scale, "zero_point": t.zero_point}
+
+        return {
+            "format": self._described["format"],
+            "inputs": [entry(t) for t in self.inputs],
+            "outputs": [entry(t) for t in self.outputs],
+            "ops": self._described["ops"],
+            "variant": self.variant,
+            "host": self._host.name,
+            "kernels": dict(self.kernels),
+            "arena_bytes": self.arena_bytes,
+            "weight_bytes": self.weight_bytes,
+        }
+
+    def __repr__(self):
+        return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
+
+
+def _aligned(n):
+    return (n + 15) // 16 * 16
+
+
+FORMATS = {"f": "float32", "b": "int8", "B": "uint8", "i": "int32", "l": "int64", "d": "float64", "e": "float16"}
+
+
+def _input_bytes(info, x):
+    try:
+        view = memoryview(x)
+    except TypeError:
+        raise ValueError(f"input '{info.name}': expected a buffer ({info.dtype} {list(info.shape)}), "
+                         f"got {type(x).__name__}") from None
+    fmt = view.format.lstrip("<=@")
+    if fmt == "c":
+        fmt = "B"
+    if fmt in ("l", "q") and view.itemsize == 4:
+        fmt = "i"
+    got_dtype = FORMATS.get(fmt, fmt)
+    raw = fmt == "B" and view.ndim == 1 and info.dtype != "uint8"
+    if raw:
+        # Raw bytes (bytes, bytearray, uint8 buffer): only the byte count can be checked.
+        if view.nbytes != info.nbytes:
+            raise ValueError(f"input '{info.name}': expected {info.nbytes} bytes ({info.dtype} {list(info.shape)}), "
+                             f"got {view.nbytes} bytes")
+        return view.tobytes() if not view.c_contiguous else view
+    if got_dtype != info.dtype:
+        raise ValueError(f"input '{info.name}': expected dtype {info.dtype}, got {got_dtype}")
+    shape = tuple(view.shape)
+    if shape != info.shape and not (view.ndim == 1 and shape[0] == info.size):
+        raise ValueError(f"input '{info.name}': expected shape {list(info.shape)}, got {list(shape)}")
+    if DTYPE_SIZES[info.dtype] != view.itemsize:
+        raise ValueError(f"input '{info.name}': expected {DTYPE_SIZES[info.dtype]}-byte items, got {view.itemsize}")
+    return view.cast("B") if view.c_contiguous else view.tobytes()
+
+

@@ -1,0 +1,60 @@
+"""Checks and quantization arithmetic shared by the lowering functions."""
+
+import math
+import struct
+
+from . import Unsupported
+
+
+def round_half_away(x):
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def require_int8(tensor, role):
+    if tensor.dtype != "int8":
+        raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype}; only int8 is supported")
+    if len(tensor.scale) != 1 or len(tensor.zero_point) != 1:
+        raise Unsupported(f"{role} '{tensor.name}' must be quantized per tensor (one scale and zero point)")
+    if not tensor.scale[0] > 0 or not -128 <= tensor.zero_point[0] <= 127:
+        raise Unsupported(f"{role} '{tensor.name}' has an invalid scale or zero point")
+    return tensor.scale[0], tensor.zero_point[0]
+
+
+def require_constant(tensor, role, dtype):
+    if not tensor.is_constant:
+        raise Unsupported(f"{role} '{tensor.name}' must be a constant")
+    if tensor.dtype != dtype:
+        raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype}; expected {dtype}")
+    if len(tensor.data) != tensor.nbytes:
+        raise Unsupported(f"{role} '{tensor.name}' has {len(tensor.data)} bytes of data for shape {list(tensor.shape)}")
+    return tensor.data
+
+
+def require_rank(tensor, rank, role):
+    if len(tensor.shape) != rank:
+        raise Unsupported(f"{role} '{tensor.name}' has shape {list(tensor.shape)}; expected rank {rank}")
+
+
+def activation_range(activation, scale, zero_point):
+    """The fused activation as an int8 clamp, as TFLite computes it."""
+    def quantize(x):
+        return zero_point + round_half_away(x / scale)
+
+    if activation == "NONE":
+        return -128, 127
+    if activation == "RELU":
+        return max(-128, zero_point), 127
+    if activation == "RELU6":
+        return max(-128, zero_point), min(127, quantize(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(-128, quantize(-1.0)), min(127, quantize(1.0))
+    raise Unsupported(f"fused activation {activation} not supported")
+
+
+def float32_bytes(values):
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def float32(x):
+    """Round a Python float to float32, so checks see what the kernels see."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]

@@ -1,0 +1,100 @@
+"""CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (a 1x1 convolution over the rows)."""
+
+from . import Step, Unsupported, lowering
+from .common import activation_range, float32_bytes, require_constant, require_int8, require_rank
+
+
+def _weights(graph, op, axis):
+    w = graph.tensors[op.inputs[1]]
+    data = require_constant(w, "weights", "int8")
+    channels = w.shape[axis]
+    if len(w.scale) not in (1, channels) or (len(w.scale) == channels > 1 and w.quantized_dimension != axis):
+        raise Unsupported(f"weights '{w.name}' must be quantized per tensor or per output channel (axis {axis})")
+    if any(z != 0 for z in w.zero_point):
+        raise Unsupported(f"weights '{w.name}' must be symmetric (zero point 0)")
+    scales = list(w.scale) if len(w.scale) == channels else [w.scale[0]] * channels
+    return w, data, scales
+
+
+def _bias(graph, op, channels):
+    if len(op.inputs) < 3 or op.inputs[2] < 0:
+        return None
+    b = graph.tensors[op.inputs[2]]
+    data = require_constant(b, "bias", "int32")
+    if b.size != channels:
+        raise Unsupported(f"bias '{b.name}' has {b.size} values for {channels} output channels")
+    return data
+
+
+def _requantization(graph, op, weight_scales):
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    x_scale, x_zp = require_int8(x, "input")
+    y_scale, y_zp = require_int8(y, "output")
+    scales = [x_scale * s / y_scale for s in weight_scales]
+    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
+    return x, y, x_zp, y_zp, scales, lo, hi
+
+
+@lowering("CONV_2D", "DEPTHWISE_CONV_2D")
+def lower_conv2d(graph, op):
+    depthwise = op.type == "DEPTHWISE_CONV_2D"
+    w, weights, weight_scales = _weights(graph, op, 3 if depthwise else 0)
+    x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
+    for tensor, role in ((x, "input"), (y, "output"), (w, "weights")):
+        require_rank(tensor, 4, role)
+    n, in_h, in_w, in_c = x.shape
+    out_n, out_h, out_w, out_c = y.shape
+    kh, kw = w.shape[1], w.shape[2]
+    if out_n != n or (w.shape[0] if depthwise else w.shape[3]) != (1 if depthwise else in_c):
+        raise Unsupported(f"weights {list(w.shape)} do not fit input {list(x.shape)}")
+    if (w.shape[3] if depthwise else w.shape[0]) != out_c:
+        raise Unsupported(f"weights {list(w.shape)} do not fit output {list(y.shape)}")
+    if depthwise and out_c % in_c != 0:
+        raise Unsupported(f"{out_c} output channels is not a multiple of {in_c} input channels")
+    (sh, sw), (dh, dw) = op.options["stride"], op.options["dilation"]
+    top, bottom, left, right = op.options["padding"]
+    expected_h = (in_h + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
+    expected_w = (in_w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    if (expected_h, expected_w) != (out_h, out_w):
+        raise Unsupported(f"output {out_h}x{out_w} does not match the window arithmetic ({expected_h}x{expected_w})")
+    bias = _bias(graph, op, out_c)
+    fields = dict(
+        input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w,
+        input_channels=in_c, output_height=out_h, output_width=out_w, output_channels=out_c,
+        kernel_height=kh, kernel_width=kw, stride_height=sh, stride_width=sw, dilation_height=dh,
+        dilation_width=dw, padding_top=top, padding_left=left, input_zero_point=x_zp,
+        output_zero_point=y_zp, output_min=lo, output_max=hi)
+    if depthwise:
+        fields["depth_multiplier"] = out_c // in_c
+    constants = {"weights": weights, "scales": float32_bytes(scales)}
+    if bias is not None:
+        constants["bias"] = bias
+    else:
+        fields["bias"] = 0
+    return [Step("dwconv2d" if depthwise else "conv2d", fields, constants)]
+
+
+@lowering("FULLY_CONNECTED")
+def lower_fully_connected(graph, op):
+    if op.options.get("weights_format", 0) != 0:
+        raise Unsupported("shuffled weights format not supported")
+    w, weights, weight_scales = _weights(graph, op, 0)
+    x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
+    require_rank(w, 2, "weights")
+    out_c, k = w.shape
+    if x.size % k != 0 or y.size != (x.size // k) * out_c:
+        raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} do not fit weights {list(w.shape)}")
+    rows = x.size // k
+    bias = _bias(graph, op, out_c)
+    fields = dict(
+        input=op.inputs[0], output=op.outputs[0], batch=1, input_height=rows, input_width=1,
+        input_channels=k, output_height=rows, output_width=1, output_channels=out_c,
+        kernel_height=1, kernel_width=1, stride_height=1, stride_width=1, dilation_height=1,
+        dilation_width=1, padding_top=0, padding_left=0, input_zero_point=x_zp,
+        output_zero_point=y_zp, output_min=lo, output_max=hi)
+    constants = {"weights": weights, "scales": float32_bytes(scales)}
+    if bias is not None:
+        constants["bias"] = bias
+    else:
+        fields["bias"] = 0
+    return [Step("conv2d", fields, constants)]

@@ -1,0 +1,47 @@
+"""AVERAGE_POOL_2D and MEAN over height and width (a pool whose window is the whole image)."""
+
+from . import Step, Unsupported, lowering
+from .common import activation_range, require_int8, require_rank
+
+
+def _avgpool(op, x, y, kernel, stride, padding, activation):
+    x_scale, x_zp = require_int8(x, "input")
+    y_scale, y_zp = require_int8(y, "output")
+    require_rank(x, 4, "input")
+    n, in_h, in_w, c = x.shape
+    out_h, out_w = (y.shape[1], y.shape[2]) if len(y.shape) == 4 else (1, 1)
+    if y.size != n * out_h * out_w * c:
+        raise Unsupported(f"output {list(y.shape)} does not fit input {list(x.shape)}")
+    top, bottom, left, right = padding
+    if top >= kernel[0] or left >= kernel[1]:
+        raise Unsupported("padding as large as the window is not supported")
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return [Step("avgpool2d", dict(
+        input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w, channels=c,
+        output_height=out_h, output_width=out_w, kernel_height=kernel[0], kernel_width=kernel[1],
+        stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
+        scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi))]
+
+
+@lowering("AVERAGE_POOL_2D")
+def lower_average_pool(graph, op):
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    require_rank(y, 4, "output")
+    o = op.options
+    return _avgpool(op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"])
+
+
+@lowering("MEAN")
+def lower_mean(graph, op):
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    axes_tensor = graph.tensors[op.inputs[1]]
+    if not axes_tensor.is_constant or axes_tensor.dtype not in ("int32", "int64"):
+        raise Unsupported("reduction axes must be a constant int32 tensor")
+    width = 4 if axes_tensor.dtype == "int32" else 8
+    data = bytes(axes_tensor.data)
+    axes = {int.from_bytes(data[i:i + width], "little", signed=True) % max(len(x.shape), 1)
+            for i in range(0, len(data), width)}
+    if len(x.shape) != 4 or axes != {1, 2}:
+        raise Unsupported(f"only the mean over height and width of NHWC tensors is supported (axes {sorted(axes)})")
+    _, h, w, _ = x.shape
+    return _avgpool(op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")

@@ -1,0 +1,62 @@
+"""Op records: the Python mirror of the structs in wasm_kernels/include/qnnweb.h.
+
+Each record is ``op, words`` followed by these fields, 4 bytes each, little endian; names ending
+in ``:f`` are float32, the rest int32. tests/kernels/test_abi.py checks every record's size
+against the kernels' ``qnn_record_words`` export.
+"""
+
+import struct
+
+RECORDS = {
+    "quantize": (1, "input output size inverse_scale:f zero_point"),
+    "dequantize": (2, "input output size scale:f zero_point"),
+    "requantize": (3, "input output size scale:f input_zero_point output_zero_point"),
+    "conv2d": (4, "input output batch input_height input_width input_channels output_height output_width "
+                  "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
+                  "dilation_width padding_top padding_left weights bias scales input_zero_point "
+                  "output_zero_point output_min output_max"),
+    "dwconv2d": (5, "input output batch input_height input_width input_channels output_height output_width "
+                    "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
+                    "dilation_width padding_top padding_left depth_multiplier weights bias scales "
+                    "input_zero_point output_zero_point output_min output_max"),
+    "add": (6, "input_a input_b output size a_zero_point b_zero_point output_zero_point a_multiplier:f "
+               "b_multiplier:f output_min output_max"),
+    "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
+                     "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
+                     "input_zero_point output_zero_point output_min output_max"),
+    "pad": (8, "input output batch input_height input_width channels padding_top padding_bottom padding_left "
+               "padding_right pad_value"),
+    "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point"),
+    "copy": (10, "input output bytes"),
+}
+
+# Fields that hold activation tensors (arena offsets) and constant data (wasm addresses).
+TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
+CONSTANT_FIELDS = ("weights", "bias", "scales")
+
+
+def _layout(kind):
+    op_type, spec = RECORDS[kind]
+    names, codes = [], ["i", "i"]
+    for field in spec.split():
+        name, _, typ = field.partition(":")
+        names.append(name)
+        codes.append("f" if typ == "f" else "i")
+    return op_type, names, struct.Struct("<" + "".join(codes))
+
+
+LAYOUTS = {kind: _layout(kind) for kind in RECORDS}
+
+
+def record_words(kind):
+    return 2 + len(LAYOUTS[kind][1])
+
+
+def pack_record(kind, fields):
+    """Pack ``fields`` (every field of the record, by name) into the record's bytes."""
+    op_type, names, layout = LAYOUTS[kind]
+    missing = set(names) - set(fields)
+    extra = set(fields) - set(names)
+    if missing or extra:
+        raise KeyError(f"{kind} record: missing {sorted(missing)}, unknown {sorted(extra)}")
+    return layout.pack(op_type, len(names) + 2, *(fields[name] for name in names))
