@@ -4,6 +4,7 @@ import array
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,18 +132,30 @@ def test_unknown_or_unavailable_variant(model_path):
         qnnweb.load(model_path("visual_wake_words"), variant="avx")
 
 
-def test_runs_without_numpy(model_path):
-    """Pyodide has no numpy offline: outputs are array.array and inputs may be plain bytes."""
+def test_runs_without_numpy(model_path, tmp_path):
+    """Pyodide has no numpy offline: with numpy absent from sys.path (as flatbuffers and qnnweb
+    look for it), outputs are array.array and inputs may be plain bytes."""
+    import flatbuffers
+    import tflite
+    import wasmtime
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for package in (qnnweb, flatbuffers, tflite, wasmtime):
+        directory = Path(package.__file__).parent
+        (site / directory.name).symlink_to(directory)
     code = f"""
 import sys
-sys.modules["numpy"] = None
+sys.path = [p for p in sys.path if "site-packages" not in p] + [{str(site)!r}]
 import array, qnnweb
+assert "numpy" not in sys.modules
 model = qnnweb.load({str(model_path("visual_wake_words"))!r}, variant="scalar")
 rgb = bytes(range(256)) * (96 * 96 * 3 // 256)
 (scores,) = model.run(qnnweb.image.rgb_to_input(rgb, model.inputs[0]))
 assert isinstance(scores, array.array) and scores.typecode == "f" and len(scores) == 2, scores
+assert "numpy" not in sys.modules
 print(qnnweb.image.top_k(scores, model.outputs[0], k=2))
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("[(")
