@@ -4,6 +4,8 @@ Only the structure is read here; whether each op can run is decided in ``qnnweb.
 problems of a model are reported together.
 """
 
+import struct
+
 import flatbuffers
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.AddOptions import AddOptions
@@ -34,7 +36,8 @@ def import_tflite(data):
         return _read(data)
     except ModelError:
         raise
-    except (IndexError, ValueError, TypeError, KeyError, OverflowError, flatbuffers.builder.OffsetArithmeticError) as e:
+    except (IndexError, ValueError, TypeError, KeyError, OverflowError, struct.error, UnicodeDecodeError,
+            flatbuffers.builder.OffsetArithmeticError) as e:
         raise ModelError(f"corrupt or truncated TFLite flatbuffer ({type(e).__name__}: {e})") from None
 
 
@@ -80,7 +83,15 @@ def _read(data):
 
 
 def _tensor(model, t, index, buf):
-    shape = tuple(t.Shape(j) for j in range(_bounded(t.ShapeLength(), "shape")))
+    shape = tuple(t.Shape(j) for j in range(_bounded(t.ShapeLength(), "shape", 8)))
+    elements = 1
+    for d in shape:
+        if d < 0:
+            raise ModelError(f"tensor {index} has a dynamic or negative dimension in shape {list(shape)}; "
+                             "qnnweb needs static shapes")
+        elements *= d
+    if elements > 1 << 30:
+        raise ModelError(f"tensor {index} has {elements} elements: too large for WebAssembly memory")
     type_name = TYPE_NAMES.get(t.Type(), f"type{t.Type()}")
     dtype = DTYPES.get(type_name, type_name)
     name = t.Name()
