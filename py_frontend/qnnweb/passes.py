@@ -1,21 +1,18 @@
-"""Graph rewrites run before lowering."""
+"""Graph rewrites run before lowering. They return new graphs: the imported one stays as read."""
+
+import dataclasses
 
 from .ops import Unsupported
 from .ops.shape import pad_amounts
 
 
 def fold_pads(graph):
-    """Fold an explicit PAD of height/width into the convolution that consumes it.
-
-    TensorFlow's converter puts a PAD before stride-2 convolutions; padding with the input zero
-    point is exactly what the convolution's own padding does, so the PAD costs nothing.
+    """A copy of the graph with each explicit PAD of height/width folded into the convolution that
+    consumes it. TensorFlow's converter puts a PAD before stride-2 convolutions; padding with the
+    input zero point is exactly what the convolution's own padding does, so the PAD costs nothing.
     """
-    kept = []
-    for op in graph.ops:
-        if op.type == "PAD" and _fold(graph, op):
-            continue
-        kept.append(op)
-    graph.ops = kept
+    graph = dataclasses.replace(graph, ops=[dataclasses.replace(op) for op in graph.ops])
+    graph.ops = [op for op in graph.ops if not (op.type == "PAD" and _fold(graph, op))]
     return graph
 
 

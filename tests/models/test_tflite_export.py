@@ -1,0 +1,46 @@
+"""Models whose buffers live after the flatbuffer (Buffer.offset/size, as converters write large
+models), made by qnnweb's exporter from the real models and cross-checked with LiteRT."""
+
+import numpy as np
+import pytest
+from ai_edge_litert.interpreter import Interpreter
+from tflite.Model import Model as TFLiteModel
+
+import qnnweb
+from qnnweb.exporters import export_tflite
+from qnnweb.importers import import_model
+
+
+def litert_run(data, x):
+    interpreter = Interpreter(model_content=data, num_threads=1)
+    interpreter.allocate_tensors()
+    interpreter.set_tensor(interpreter.get_input_details()[0]["index"], x)
+    interpreter.invoke()
+    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+
+
+@pytest.mark.parametrize("name", ["visual_wake_words", "image_classification"])
+@pytest.mark.parametrize("external", [False, True])
+def test_export_round_trip(name, external, model_path):
+    original = model_path(name).read_bytes()
+    exported = export_tflite(import_model(original), external_buffers=external)
+    model = TFLiteModel.GetRootAs(exported, 0)
+    buffers = [model.Buffers(i) for i in range(1, model.BuffersLength())]
+    if external:
+        assert all(b.Offset() > 1 and b.DataLength() == 0 for b in buffers)
+        assert all(b.Offset() + b.Size() <= len(exported) for b in buffers)
+    else:
+        assert all(b.Offset() == 0 and b.DataLength() > 0 for b in buffers)
+    x = np.random.default_rng(7).integers(0, 256, size=qnnweb.describe(original)["inputs"][0]["shape"])
+    x = x.astype(qnnweb.describe(original)["inputs"][0]["dtype"])
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(exported, variant=variant).run(x)
+        (theirs,) = qnnweb.load(original, variant=variant).run(x)
+        np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(litert_run(exported, x), litert_run(original, x))
+
+
+def test_truncated_external_buffers(model_path):
+    exported = export_tflite(import_model(model_path("image_classification").read_bytes()), external_buffers=True)
+    with pytest.raises(qnnweb.ModelError, match="truncated TFLite file: buffer"):
+        qnnweb.load(exported[:-100])
