@@ -1,0 +1,24 @@
+"""Sample photos for the demo page (the files are served as static files under /samples)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter
+
+from qnnweb_server.api.deps import SettingsDep
+from qnnweb_server.api.schemas import SampleList
+from qnnweb_server.core import catalog
+
+router = APIRouter(prefix="/samples", tags=["samples"])
+
+
+@router.get("", response_model=SampleList)
+def list_samples(settings: SettingsDep) -> dict:
+    """The photos in the samples folder."""
+    files = catalog.list_files(settings.samples_dir, catalog.SAMPLE_SUFFIXES)
+    return {
+        "samples": [
+            {"name": n, "url": f"/samples/{quote(n)}", "size": p.stat().st_size} for n, p in files.items()
+        ]
+    }

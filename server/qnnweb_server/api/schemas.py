@@ -1,0 +1,58 @@
+"""Response models (they document the API in /docs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TensorInfo(BaseModel):
+    name: str | None = None
+    shape: list[int]
+    dtype: str | None = Field(None, examples=["int8", "float32"])
+    scale: float | list[float] | None = None
+    zero_point: int | list[int] | None = None
+
+
+class Preprocess(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    mean: list[float] | None = Field(None, examples=[[128, 128, 128]])
+    std: list[float] | None = Field(None, examples=[[128, 128, 128]])
+    resize: str | None = Field(None, examples=["bilinear"])
+
+
+class ModelInfo(BaseModel):
+    name: str = Field(examples=["visual_wake_words"])
+    file: str = Field(examples=["visual_wake_words.tflite"])
+    url: str = Field(examples=["/models/visual_wake_words.tflite"])
+    format: str = Field(examples=["tflite"])
+    size: int
+    sha256: str
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    ops: list[Any] = []
+    labels: list[str] | None = None
+    description: str | None = None
+    source: str | None = None
+    preprocess: Preprocess | None = None
+    error: str | None = Field(None, description="Why the model cannot be used (parse failure), else null")
+
+
+class ModelList(BaseModel):
+    models: list[ModelInfo]
+
+
+class WheelList(BaseModel):
+    wheels: list[str] = Field(description="URLs of the wheels, in install order")
+
+
+class Sample(BaseModel):
+    name: str = Field(examples=["grace_hopper.jpg"])
+    url: str = Field(examples=["/samples/grace_hopper.jpg"])
+    size: int
+
+
+class SampleList(BaseModel):
+    samples: list[Sample]

@@ -1,0 +1,170 @@
+"""The FastAPI app: ``create_app(settings)``.
+
+Every response, static files, 404s and errors included, carries the cross-origin isolation
+headers (COOP/COEP, plus CORP) so the page can later use SharedArrayBuffer and wasm threads.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from qnnweb_server.api.main import api_router, files_router
+from qnnweb_server.core.config import Settings, get_settings
+
+ISOLATION_HEADERS = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+
+# Whatever /etc/mime.types says: browsers need these for instantiateStreaming and ES modules.
+for _type, _ext in [
+    ("application/wasm", ".wasm"),
+    ("text/javascript", ".mjs"),
+    ("text/javascript", ".js"),
+    ("text/css", ".css"),
+    ("application/json", ".json"),
+    ("application/json", ".map"),
+    ("application/zip", ".whl"),
+    ("application/zip", ".zip"),
+    ("application/octet-stream", ".tflite"),
+    ("application/octet-stream", ".onnx"),
+]:
+    mimetypes.add_type(_type, _ext)
+
+
+class IsolationHeadersMiddleware:
+    """Adds ``ISOLATION_HEADERS`` to every HTTP response (pure ASGI, no body buffering)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower()
+                           not in _ISOLATION_LOWER]
+                headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in ISOLATION_HEADERS.items()]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+_ISOLATION_LOWER = {k.lower() for k in ISOLATION_HEADERS}
+
+
+class StaticDir(StaticFiles):
+    """StaticFiles whose folder may appear after start-up; a missing folder is a 404."""
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory=directory, check_dir=False)
+
+    async def check_config(self) -> None:
+        if self.directory is None or not Path(self.directory).is_dir():
+            raise HTTPException(status_code=404, detail="not built yet: run ./build.sh setup && ./build.sh build")
+        await super().check_config()
+
+
+def _add_offline_docs(app: FastAPI) -> None:
+    """/docs and /redoc from JS/CSS that ship in the ``fastapi-offline`` wheel (FastAPI's
+    "self-hosting JavaScript and CSS for docs" recipe): no CDN, and same-origin under COEP."""
+    try:
+        import fastapi_offline
+
+        static = Path(fastapi_offline.__file__).parent / "static"
+    except ImportError:
+        static = None
+
+    if static is not None and static.is_dir():
+        app.mount("/static-docs", StaticFiles(directory=static), name="static-docs")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui_html() -> HTMLResponse:
+        if static is None:
+            return HTMLResponse(
+                '<p>Swagger UI needs the <code>fastapi-offline</code> package. '
+                'The schema is at <a href="/openapi.json">/openapi.json</a>.</p>'
+            )
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title} - Swagger UI",
+            oauth2_redirect_url=app.swagger_ui_oauth2_redirect_url,
+            swagger_js_url="/static-docs/swagger-ui-bundle.js",
+            swagger_css_url="/static-docs/swagger-ui.css",
+            swagger_favicon_url="/static-docs/favicon.png",
+        )
+
+    @app.get(app.swagger_ui_oauth2_redirect_url, include_in_schema=False)
+    async def swagger_ui_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc_html() -> HTMLResponse:
+        if static is None:
+            return RedirectResponse("/docs")
+        return get_redoc_html(
+            openapi_url=app.openapi_url,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url="/static-docs/redoc.standalone.js",
+            redoc_favicon_url="/static-docs/favicon.png",
+            with_google_fonts=False,
+        )
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app, serving the folders of ``settings`` (default: ``get_settings()``, i.e. the
+    QNNWEB_* environment variables)."""
+    if settings is None:
+        settings = get_settings()
+
+    app = FastAPI(
+        title="qnnweb",
+        summary="int8 neural-network inference in the browser: models, wheels and the demo page",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.dependency_overrides[get_settings] = lambda: settings
+    app.add_middleware(IsolationHeadersMiddleware)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        # handled by ServerErrorMiddleware, outside user middleware: add the headers here
+        return JSONResponse(
+            {"detail": f"internal server error: {type(exc).__name__}: {exc}"},
+            status_code=500,
+            headers=ISOLATION_HEADERS,
+        )
+
+    app.include_router(api_router)
+    app.include_router(files_router)
+    _add_offline_docs(app)
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    def index() -> FileResponse:
+        page = settings.web_dir / "index.html"
+        if not page.is_file():
+            raise HTTPException(status_code=404, detail=f"demo page not found in {settings.web_dir}")
+        return FileResponse(page, media_type="text/html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> RedirectResponse:
+        return RedirectResponse("/static/favicon.svg")
+
+    app.mount("/static", StaticDir(settings.web_dir), name="static")
+    app.mount("/pyodide", StaticDir(settings.pyodide_dir), name="pyodide")
+    app.mount("/samples", StaticDir(settings.samples_dir), name="samples")
+    return app

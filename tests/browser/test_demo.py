@@ -1,0 +1,115 @@
+"""The demo page end to end in headless Chromium: Pyodide installs the qnnweb wheel, the page
+downloads a real int8 model and runs it on a sample photo with the forced kernel variant.
+
+One page per variant (Pyodide loads once per page); every model/photo combination runs in it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+VARIANTS = ["scalar", "simd128", "relaxed"]
+KNOWN_ANSWERS = [
+    # model, photo, expected top-1, input size
+    ("visual_wake_words", "grace_hopper.jpg", "person", 96),
+    ("image_classification", "chelsea.png", "cat", 32),
+]
+
+
+@pytest.fixture(scope="module", params=VARIANTS)
+def variant_page(request, open_demo):
+    variant = request.param
+    return variant, open_demo(f"?variant={variant}")
+
+
+@pytest.mark.parametrize("model,photo,expected,size", KNOWN_ANSWERS, ids=[f"{m}-{p}" for m, p, _, _ in KNOWN_ANSWERS])
+def test_known_answer(variant_page, demo_folders, model: str, photo: str, expected: str, size: int) -> None:
+    variant, demo = variant_page
+    state = demo.run(model, photo)
+    assert state == "done", f"{model} on {photo} with {variant}: {demo.error_text()!r}"
+    results = demo.results()
+    assert results, "no results shown"
+    assert results[0][0] == expected, f"{model} on {photo} with {variant}: top classes {results}"
+    assert 0.0 <= results[-1][1] <= results[0][1] <= 1.0
+
+    # the page says which variant ran, and it is the one asked for
+    assert demo.text("#variant").strip() == variant
+    assert demo.results_meta() == {"model": model, "photo": photo, "variant": variant}
+    kernels = demo.page.eval_on_selector_all("#kernels li code", "els => els.map(e => e.textContent)")
+    assert kernels and all(k for k in kernels), f"kernel names not shown: {kernels}"
+    if variant != "scalar":
+        assert any(variant in k for k in kernels), f"{variant} page shows kernels {kernels}"
+    latency = demo.page.eval_on_selector("#latency", "el => el.dataset.ms")
+    assert latency is not None and float(latency) > 0
+    assert "ms" in demo.text("#latency")
+
+    # the photo went in resized exactly as the model tests resize it (Pillow's bilinear)
+    got = np.array(demo.page.evaluate("Array.from(window.qnnwebDemo.lastInput)"), dtype=np.int16)
+    want = np.asarray(Image.open(demo_folders["data"] / "samples" / photo).convert("RGB").resize((size, size), Image.BILINEAR))
+    assert got.size == size * size * 3
+    assert np.abs(got.reshape(size, size, 3) - want.astype(np.int16)).max() <= 2
+
+
+def test_corrupt_model_shows_a_readable_error(variant_page) -> None:
+    variant, demo = variant_page
+    state = demo.run("corrupt", "grace_hopper.jpg")
+    assert state == "error"
+    error = demo.page.locator("#error")
+    assert error.is_visible()
+    message = error.inner_text()
+    assert "corrupt.tflite" in message
+    assert "ModelError" in message or "not a model" in message, message
+    assert "Traceback" not in message.split("details")[0], "the summary should be one readable line"
+    assert demo.results() == []
+    assert demo.text("#variant").strip() == "–", "nothing stale from the previous model"
+
+    # the page recovers: the next run works and clears the error
+    assert demo.run("visual_wake_words", "grace_hopper.jpg") == "done"
+    assert not demo.page.locator("#error").is_visible()
+    assert demo.results()[0][0] == "person"
+
+
+def test_everything_is_same_origin(variant_page) -> None:
+    _, demo = variant_page
+    assert demo.foreign_requests == []
+    assert demo.page.evaluate("crossOriginIsolated") is True
+
+
+def test_auto_variant_and_own_photo(open_demo, demo_folders) -> None:
+    demo = open_demo("")
+    # the user's own photo through the file input
+    demo.page.select_option("#model-select", "visual_wake_words")
+    demo.page.set_input_files("#photo-file", str(demo_folders["data"] / "samples" / "grace_hopper.jpg"))
+    assert demo.wait_idle() == "done", demo.error_text()
+    assert demo.results()[0][0] == "person"
+    assert demo.results_meta()["photo"] == "grace_hopper.jpg"
+    assert demo.text("#variant").strip() in VARIANTS
+    # switching the kernel select reloads the model with that variant
+    demo.page.select_option("#variant-select", "scalar")
+    assert demo.wait_idle() == "done", demo.error_text()
+    assert demo.text("#variant").strip() == "scalar"
+    assert "variant=scalar" in demo.page.url
+    assert demo.console_errors == [], demo.console_errors
+
+
+def test_bad_variant_parameter_is_an_error(browser, server_url) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{server_url}/?variant=avx512")
+        page.wait_for_function("document.body.dataset.state === 'error'", timeout=30_000)
+        assert "avx512" in page.inner_text("#error")
+    finally:
+        page.close()
+
+
+def test_docs_render_offline(browser, server_url) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{server_url}/docs")
+        page.wait_for_selector(".swagger-ui .information-container .title", timeout=30_000)
+        assert "qnnweb" in page.inner_text(".swagger-ui .information-container .title")
+        assert page.locator(".opblock-summary-path", has_text="/api/models").count() >= 1
+    finally:
+        page.close()

@@ -1,0 +1,521 @@
+"""The FastAPI server against temporary folders: listing, metadata, ETag/304, headers, MIME types,
+path traversal. Model parsing is faked (``get_describer`` overridden) except in the tests marked
+"real", which run ``qnnweb.describe`` on the prepared VWW model and on garbage bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import warnings
+
+import anyio
+import pytest
+
+with warnings.catch_warnings():  # starlette's "install httpx2" notice
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from qnnweb_server import Settings, create_app
+from qnnweb_server.api.deps import get_describer
+from qnnweb_server.core.config import get_settings
+
+REPO = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
+ISOLATION = {
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-embedder-policy": "require-corp",
+    "cross-origin-resource-policy": "same-origin",
+}
+SECRET = b"TOP SECRET: never served"
+GOOD = b"GOOD model bytes " * 100
+
+
+class FakeModelError(ValueError):
+    pass
+
+
+class FakeDescriber:
+    """Parses b"GOOD..." into a fixed description; anything else is corrupt. Counts calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, data: bytes) -> dict:
+        self.calls += 1
+        if not data.startswith(b"GOOD"):
+            raise FakeModelError("not a model qnnweb can read: expected a TFLite flatbuffer")
+        return {
+            "format": "tflite",
+            "inputs": [{"name": "in", "shape": [1, 32, 32, 3], "dtype": "int8", "scale": 0.0078125, "zero_point": 0}],
+            "outputs": [{"name": "out", "shape": [1, 10], "dtype": "float32", "scale": None, "zero_point": None}],
+            "ops": [{"index": 0, "type": "CONV_2D"}],
+        }
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> Settings:
+    (tmp_path / "secret.tflite").write_bytes(SECRET)
+    (tmp_path / "secret.whl").write_bytes(SECRET)
+    (tmp_path / "secret.json").write_text(json.dumps({"labels": ["SECRET"]}))
+    data = tmp_path / "data"
+
+    models = data / "models"
+    models.mkdir(parents=True)
+    (models / "good.tflite").write_bytes(GOOD)
+    (models / "good.json").write_text(json.dumps({
+        "labels": ["a", "b"], "description": "a good model",
+        "preprocess": {"mean": [128, 128, 128], "std": [128, 128, 128], "resize": "bilinear"},
+    }))
+    (models / "corrupt.tflite").write_bytes(b"\x00garbage" * 50)
+    (models / "notamodel.txt").write_bytes(b"text")
+    (models / ".hidden.tflite").write_bytes(GOOD)
+    (models / "sub.tflite").mkdir()  # a folder with a model's name
+    (models / "escape.tflite").symlink_to(tmp_path / "secret.tflite")
+    (models / "escape.json").symlink_to(tmp_path / "secret.json")
+    (models / "alias.tflite").symlink_to(models / "good.tflite")  # inside: allowed
+    (models / "dangling.tflite").symlink_to(tmp_path / "nowhere.tflite")
+
+    wheels = data / "wheels"
+    wheels.mkdir()
+    for name in ["flatbuffers-25.1-py2.py3-none-any.whl", "tflite-2.18.0-py2.py3-none-any.whl",
+                 "qnnweb-0.1.0-py3-none-any.whl"]:
+        (wheels / name).write_bytes(b"PK" + name.encode())
+    (wheels / "manifest.json").write_text(json.dumps({"wheels": [
+        "flatbuffers-25.1-py2.py3-none-any.whl", "tflite-2.18.0-py2.py3-none-any.whl",
+        "qnnweb-0.1.0-py3-none-any.whl"]}))
+    (wheels / "escape.whl").symlink_to(tmp_path / "secret.whl")
+
+    samples = data / "samples"
+    samples.mkdir()
+    (samples / "cat.png").write_bytes(b"\x89PNG fake")
+    (samples / "person.jpg").write_bytes(b"\xff\xd8 fake")
+    (samples / "notes.txt").write_bytes(b"not a photo")
+
+    pyodide = tmp_path / "pyodide"
+    pyodide.mkdir()
+    (pyodide / "pyodide.asm.wasm").write_bytes(b"\x00asm\x01\x00\x00\x00")
+    (pyodide / "pyodide.mjs").write_text("export const x = 1;\n")
+    (pyodide / "pyodide.js").write_text("var x = 1;\n")
+    (pyodide / "pyodide-lock.json").write_text("{}")
+    (pyodide / "python_stdlib.zip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text('<!doctype html><script type="module" src="/static/app.js"></script>')
+    (web / "app.js").write_text("console.log(1);\n")
+    (web / "style.css").write_text("body{}\n")
+    return Settings(data_dir=data, pyodide_dir=pyodide, web_dir=web)
+
+
+@pytest.fixture
+def describer() -> FakeDescriber:
+    return FakeDescriber()
+
+
+@pytest.fixture
+def app(folders: Settings, describer: FakeDescriber):
+    app = create_app(folders)
+    app.dependency_overrides[get_describer] = lambda: describer
+    return app
+
+
+@pytest.fixture
+def client(app) -> TestClient:
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+def assert_isolated(response) -> None:
+    for k, v in ISOLATION.items():
+        assert response.headers.get(k) == v, f"{response.request.method} {response.request.url}: {k}"
+
+
+# ---------------------------------------------------------------- listing and metadata
+
+
+def test_list_models(client: TestClient, describer: FakeDescriber) -> None:
+    r = client.get("/api/models")
+    assert r.status_code == 200
+    models = {m["name"]: m for m in r.json()["models"]}
+    # not listed: .txt, hidden, a folder, a symlink out of the folder, a dangling symlink
+    assert sorted(models) == ["alias", "corrupt", "good"]
+
+    good = models["good"]
+    assert good["file"] == "good.tflite"
+    assert good["url"] == "/models/good.tflite"
+    assert good["format"] == "tflite"
+    assert good["size"] == len(GOOD)
+    assert good["sha256"] == hashlib.sha256(GOOD).hexdigest()
+    assert good["inputs"] == [{"name": "in", "shape": [1, 32, 32, 3], "dtype": "int8",
+                               "scale": 0.0078125, "zero_point": 0}]
+    assert good["outputs"][0]["shape"] == [1, 10] and good["outputs"][0]["dtype"] == "float32"
+    assert good["labels"] == ["a", "b"]
+    assert good["description"] == "a good model"
+    assert good["preprocess"] == {"mean": [128, 128, 128], "std": [128, 128, 128], "resize": "bilinear"}
+    assert good["error"] is None
+
+    bad = models["corrupt"]
+    assert "FakeModelError" in bad["error"] and "expected a TFLite flatbuffer" in bad["error"]
+    assert bad["inputs"] == [] and bad["outputs"] == []
+    assert bad["sha256"] == hashlib.sha256(b"\x00garbage" * 50).hexdigest()
+
+
+def test_get_one_model(client: TestClient) -> None:
+    by_name = client.get("/api/models/good")
+    by_file = client.get("/api/models/good.tflite")
+    assert by_name.status_code == by_file.status_code == 200
+    assert by_name.json() == by_file.json()
+    assert by_name.json()["labels"] == ["a", "b"]
+    assert client.get("/api/models/corrupt").json()["error"]
+    assert client.get("/api/models/nope").status_code == 404
+
+
+def test_describe_is_cached_by_mtime_and_size(client: TestClient, folders: Settings,
+                                              describer: FakeDescriber) -> None:
+    client.get("/api/models")
+    calls = describer.calls
+    assert calls >= 2
+    client.get("/api/models")
+    client.get("/api/models/good")
+    assert describer.calls == calls
+    path = folders.models_dir / "good.tflite"
+    path.write_bytes(GOOD + b"more")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    rec = client.get("/api/models/good").json()
+    assert describer.calls == calls + 1
+    assert rec["size"] == len(GOOD) + 4
+    assert rec["sha256"] == hashlib.sha256(GOOD + b"more").hexdigest()
+
+
+def test_bad_sidecar_is_reported_not_fatal(client: TestClient, folders: Settings) -> None:
+    (folders.models_dir / "good.json").write_text("{not json")
+    rec = client.get("/api/models/good").json()
+    assert rec["inputs"] and rec["labels"] is None
+    assert "good.json" in rec["error"]
+
+
+def test_missing_models_folder_is_an_empty_list(folders: Settings, describer: FakeDescriber) -> None:
+    shutil.rmtree(folders.models_dir)
+    with TestClient(create_app(folders)) as c:
+        assert c.get("/api/models").json() == {"models": []}
+
+
+# ---------------------------------------------------------------- model files, ETag, 304
+
+
+def test_model_file_etag_and_304(client: TestClient, folders: Settings) -> None:
+    r = client.get("/models/good.tflite")
+    assert r.status_code == 200
+    assert r.content == GOOD
+    assert r.headers["content-type"] == "application/octet-stream"
+    assert int(r.headers["content-length"]) == len(GOOD)
+    etag = r.headers["etag"]
+    assert etag == f'"{hashlib.sha256(GOOD).hexdigest()}"'
+    cc = r.headers["cache-control"]
+    assert "must-revalidate" in cc or "no-cache" in cc
+
+    for inm in [etag, f"W/{etag}", f'"other", {etag}', "*"]:
+        r304 = client.get("/models/good.tflite", headers={"If-None-Match": inm})
+        assert r304.status_code == 304, inm
+        assert r304.content == b""
+        assert r304.headers["etag"] == etag
+        assert_isolated(r304)
+    assert client.get("/models/good.tflite", headers={"If-None-Match": '"other"'}).status_code == 200
+
+    # by stem too, and HEAD
+    assert client.get("/models/good").content == GOOD
+    head = client.head("/models/good.tflite")
+    assert head.status_code == 200 and head.headers["etag"] == etag and head.content == b""
+
+    # a changed file gets a new ETag; the old one no longer matches
+    path = folders.models_dir / "good.tflite"
+    path.write_bytes(b"GOOD v2")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    r2 = client.get("/models/good.tflite", headers={"If-None-Match": etag})
+    assert r2.status_code == 200 and r2.content == b"GOOD v2"
+    assert r2.headers["etag"] == f'"{hashlib.sha256(b"GOOD v2").hexdigest()}"'
+
+
+def test_corrupt_model_file_is_still_downloadable(client: TestClient) -> None:
+    r = client.get("/models/corrupt.tflite")
+    assert r.status_code == 200 and r.content.startswith(b"\x00garbage")
+
+
+# ---------------------------------------------------------------- traversal
+
+
+def raw_get(app, path: str, raw_path: bytes | None = None) -> tuple[int, dict[str, str], bytes]:
+    """Call the ASGI app with exactly this path (no client-side normalisation of '..')."""
+    messages = []
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": raw_path if raw_path is not None else path.encode("latin-1"),
+        "root_path": "", "query_string": b"", "headers": [(b"host", b"testserver")],
+        "client": ("127.0.0.1", 1234), "server": ("testserver", 80),
+    }
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        messages.append(message)
+
+    async def main():
+        await app(scope, receive, send)
+
+    anyio.run(main)
+    start = next(m for m in messages if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
+    headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+    return start["status"], headers, body
+
+
+TRAVERSALS = [
+    # (decoded path as a server sees it, raw path as sent)
+    ("/models/../secret.tflite", b"/models/../secret.tflite"),
+    ("/models/../secret.tflite", b"/models/..%2fsecret.tflite"),
+    ("/models/../secret.tflite", b"/models/%2e%2e%2fsecret.tflite"),
+    ("/models/../../secret.tflite", b"/models/%2e%2e%2f%2e%2e%2fsecret.tflite"),
+    ("/models/..\\secret.tflite", b"/models/..%5csecret.tflite"),
+    ("/models/..", b"/models/.."),
+    ("/models/%2e%2e%2fsecret.tflite", b"/models/%252e%252e%252fsecret.tflite"),  # double-encoded
+    ("/models//etc/passwd", b"/models/%2fetc%2fpasswd"),
+    ("/models/C:\\secret.tflite", b"/models/C:%5csecret.tflite"),
+    ("/models/escape.tflite", b"/models/escape.tflite"),  # symlink to outside
+    ("/models/escape", b"/models/escape"),
+    ("/models/good.tflite\x00", b"/models/good.tflite%00"),
+    ("/models/good.tflite\x00.json", b"/models/good.tflite%00.json"),
+    ("/models/good.json", b"/models/good.json"),  # exists, but is not a model
+    ("/models/notamodel.txt", b"/models/notamodel.txt"),
+    ("/models/.hidden.tflite", b"/models/.hidden.tflite"),
+    ("/models/sub.tflite", b"/models/sub.tflite"),
+    ("/models/dangling.tflite", b"/models/dangling.tflite"),
+    ("/api/models/../secret", b"/api/models/..%2fsecret"),
+    ("/api/models/escape", b"/api/models/escape"),
+    ("/api/models/escape.tflite", b"/api/models/escape.tflite"),
+    ("/wheels/../secret.whl", b"/wheels/..%2fsecret.whl"),
+    ("/wheels/escape.whl", b"/wheels/escape.whl"),
+    ("/wheels/manifest.json", b"/wheels/manifest.json"),
+    ("/samples/../secret.tflite", b"/samples/../secret.tflite"),
+    ("/samples/../../secret.tflite", b"/samples/%2e%2e/%2e%2e/secret.tflite"),
+    ("/pyodide/../secret.tflite", b"/pyodide/../secret.tflite"),
+    ("/pyodide/..\\secret.tflite", b"/pyodide/..%5csecret.tflite"),
+    ("/static/../secret.tflite", b"/static/../secret.tflite"),
+    ("/static//etc/passwd", b"/static//etc/passwd"),
+    ("/static-docs/../../../secret.tflite", b"/static-docs/../../../secret.tflite"),
+]
+
+
+@pytest.mark.parametrize("path,raw", TRAVERSALS, ids=[r.decode() for _, r in TRAVERSALS])
+def test_traversal_is_404(app, path: str, raw: bytes) -> None:
+    status, headers, body = raw_get(app, path, raw)
+    assert status == 404, (path, status, body[:200])
+    assert SECRET not in body and b"SECRET" not in body
+    for k, v in ISOLATION.items():
+        assert headers.get(k) == v
+
+
+@pytest.mark.parametrize("url", [
+    "/models/..%2fsecret.tflite", "/models/%2e%2e%2fsecret.tflite", "/models/escape.tflite",
+    "/models/..%5csecret.tflite", "/models/%2Fetc%2Fpasswd", "/api/models/..%2f..%2fsecret",
+    "/wheels/..%2fsecret.whl", "/samples/..%2f..%2fsecret.tflite", "/pyodide/%2e%2e/secret.tflite",
+])
+def test_traversal_through_the_client_is_404(client: TestClient, url: str) -> None:
+    r = client.get(url)
+    assert r.status_code == 404, url
+    assert b"SECRET" not in r.content
+    assert_isolated(r)
+
+
+def test_escape_sidecar_is_not_read(client: TestClient, folders: Settings) -> None:
+    # escape.json points outside: a model called "escape" must not pick it up as its sidecar
+    (folders.models_dir / "escape.json").unlink()
+    (folders.models_dir / "escape.json").symlink_to(folders.data_dir.parent / "secret.json")
+    (folders.models_dir / "inside.tflite").write_bytes(GOOD)
+    (folders.models_dir / "inside.json").symlink_to(folders.data_dir.parent / "secret.json")
+    rec = client.get("/api/models/inside").json()
+    assert rec["labels"] is None
+
+
+# ---------------------------------------------------------------- headers and MIME types
+
+
+@pytest.mark.parametrize("url,status,ctype", [
+    ("/", 200, "text/html"),
+    ("/static/app.js", 200, "text/javascript"),
+    ("/static/style.css", 200, "text/css"),
+    ("/static/missing.js", 404, None),
+    ("/pyodide/pyodide.asm.wasm", 200, "application/wasm"),
+    ("/pyodide/pyodide.mjs", 200, "text/javascript"),
+    ("/pyodide/pyodide.js", 200, "text/javascript"),
+    ("/pyodide/pyodide-lock.json", 200, "application/json"),
+    ("/pyodide/python_stdlib.zip", 200, "application/zip"),
+    ("/pyodide/missing.wasm", 404, None),
+    ("/api/models", 200, "application/json"),
+    ("/api/models/nope", 404, "application/json"),
+    ("/models/good.tflite", 200, "application/octet-stream"),
+    ("/models/nope.tflite", 404, "application/json"),
+    ("/api/wheels", 200, "application/json"),
+    ("/wheels/qnnweb-0.1.0-py3-none-any.whl", 200, "application/zip"),
+    ("/wheels/nope.whl", 404, None),
+    ("/api/samples", 200, "application/json"),
+    ("/samples/cat.png", 200, "image/png"),
+    ("/samples/person.jpg", 200, "image/jpeg"),
+    ("/api/utils/health-check", 200, "application/json"),
+    ("/docs", 200, "text/html"),
+    ("/redoc", 200, "text/html"),
+    ("/openapi.json", 200, "application/json"),
+    ("/static-docs/swagger-ui-bundle.js", 200, "text/javascript"),
+    ("/static-docs/swagger-ui.css", 200, "text/css"),
+    ("/no/such/page", 404, None),
+])
+def test_headers_and_mime_types(client: TestClient, url: str, status: int, ctype: str | None) -> None:
+    r = client.get(url)
+    assert r.status_code == status, (url, r.text[:200])
+    assert_isolated(r)
+    if ctype:
+        assert r.headers["content-type"].split(";")[0].strip() == ctype, url
+
+
+def test_isolation_headers_on_304_head_405_and_500(client: TestClient, app) -> None:
+    etag = client.get("/models/good.tflite").headers["etag"]
+    assert_isolated(client.get("/models/good.tflite", headers={"If-None-Match": etag}))
+    assert_isolated(client.head("/models/good.tflite"))
+    assert client.head("/").status_code == 200
+    r405 = client.post("/api/models")
+    assert r405.status_code == 405
+    assert_isolated(r405)
+
+    def broken():
+        raise RuntimeError("boom")
+
+    app.dependency_overrides[get_describer] = broken
+    r500 = client.get("/api/models")
+    assert r500.status_code == 500
+    assert_isolated(r500)
+
+
+def test_static_files_revalidate(client: TestClient) -> None:
+    r = client.get("/pyodide/pyodide.asm.wasm")
+    assert r.content == b"\x00asm\x01\x00\x00\x00"
+    r304 = client.get("/pyodide/pyodide.asm.wasm", headers={"If-None-Match": r.headers["etag"]})
+    assert r304.status_code == 304
+    assert_isolated(r304)
+
+
+# ---------------------------------------------------------------- wheels, samples, docs, page
+
+
+def test_wheels_in_manifest_order(client: TestClient) -> None:
+    r = client.get("/api/wheels")
+    assert r.json() == {"wheels": [
+        "/wheels/flatbuffers-25.1-py2.py3-none-any.whl",
+        "/wheels/tflite-2.18.0-py2.py3-none-any.whl",
+        "/wheels/qnnweb-0.1.0-py3-none-any.whl",
+    ]}
+    for url in r.json()["wheels"]:
+        assert client.get(url).status_code == 200
+
+
+def test_wheels_without_manifest_put_qnnweb_last(client: TestClient, folders: Settings) -> None:
+    (folders.wheels_dir / "manifest.json").unlink()
+    (folders.wheels_dir / "escape.whl").unlink()
+    names = [u.rsplit("/", 1)[1] for u in client.get("/api/wheels").json()["wheels"]]
+    assert names[-1].startswith("qnnweb-") and len(names) == 3
+
+
+def test_wheels_errors_are_503_with_a_reason(client: TestClient, folders: Settings) -> None:
+    (folders.wheels_dir / "tflite-2.18.0-py2.py3-none-any.whl").unlink()
+    r = client.get("/api/wheels")
+    assert r.status_code == 503 and "tflite-2.18.0" in r.json()["detail"]
+    shutil.rmtree(folders.wheels_dir)
+    r = client.get("/api/wheels")
+    assert r.status_code == 503 and "build.sh build" in r.json()["detail"]
+
+
+def test_samples(client: TestClient) -> None:
+    samples = client.get("/api/samples").json()["samples"]
+    assert [s["name"] for s in samples] == ["cat.png", "person.jpg"]
+    assert samples[0]["url"] == "/samples/cat.png"
+    assert client.get(samples[1]["url"]).content == b"\xff\xd8 fake"
+
+
+def test_docs_are_offline(client: TestClient) -> None:
+    html = client.get("/docs").text
+    assert "/static-docs/swagger-ui-bundle.js" in html and "/static-docs/swagger-ui.css" in html
+    assert "cdn" not in html.lower() and "https://" not in html.replace("https://fastapi.tiangolo.com", "")
+    redoc = client.get("/redoc").text
+    assert "/static-docs/redoc.standalone.js" in redoc and "fonts.googleapis" not in redoc
+    schema = client.get("/openapi.json").json()
+    assert {"/api/models", "/api/models/{name}", "/models/{name}", "/api/wheels", "/api/samples"} <= set(schema["paths"])
+
+
+def test_missing_folders_are_404_not_500(tmp_path: Path) -> None:
+    s = Settings(data_dir=tmp_path / "none", pyodide_dir=tmp_path / "nopyodide", web_dir=tmp_path / "noweb")
+    with TestClient(create_app(s), raise_server_exceptions=False) as c:
+        for url in ["/", "/pyodide/pyodide.mjs", "/samples/a.png", "/static/app.js", "/models/x.tflite"]:
+            r = c.get(url)
+            assert r.status_code == 404, url
+            assert_isolated(r)
+        assert c.get("/api/samples").json() == {"samples": []}
+        assert c.get("/api/wheels").status_code == 503
+
+
+# ---------------------------------------------------------------- settings
+
+
+def test_settings_from_env(tmp_path: Path) -> None:
+    env = {"QNNWEB_DATA_DIR": str(tmp_path / "d"), "QNNWEB_MODELS_DIR": str(tmp_path / "m")}
+    s = Settings.from_env(env)
+    assert s.data_dir == (tmp_path / "d").resolve()
+    assert s.models_dir == (tmp_path / "m").resolve()
+    assert s.wheels_dir == (tmp_path / "d" / "wheels").resolve()
+    s2 = Settings.from_env(env, models_dir=tmp_path / "cli")
+    assert s2.models_dir == (tmp_path / "cli").resolve()
+
+
+def test_get_settings_is_overridable(folders: Settings) -> None:
+    app = create_app(folders)
+    app.dependency_overrides[get_settings] = lambda: Settings(data_dir=folders.data_dir / "empty")
+    with TestClient(app) as c:
+        assert c.get("/api/models").json() == {"models": []}
+
+
+# ---------------------------------------------------------------- real qnnweb.describe
+
+
+@pytest.fixture
+def real_models(tmp_path: Path) -> Settings:
+    src = DATA_DIR / "models"
+    for name in ["visual_wake_words.tflite", "visual_wake_words.json"]:
+        if not (src / name).is_file():
+            pytest.fail(f"{src / name} is missing: run ./build.sh build (it prepares the demo models)")
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ["visual_wake_words.tflite", "visual_wake_words.json"]:
+        shutil.copy(src / name, models / name)
+    (models / "corrupt.tflite").write_bytes(b"this is not a flatbuffer" * 20)
+    data = (src / "visual_wake_words.tflite").read_bytes()
+    (models / "truncated.tflite").write_bytes(data[: len(data) // 3])
+    return Settings(data_dir=tmp_path, models_dir=models)
+
+
+def test_real_describe(real_models: Settings) -> None:
+    with TestClient(create_app(real_models)) as c:
+        models = {m["name"]: m for m in c.get("/api/models").json()["models"]}
+    vww = models["visual_wake_words"]
+    assert vww["error"] is None, vww["error"]
+    assert vww["format"] == "tflite"
+    assert vww["inputs"][0]["shape"] == [1, 96, 96, 3] and vww["inputs"][0]["dtype"] == "float32"
+    assert vww["outputs"][0]["shape"] == [1, 2]
+    assert vww["labels"] == ["person", "non_person"]
+    assert vww["preprocess"]["mean"] == [0, 0, 0]
+    assert len(vww["ops"]) >= 30
+    for bad in ("corrupt", "truncated"):
+        assert models[bad]["error"] and "ModelError" in models[bad]["error"], models[bad]
