@@ -5,6 +5,10 @@
 #include "common.h"
 
 #if defined(__wasm_relaxed_simd__)
+  #include <wasm_simd128.h>
+#endif
+
+#if defined(__wasm_relaxed_simd__)
   #define QNN_VARIANT 2
 #elif defined(__wasm_simd128__)
   #define QNN_VARIANT 1
@@ -18,10 +22,76 @@ static struct qnn_gemm_config gemm_config;
 static struct qnn_dwconv_config dwconv_config;
 static int initialized;
 
+#if QNN_VARIANT == 2
+/* What the engine's i32x4.relaxed_dot_i8x16_i7x16_add_s does when the second ("i7") operand has
+ * its top bit set. The spec lets it read that operand as signed or unsigned and lets the i16 sums
+ * of product pairs saturate. Engines on x86 with VNNI read it as unsigned (vpdpbusd), ARM engines
+ * as signed (sdot), x86 engines without VNNI as unsigned with saturation (pmaddubsw). */
+enum relaxed_dot_kind {
+  RELAXED_DOT_OTHER = 0,              /* trust only operands in [0, 127] */
+  RELAXED_DOT_USDOT = 1,              /* unsigned, exact */
+  RELAXED_DOT_SDOT = 2,               /* signed, exact */
+  RELAXED_DOT_UNSIGNED_SATURATE = 3,  /* unsigned, i16 pair sums saturate */
+};
+
+/* Runs the instruction once on operands that tell the kinds apart. volatile keeps the compiler
+ * from evaluating it at compile time. Lane 0 overflows an i16 pair sum only when read as unsigned;
+ * lanes 1-3 never overflow when read as unsigned (lane 1 hits -32768, lane 2 hits 32512, the
+ * extremes the halves kernel produces) and give other results when read as signed. */
+static enum relaxed_dot_kind probe_relaxed_dot(void) {
+  static volatile int8_t probe_a[16] = {
+    127, 127, 127, 127,  -128, -128, -128, -128,  127, 127, -128, 127,  100, -100, 50, -1};
+  static volatile uint8_t probe_b[16] = {
+    0xFF, 0xFF, 0xFF, 0xFF,  0x80, 0x80, 0x80, 0x80,  0x80, 0x80, 0x7F, 0x01,  0x81, 0x90, 0x7F, 0xFF};
+  static volatile int32_t probe_c[4] = {1, -2, 3, 1 << 20};
+  int8_t av[16];
+  uint8_t bv[16];
+  int32_t cv[4], result[4];
+  for (int i = 0; i < 16; i++) {
+    av[i] = probe_a[i];
+    bv[i] = probe_b[i];
+  }
+  for (int i = 0; i < 4; i++) cv[i] = probe_c[i];
+  wasm_v128_store(result, wasm_i32x4_relaxed_dot_i8x16_i7x16_add(
+      wasm_v128_load(av), wasm_v128_load(bv), wasm_v128_load(cv)));
+  int usdot = 1, sdot = 1, unsigned_unsaturated = 1;
+  for (int i = 0; i < 4; i++) {
+    int32_t unsigned_sum = cv[i], signed_sum = cv[i];
+    for (int k = 4 * i; k < 4 * i + 4; k++) {
+      unsigned_sum += (int32_t) av[k] * (int32_t) bv[k];
+      signed_sum += (int32_t) av[k] * (int32_t) (int8_t) bv[k];
+    }
+    usdot &= result[i] == unsigned_sum;
+    sdot &= result[i] == signed_sum;
+    if (i > 0) unsigned_unsaturated &= result[i] == unsigned_sum;
+  }
+  return usdot ? RELAXED_DOT_USDOT
+       : sdot ? RELAXED_DOT_SDOT
+       : unsigned_unsaturated ? RELAXED_DOT_UNSIGNED_SATURATE
+       : RELAXED_DOT_OTHER;
+}
+#endif
+
 static void init_configs(void) {
 #if QNN_VARIANT == 2
-  gemm_config = (struct qnn_gemm_config) {
-    qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed"};
+  /* -DQNN_RELAXED_DOT_KIND=0..3 overrides the probe: only for testing every kernel on one engine. */
+  enum relaxed_dot_kind kind = probe_relaxed_dot();
+#if defined(QNN_RELAXED_DOT_KIND)
+  kind = (enum relaxed_dot_kind) QNN_RELAXED_DOT_KIND;
+#endif
+  if (kind == RELAXED_DOT_USDOT) {
+    gemm_config = (struct qnn_gemm_config) {
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-usdot"};
+  } else if (kind == RELAXED_DOT_SDOT) {
+    gemm_config = (struct qnn_gemm_config) {
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 0, 0, "qs8-igemm-4x16c4-relaxed-sdot"};
+  } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
+    gemm_config = (struct qnn_gemm_config) {
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-halves"};
+  } else {
+    gemm_config = (struct qnn_gemm_config) {
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_split, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-split"};
+  }
 #elif QNN_VARIANT == 1
   gemm_config = (struct qnn_gemm_config) {
     qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128, 4, 4, 8, 0, 0, "qs8-igemm-4x4c8-simd128"};
