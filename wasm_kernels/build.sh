@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Builds the three kernel variants into OUT_DIR (default: ../py_frontend/qnnweb/wasm):
-#   qnnweb-scalar.wasm   no SIMD           (Emscripten)
-#   qnnweb-simd128.wasm  SIMD128           (Emscripten)
-#   qnnweb-relaxed.wasm  SIMD128 + relaxed (clang-19 + wasm-ld: Debian's binaryen 108 corrupts relaxed SIMD)
-# Every module is validated with wasm-tools and has the same export list.
+#   qnnweb-scalar.wasm   no SIMD            compiled by Emscripten's clang
+#   qnnweb-simd128.wasm  SIMD128            compiled by Emscripten's clang
+#   qnnweb-relaxed.wasm  SIMD128 + relaxed  compiled by clang-19 (Debian's Emscripten has LLVM 14, which
+#                                           lacks relaxed SIMD, and its binaryen 108 corrupts such code)
+# All three are linked by the same wasm-ld command (no wasm-opt, no Emscripten runtime), so their
+# export lists are identical: memory and the qnn_* functions (marked with QNN_EXPORT). Every module is
+# validated with wasm-tools.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-out="${1:-$here/../py_frontend/qnnweb/wasm}"
-mkdir -p "$out"
+out="$(mkdir -p "${1:-$here/../py_frontend/qnnweb/wasm}" && cd "${1:-$here/../py_frontend/qnnweb/wasm}" && pwd)"
 export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+clang19="${CLANG19:-clang-19}"
+wasm_ld="${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}"
 
 cd "$here"
 shopt -s nullglob
@@ -16,32 +20,31 @@ common_srcs=(src/allocator.c src/config.c src/plan.c src/packing.c src/indirecti
 scalar_srcs=(src/qs8-igemm/*-scalar.c src/qs8-dwconv/*-scalar.c)
 simd128_srcs=(src/qs8-igemm/*-simd128.c src/qs8-dwconv/*-simd128.c)
 relaxed_srcs=(src/qs8-igemm/*-relaxed.c)
-cflags=(-O3 -std=c99 -Iinclude -Isrc -Wall -Wextra -Werror -mbulk-memory -mnontrapping-fptoint -mmutable-globals -msign-ext)
+cflags=(-O3 -std=c99 -Iinclude -Isrc -Wall -Wextra -Werror -ffreestanding
+        -mbulk-memory -mnontrapping-fptoint -mmutable-globals -msign-ext)
 
-
-emcc_build() {  # name, extra flags..., -- sources...
-  local name="$1"; shift
-  emcc "${cflags[@]}" "$@" -sSTANDALONE_WASM --no-entry -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=1MB \
-    -sTOTAL_STACK=64KB -o "$out/qnnweb-$name.wasm"
-}
-
-emcc_build scalar "${common_srcs[@]}" "${scalar_srcs[@]}"
-emcc_build simd128 -msimd128 "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}"
-
-clang19="${CLANG19:-clang-19}"
-wasm_ld="${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}"
 objdir="$(mktemp -d)"
 trap 'rm -rf "$objdir"' EXIT
-objs=()
-for src in "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}" "${relaxed_srcs[@]}"; do
-  obj="$objdir/$(echo "$src" | tr '/' '_').o"
-  "$clang19" --target=wasm32 -nostdlib -ffreestanding "${cflags[@]}" -msimd128 -mrelaxed-simd -c "$src" -o "$obj"
-  objs+=("$obj")
-done
-"$wasm_ld" --no-entry --export-dynamic --growable-table --stack-first -z stack-size=65536 \
-  --initial-memory=1048576 --max-memory=2147483648 "${objs[@]}" -o "$out/qnnweb-relaxed.wasm"
 
-for variant in scalar simd128 relaxed; do
+build() {  # variant, compiler command..., -- sources...
+  local variant="$1"; shift
+  local compiler=()
+  while [ "$1" != "--" ]; do compiler+=("$1"); shift; done
+  shift
+  local objs=()
+  mkdir -p "$objdir/$variant"
+  for src in "$@"; do
+    local obj="$objdir/$variant/$(echo "$src" | tr '/' '_').o"
+    "${compiler[@]}" "${cflags[@]}" -c "$src" -o "$obj"
+    objs+=("$obj")
+  done
+  "$wasm_ld" --no-entry --stack-first -z stack-size=65536 \
+    --initial-memory=1048576 --max-memory=2147483648 "${objs[@]}" -o "$out/qnnweb-$variant.wasm"
   wasm-tools validate --features all "$out/qnnweb-$variant.wasm"
-done
+}
+
+build scalar emcc -- "${common_srcs[@]}" "${scalar_srcs[@]}"
+build simd128 emcc -msimd128 -- "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}"
+build relaxed "$clang19" --target=wasm32 -msimd128 -mrelaxed-simd -- \
+  "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}" "${relaxed_srcs[@]}"
 ls -l "$out"/qnnweb-*.wasm

@@ -17,8 +17,6 @@ class PyodideHost:
         self._instance = WebAssembly.Instance.new(module, Object.new())
         self._exports = self._instance.exports
         self._memory = self._exports.memory
-        if hasattr(self._exports, "_initialize"):
-            self._exports._initialize()
 
     def call(self, name, *args):
         return getattr(self._exports, name)(*args)

@@ -35,8 +35,6 @@ class WasmtimeHost:
         instance = wasmtime.Instance(self._store, _module(bytes(wasm_bytes)), [])
         self._exports = instance.exports(self._store)
         self._memory = self._exports["memory"]
-        if "_initialize" in self._exports:
-            self._exports["_initialize"](self._store)
 
     def call(self, name, *args):
         return self._exports[name](self._store, *args)
