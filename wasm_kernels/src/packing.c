@@ -2,9 +2,9 @@
 
 #include "common.h"
 
-size_t qnn_pack_qs8_igemm_size(size_t nc, size_t ks, size_t kc, size_t nr, size_t kr) {
-  const size_t blocks = qnn_divide_round_up(nc, nr);
-  return blocks * (nr * (sizeof(int32_t) + sizeof(float)) + ks * qnn_round_up(kc, kr) * nr);
+int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr) {
+  const int64_t blocks = (nc + nr - 1) / nr;
+  return blocks * (nr * (int64_t) (sizeof(int32_t) + sizeof(float)) + ks * ((kc + kr - 1) / kr * kr) * nr);
 }
 
 void qnn_pack_qs8_igemm_w(
@@ -38,8 +38,8 @@ void qnn_pack_qs8_igemm_w(
   }
 }
 
-size_t qnn_pack_qs8_dwconv_size(size_t channels, size_t ks, size_t ct) {
-  return qnn_divide_round_up(channels, ct) * ct * (sizeof(int32_t) + sizeof(float) + ks);
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct) {
+  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + ks);
 }
 
 void qnn_pack_qs8_dwconv_w(

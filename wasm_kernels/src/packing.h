@@ -10,14 +10,14 @@
  *   float scale[NR]    requantization scale                          (0 past nc)
  *   int8  w[ks][round_up(kc, KR) / KR][NR][KR]                       (0 past nc / kc)
  * `w` is [nc][ks][kc] (TFLite OHWI). */
-size_t qnn_pack_qs8_igemm_size(size_t nc, size_t ks, size_t kc, size_t nr, size_t kr);
+int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr);
 void qnn_pack_qs8_igemm_w(
     size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
     const int8_t* w, const int32_t* bias, const float* scale, void* packed);
 
 /* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], int8 w[ks][CT].
  * `w` is [ks][channels] (TFLite [1, KH, KW, C]). */
-size_t qnn_pack_qs8_dwconv_size(size_t channels, size_t ks, size_t ct);
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct);
 void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
     const int8_t* w, const int32_t* bias, const float* scale, void* packed);

@@ -118,8 +118,12 @@ const void* qnn_plan_constant(int32_t address, int64_t bytes, const char* what) 
   return (const void*) (uintptr_t) address;
 }
 
-void* qnn_plan_alloc(struct qnn_plan* plan, size_t bytes) {
-  void* p = qnn_alloc(bytes);
+void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes) {
+  if (bytes < 0 || bytes > (INT64_C(1) << 30)) {
+    qnn_set_error("plan: an op needs more than 1 GiB for its packed weights or indirection buffer");
+    return NULL;
+  }
+  void* p = qnn_alloc((size_t) bytes);
   if (p == NULL) qnn_set_error("plan: out of memory while packing weights");
   plan->packed_bytes += bytes;
   return p;

@@ -22,7 +22,9 @@ struct qnn_plan {
 int8_t* qnn_plan_tensor(const struct qnn_plan* plan, int32_t offset, int64_t bytes, const char* what);
 const void* qnn_plan_constant(int32_t address, int64_t bytes, const char* what);
 /* Plan-lifetime memory for packed weights, indirection and op state (counted in packed_bytes). */
-void* qnn_plan_alloc(struct qnn_plan* plan, size_t bytes);
+/* Sizes are int64 so that products of record fields cannot wrap in wasm32's 32-bit size_t; anything
+ * over 1 GiB is refused (out of memory) before it is allocated. */
+void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes);
 
 int qnn_check_positive(const int32_t* values, int count, const char* what);
 int qnn_check_int8(int32_t value, const char* what);

@@ -26,8 +26,9 @@ def pad_amounts(graph, op):
 @lowering("PAD")
 def lower_pad(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    _, x_zp = require_int8(x, "input")
-    require_int8(y, "output")
+    x_quantization = require_int8(x, "input")
+    if require_int8(y, "output") != x_quantization:
+        raise Unsupported("input and output quantization differ (PAD only moves values)")
     amounts = pad_amounts(graph, op)
     if len(x.shape) != 4 or len(amounts) != 4 or amounts[0] != (0, 0) or amounts[3] != (0, 0):
         raise Unsupported("only padding of height and width of NHWC tensors is supported")

@@ -42,9 +42,9 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   const struct qnn_gemm_config* config = qnn_get_gemm_config();
   struct conv2d_op* op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
-  const int8_t** indirection = qnn_plan_alloc(plan, (size_t) (pixels * taps) * sizeof(int8_t*));
-  const size_t packed_size = qnn_pack_qs8_igemm_size(r->output_channels, taps, r->input_channels, config->nr, config->kr);
-  void* packed = qnn_plan_alloc(plan, packed_size);
+  const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
+  void* packed = qnn_plan_alloc(
+      plan, qnn_pack_qs8_igemm_size(r->output_channels, taps, r->input_channels, config->nr, config->kr));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
 
   qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);

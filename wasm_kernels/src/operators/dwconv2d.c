@@ -50,7 +50,7 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   const size_t tile = r->depth_multiplier == 1 ? config->channel_tile : 1;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
-  const int8_t** indirection = qnn_plan_alloc(plan, (size_t) (pixels * taps) * sizeof(int8_t*));
+  const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
   void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
 

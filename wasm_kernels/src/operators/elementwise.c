@@ -13,6 +13,11 @@ struct unary_op {
   int32_t input_zero_point, output_zero_point;
 };
 
+static int32_t negative_size(const char* message) {
+  qnn_set_error(message);
+  return QNN_ERROR_INVALID_RECORD;
+}
+
 static int32_t create_unary(struct qnn_plan* plan, int32_t input, int64_t input_bytes, int32_t output,
                             int64_t output_bytes, const char* what, struct unary_op** result) {
   void* in = qnn_plan_tensor(plan, input, input_bytes, what);
@@ -28,7 +33,8 @@ static int32_t create_unary(struct qnn_plan* plan, int32_t input, int64_t input_
 
 int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_quantize_record* r = record;
-  if (r->size < 0 || !qnn_check_int8(r->zero_point, "quantize")) return QNN_ERROR_INVALID_RECORD;
+  if (r->size < 0) return negative_size("quantize: negative size");
+  if (!qnn_check_int8(r->zero_point, "quantize")) return QNN_ERROR_INVALID_RECORD;
   struct unary_op* op;
   const int32_t status = create_unary(plan, r->input, (int64_t) r->size * 4, r->output, r->size, "quantize", &op);
   if (status != QNN_OK) return status;
@@ -50,7 +56,8 @@ void qnn_run_quantize(const struct qnn_op* base) {
 
 int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_dequantize_record* r = record;
-  if (r->size < 0 || !qnn_check_int8(r->zero_point, "dequantize")) return QNN_ERROR_INVALID_RECORD;
+  if (r->size < 0) return negative_size("dequantize: negative size");
+  if (!qnn_check_int8(r->zero_point, "dequantize")) return QNN_ERROR_INVALID_RECORD;
   struct unary_op* op;
   const int32_t status = create_unary(plan, r->input, r->size, r->output, (int64_t) r->size * 4, "dequantize", &op);
   if (status != QNN_OK) return status;
@@ -70,7 +77,8 @@ void qnn_run_dequantize(const struct qnn_op* base) {
 
 int32_t qnn_create_requantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_requantize_record* r = record;
-  if (r->size < 0 || !qnn_check_int8(r->input_zero_point, "requantize") ||
+  if (r->size < 0) return negative_size("requantize: negative size");
+  if (!qnn_check_int8(r->input_zero_point, "requantize") ||
       !qnn_check_int8(r->output_zero_point, "requantize")) {
     return QNN_ERROR_INVALID_RECORD;
   }
@@ -97,7 +105,7 @@ void qnn_run_requantize(const struct qnn_op* base) {
 
 int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_copy_record* r = record;
-  if (r->bytes < 0) return QNN_ERROR_INVALID_RECORD;
+  if (r->bytes < 0) return negative_size("copy: negative size");
   struct unary_op* op;
   const int32_t status = create_unary(plan, r->input, r->bytes, r->output, r->bytes, "copy", &op);
   if (status != QNN_OK) return status;
@@ -113,21 +121,24 @@ void qnn_run_copy(const struct qnn_op* base) {
 
 /* ADD in XNNPACK's fixed-point form (what LiteRT's default kernels run), so results match them:
  * out = clamp((bias + a * a_mul + b * b_mul) >> shift) + zp, with the multipliers scaled by
- * 2^shift so the larger one has 22 significant bits, and round-half-up folded into bias. */
+ * 2^shift so the larger one has 22 significant bits, and round-half-up folded into bias. The sum
+ * is 64-bit: with both scale ratios near 2^-10 it exceeds int32 (where XNNPACK's would wrap). */
 struct add_op {
   struct qnn_op base;
   const int8_t* a;
   const int8_t* b;
   int8_t* output;
   size_t size;
-  int32_t bias, a_multiplier, b_multiplier;
+  int64_t bias;
+  int32_t a_multiplier, b_multiplier;
   uint32_t shift;
   int32_t output_min_less_zero_point, output_max_less_zero_point, output_zero_point;
 };
 
 int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_add_record* r = record;
-  if (r->size < 0 || !qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
+  if (r->size < 0) return negative_size("add: negative size");
+  if (!qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
       !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||
       !qnn_check_int8(r->output_max, "add")) {
     return QNN_ERROR_INVALID_RECORD;
@@ -151,7 +162,8 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   op->a_multiplier = (int32_t) __builtin_rintf(r->a_multiplier * two_shift);
   op->b_multiplier = (int32_t) __builtin_rintf(r->b_multiplier * two_shift);
   op->shift = shift;
-  op->bias = (int32_t) (1u << (shift - 1)) - op->a_multiplier * r->a_zero_point - op->b_multiplier * r->b_zero_point;
+  op->bias = (INT64_C(1) << (shift - 1)) - (int64_t) op->a_multiplier * r->a_zero_point -
+             (int64_t) op->b_multiplier * r->b_zero_point;
   op->a = a;
   op->b = b;
   op->output = output;
@@ -166,8 +178,8 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
 void qnn_run_add(const struct qnn_op* base) {
   const struct add_op* op = (const struct add_op*) base;
   for (size_t i = 0; i < op->size; i++) {
-    const int32_t acc = op->bias + (int32_t) op->a[i] * op->a_multiplier + (int32_t) op->b[i] * op->b_multiplier;
-    int32_t out = acc >> op->shift;  /* arithmetic shift: clang and wasm define it for negatives */
+    const int64_t acc = op->bias + (int64_t) op->a[i] * op->a_multiplier + (int64_t) op->b[i] * op->b_multiplier;
+    int32_t out = (int32_t) (acc >> op->shift);  /* arithmetic shift: clang and wasm define it for negatives */
     out = qnn_max_i32(out, op->output_min_less_zero_point);
     out = qnn_min_i32(out, op->output_max_less_zero_point);
     op->output[i] = (int8_t) (out + op->output_zero_point);

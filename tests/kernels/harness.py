@@ -1,0 +1,284 @@
+"""One-op graphs for the kernel tests: build a qnnweb.graph.Graph around one TFLite op, run it with
+qnnweb.model.Model on one kernel variant, return the outputs as numpy arrays.
+
+Also the hypothesis strategies the op tests share (scales, zero points, seeds).
+"""
+
+import math
+import os
+
+import numpy as np
+from hypothesis import strategies as st
+
+import qnnweb
+from qnnweb.graph import Graph, Op, Tensor
+from qnnweb.model import Model
+from reference.int8 import conv_output_size
+
+VARIANTS = qnnweb.VARIANTS
+ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+# QNNWEB_EXAMPLES_FACTOR=10 for a long soak; the default keeps the suite around two minutes.
+EXAMPLES_FACTOR = float(os.environ.get("QNNWEB_EXAMPLES_FACTOR", "1"))
+
+
+def examples(n):
+    return max(1, int(n * EXAMPLES_FACTOR))
+
+
+# ----------------------------------------------------------------------------- graph building
+
+class GraphBuilder:
+    def __init__(self):
+        self.tensors, self.ops, self.inputs, self.outputs = [], [], [], []
+
+    def tensor(self, shape, dtype, scale=None, zero_point=None, data=None, quantized_dimension=0, name=None):
+        index = len(self.tensors)
+        if scale is None:
+            scale, zero_point = (), ()
+        else:
+            scale = tuple(float(s) for s in np.atleast_1d(scale))
+            zero_point = tuple(int(z) for z in np.atleast_1d(zero_point))
+        if data is not None:
+            data = np.ascontiguousarray(data).tobytes()
+        self.tensors.append(Tensor(index, name or f"t{index}", tuple(int(d) for d in shape), dtype, scale,
+                                   zero_point, quantized_dimension, data))
+        return index
+
+    def input(self, shape, dtype="int8", scale=None, zero_point=None):
+        index = self.tensor(shape, dtype, scale, zero_point)
+        self.inputs.append(index)
+        return index
+
+    def output(self, shape, dtype="int8", scale=None, zero_point=None):
+        index = self.tensor(shape, dtype, scale, zero_point)
+        self.outputs.append(index)
+        return index
+
+    def constant(self, array, dtype, scale=None, zero_point=None, quantized_dimension=0):
+        array = np.asarray(array, dtype=dtype)
+        return self.tensor(array.shape, dtype, scale, zero_point, array, quantized_dimension)
+
+    def op(self, op_type, inputs, outputs, **options):
+        self.ops.append(Op(len(self.ops), op_type, list(inputs), list(outputs), options))
+
+    def graph(self):
+        return Graph(self.tensors, self.ops, self.inputs, self.outputs)
+
+
+def run(builder, variant, *inputs):
+    """Lower and run the graph on ``variant``; returns the list of numpy outputs."""
+    model = Model(builder.graph(), variant)
+    assert model.variant == variant
+    return model.run(*inputs)
+
+
+# ----------------------------------------------------------------------------- one-op runners
+
+def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
+           padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None):
+    """CONV_2D (w: OHWI) or DEPTHWISE_CONV_2D (w: [1, KH, KW, C*M]); padding (top, bottom, left, right)."""
+    n, ih, iw, _ = x.shape
+    kh, kw = w.shape[1], w.shape[2]
+    oc = w.shape[3] if depthwise else w.shape[0]
+    oh = conv_output_size(ih, kh, stride[0], dilation[0], padding[0], padding[1])
+    ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    w_scales = tuple(w_scales)
+    axis = 3 if depthwise else 0
+    wi = g.constant(w, "int8", w_scales, (0,) * len(w_scales), quantized_dimension=axis if len(w_scales) > 1 else 0)
+    inputs = [xi, wi]
+    if bias is not None:
+        scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
+        inputs.append(g.constant(bias, "int32", scales, (0,) * oc, quantized_dimension=0))
+    else:
+        inputs.append(-1)
+    yi = g.output((n, oh, ow, oc), "int8", y_scale, y_zp)
+    g.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", inputs, [yi], stride=tuple(stride),
+         dilation=tuple(dilation), padding=list(padding), activation=activation)
+    return run(g, variant, x)[0]
+
+
+def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE"):
+    oc, k = w.shape
+    rows = x.size // k
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    w_scales = tuple(w_scales)
+    wi = g.constant(w, "int8", w_scales, (0,) * len(w_scales))
+    inputs = [xi, wi]
+    if bias is not None:
+        scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
+        inputs.append(g.constant(bias, "int32", scales, (0,) * oc))
+    yi = g.output((rows, oc), "int8", y_scale, y_zp)
+    g.op("FULLY_CONNECTED", inputs, [yi], activation=activation, weights_format=0)
+    return run(g, variant, x)[0]
+
+
+def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    g = GraphBuilder()
+    ai = g.input(a.shape, "int8", a_scale, a_zp)
+    bi = g.input(b.shape, "int8", b_scale, b_zp)
+    yi = g.output(a.shape, "int8", y_scale, y_zp)
+    g.op("ADD", [ai, bi], [yi], activation=activation)
+    return run(g, variant, a, b)[0]
+
+
+def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE"):
+    n, ih, iw, c = x.shape
+    oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
+    ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
+    g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
+         activation=activation)
+    return run(g, variant, x)[0]
+
+
+def mean_hw(variant, x, x_scale, x_zp, y_scale, y_zp, keep_dims=True, axes=(1, 2), axes_dtype="int32"):
+    n, _, _, c = x.shape
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    ai = g.constant(np.array(axes), axes_dtype)
+    yi = g.output((n, 1, 1, c) if keep_dims else (n, c), "int8", y_scale, y_zp)
+    g.op("MEAN", [xi, ai], [yi], keep_dims=keep_dims)
+    return run(g, variant, x)[0]
+
+
+def pad(variant, x, scale, zp, padding):
+    top, bottom, left, right = padding
+    n, h, w, c = x.shape
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", scale, zp)
+    pi = g.constant(np.array([[0, 0], [top, bottom], [left, right], [0, 0]]), "int32")
+    yi = g.output((n, h + top + bottom, w + left + right, c), "int8", scale, zp)
+    g.op("PAD", [xi, pi], [yi])
+    return run(g, variant, x)[0]
+
+
+def quantize(variant, x, scale, zp):
+    g = GraphBuilder()
+    xi = g.input(x.shape, "float32")
+    yi = g.output(x.shape, "int8", scale, zp)
+    g.op("QUANTIZE", [xi], [yi])
+    return run(g, variant, np.ascontiguousarray(x, dtype=np.float32))[0]
+
+
+def dequantize(variant, x, scale, zp):
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", scale, zp)
+    yi = g.output(x.shape, "float32")
+    g.op("DEQUANTIZE", [xi], [yi])
+    return run(g, variant, x)[0]
+
+
+def requantize(variant, x, x_scale, x_zp, y_scale, y_zp):
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output(x.shape, "int8", y_scale, y_zp)
+    g.op("QUANTIZE", [xi], [yi])
+    return run(g, variant, x)[0]
+
+
+def softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta=1.0):
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output(x.shape, "int8", y_scale, y_zp)
+    g.op("SOFTMAX", [xi], [yi], beta=beta)
+    return run(g, variant, x)[0]
+
+
+# ----------------------------------------------------------------------------- strategies
+
+def f32(x):
+    return float(np.float32(x))
+
+
+def log_uniform(lo_exp, hi_exp):
+    """Positive float32-representable values, log-uniform in [2**lo_exp, 2**hi_exp]."""
+    return st.floats(lo_exp, hi_exp, allow_nan=False, allow_infinity=False).map(lambda e: f32(2.0 ** e))
+
+
+zero_points = st.integers(-128, 127)
+seeds = st.integers(0, 2 ** 32 - 1)
+# Channel counts: every small one, and some larger ones that are not multiples of 4, 8 or 16.
+channels = st.one_of(st.integers(1, 40), st.sampled_from([47, 64, 67, 130]))
+
+
+def int8_array(rng, shape, kind="uniform"):
+    """Random int8 data; ``kind`` picks uniform, all-extreme or narrow distributions."""
+    if kind == "uniform":
+        return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    if kind == "extreme":
+        return rng.choice(np.array([-128, 127], dtype=np.int8), size=shape)
+    if kind == "narrow":
+        centre = int(rng.integers(-100, 100))
+        return np.clip(rng.integers(centre - 10, centre + 11, size=shape), -128, 127).astype(np.int8)
+    raise ValueError(kind)
+
+
+data_kinds = st.sampled_from(["uniform", "uniform", "uniform", "extreme", "narrow"])
+weight_kinds = st.sampled_from(["full", "full", "restricted", "extreme"])
+
+
+def weights_array(rng, shape, kind):
+    """Symmetric int8 weights: full [-128, 127], TFLite's restricted [-127, 127], or +-127/-128 only."""
+    if kind == "full":
+        return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    if kind == "restricted":
+        return rng.integers(-127, 128, size=shape, dtype=np.int8)
+    return rng.choice(np.array([-128, -127, 127], dtype=np.int8), size=shape)
+
+
+def bias_array(rng, channels, magnitude_bits):
+    if magnitude_bits is None:
+        return None
+    bound = 1 << magnitude_bits
+    return rng.integers(-bound, bound + 1, size=channels).astype(np.int32)
+
+
+def fit_activation(draw, activation, x_scale, y_scale):
+    """For RELU6 / RELU_N1_TO_1, sometimes rescale the input and output scales together (same
+    requantization) so the activation's bound falls inside the int8 range, as in real models."""
+    bound = {"RELU6": 6.0, "RELU_N1_TO_1": 1.0}.get(activation)
+    if bound is None or not draw(st.booleans()):
+        return x_scale, y_scale
+    target = f32(bound / draw(st.integers(8, 260)))
+    return f32(x_scale * target / y_scale), target
+
+
+def output_scale_for(x_scale, w_scale, terms, factor):
+    """An output scale that puts a typical accumulator of ``terms`` products in int8 range,
+    times ``factor`` (so some cases saturate and some use only a few levels)."""
+    # (x - x_zp) * w has a standard deviation of about 75 * 75 for uniform int8 data: aim at +-40.
+    return f32(x_scale * w_scale * math.sqrt(terms) * 75.0 * 75.0 / 40.0 * factor)
+
+
+kernel_sizes = st.one_of(st.integers(1, 5), st.just(7))
+
+
+@st.composite
+def windows(draw, work_per_pixel, budget=600_000, max_stride=3, max_dilation=2, kernel=kernel_sizes,
+            max_extra_padding=0):
+    """(batch, (ih, iw), (kh, kw), (sh, sw), (dh, dw), (top, bottom, left, right)) with an output of
+    at least 1x1, every padding from 0 to the effective kernel size (+ max_extra_padding), and at
+    most about ``budget / (work_per_pixel * kh * kw)`` output pixels."""
+    batch = draw(st.sampled_from([1, 1, 1, 2, 3]))
+    kh = draw(kernel)
+    kw = draw(st.one_of(st.just(kh), kernel))
+    sh, sw = draw(st.integers(1, max_stride)), draw(st.integers(1, max_stride))
+    dh, dw = draw(st.integers(1, max_dilation)), draw(st.integers(1, max_dilation))
+    pixels = max(1, budget // (work_per_pixel * kh * kw * batch))
+    side = max(1, math.isqrt(pixels))
+    sizes, padding = [], []
+    for k, s, d in ((kh, sh, dh), (kw, sw, dw)):
+        effective = (k - 1) * d + 1
+        before = draw(st.integers(0, effective - 1 + max_extra_padding))
+        after = draw(st.integers(0, effective - 1 + max_extra_padding))
+        lo = max(1, effective - before - after)
+        hi = max(lo, (side - 1) * s + effective - before - after)
+        sizes.append(draw(st.integers(lo, min(hi, lo + 40))))
+        padding += [before, after]
+    return batch, tuple(sizes), (kh, kw), (sh, sw), (dh, dw), tuple(padding)

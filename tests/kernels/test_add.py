@@ -1,0 +1,93 @@
+"""ADD in XNNPACK's fixed-point form (elementwise.c): every variant bit-exact against
+reference.int8.add, which computes the same multipliers and shift but without int32 overflow."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import harness as H
+from qnnweb.errors import KernelError
+from reference import int8 as ref
+
+
+def check_add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    expected = ref.add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    # The fixed-point reference itself is within 1 of the real-number sum.
+    real = ref.add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    assert np.abs(expected.astype(np.int32) - real).max(initial=0) <= 1
+    got = H.add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    np.testing.assert_array_equal(got, expected)
+
+
+shapes = st.one_of(
+    st.tuples(st.integers(1, 3), st.integers(1, 12), st.integers(1, 12), H.channels),
+    st.tuples(st.integers(1, 5000)),
+    st.tuples(st.integers(1, 40), st.integers(1, 40)))
+
+
+@st.composite
+def add_cases(draw):
+    shape = draw(shapes)
+    rng = np.random.default_rng(draw(H.seeds))
+    a = H.int8_array(rng, shape, draw(H.data_kinds))
+    b = H.int8_array(rng, shape, draw(H.data_kinds))
+    y_scale = draw(H.log_uniform(-10, 2))
+    # Ratios a_scale / y_scale: the larger in [2**-10, 2**8), the other anywhere below it.
+    ra = draw(st.floats(-10, 7.99))
+    rb = draw(st.one_of(st.floats(-10, 7.99), st.floats(-16, -10), st.just(ra)))
+    a_scale, b_scale = H.f32(y_scale * 2.0 ** ra), H.f32(y_scale * 2.0 ** rb)
+    if draw(st.booleans()):
+        a_scale, b_scale = b_scale, a_scale
+    assume(ref.add_parameters(a_scale, b_scale, y_scale) is not None)
+    activation = draw(st.sampled_from(H.ACTIVATIONS))
+    return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
+                y_scale=y_scale, y_zp=draw(H.zero_points), activation=activation)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(500))
+@given(case=add_cases())
+def test_add_matches_reference(variant, case):
+    check_add(variant, **case)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_add_residual_block(variant):
+    """A MobileNet v2 residual ADD: similar scales, different zero points, every int8 pair."""
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    check_add(variant, a.ravel(), H.f32(0.2), -5, b.ravel(), H.f32(0.31), 12, H.f32(0.37), -3)
+    check_add(variant, a.ravel(), H.f32(0.05), 0, b.ravel(), H.f32(0.05), 0, H.f32(0.05), 0, "RELU6")
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_add_same_tensor_twice(variant):
+    """x + x: both inputs are one graph tensor."""
+    x = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    g = H.GraphBuilder()
+    xi = g.input(x.shape, "int8", H.f32(0.1), 4)
+    yi = g.output(x.shape, "int8", H.f32(0.25), -2)
+    g.op("ADD", [xi, xi], [yi], activation="NONE")
+    got = H.run(g, variant, x)[0]
+    np.testing.assert_array_equal(got, ref.add(x, H.f32(0.1), 4, x, H.f32(0.1), 4, H.f32(0.25), -2))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_add_small_multipliers_do_not_overflow(variant):
+    """Both scale ratios just above 2**-10: the shift is 31 and 2**30 + 255 * (a_m + b_m) no longer fits in
+    int32. The sum is 255 * 2 * 1.5 * 2**-10 = 0.75 -> +1 above the output zero point."""
+    y_scale = H.f32(1.0)
+    s = H.f32(1.5 * 2.0 ** -10)
+    a = np.array([127, 127, 100, -128, 0], dtype=np.int8)
+    b = np.array([127, 100, 127, -128, 0], dtype=np.int8)
+    expected = ref.add(a, s, -128, b, s, -128, y_scale, 0)
+    assert expected[0] == 1
+    check_add(variant, a, s, -128, b, s, -128, y_scale, 0)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("ratio", [2.0 ** -11, 2.0 ** 8, 1000.0])
+def test_add_rejects_scale_ratios_out_of_range(variant, ratio):
+    a = np.zeros(4, np.int8)
+    with pytest.raises(KernelError, match="add"):
+        H.add(variant, a, H.f32(ratio), 0, a, H.f32(ratio), 0, 1.0, 0)

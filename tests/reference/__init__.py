@@ -1,0 +1,1 @@
+"""Numpy reference implementations of the int8 ops qnnweb's kernels run (see reference.int8)."""

@@ -1,0 +1,287 @@
+"""Numpy reference of the int8 ops, written from the TFLite int8 semantics as qnnweb defines them
+(wasm_kernels/include/qnnweb.h, wasm_kernels/src/operators/*.c).
+
+Every function takes plain numpy arrays and Python numbers and is independent of qnnweb: the
+quantization parameters a test gives its graph are the ones it gives these functions.
+
+Conventions
+  * activations are NHWC int8; conv weights OHWI int8, depthwise weights [1, KH, KW, C*M] int8;
+    weights are symmetric (zero point 0), per tensor or per output channel; bias is int32.
+  * padding is (top, bottom, left, right); stride and dilation are (h, w).
+  * fp32 requantization (XNNPACK "minmax_fp32", qnnweb.h): float32(acc) * float32(scale), clamped
+    in float32 to [min - zp, max - zp], rounded half to even, plus zp.
+  * requantization scales are computed in float64 from the tensors' scales and then rounded to
+    float32, as the TFLite converter / frontend do (input_scale * weight_scale / output_scale).
+"""
+
+import math
+
+import numpy as np
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+# ADD: the larger multiplier gets this many significant bits (elementwise.c: shift = 21 - exponent,
+# i.e. 22 bits; XNNPACK's qs8 vadd uses 21 bits, shift = 20 - exponent). Change both together.
+ADD_MULTIPLIER_BITS = 22
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def f32(x):
+    """Round a Python/numpy number (or array) to float32."""
+    return np.float32(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float32)
+
+
+def round_half_away(x):
+    """std::round / TfLiteRound: nearest, ties away from zero (numpy arrays or scalars)."""
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def activation_range(activation, scale, zero_point):
+    """TFLite's CalculateActivationRangeQuantized for int8 outputs (float32 arithmetic)."""
+    def quantize(v):
+        return zero_point + int(round_half_away(np.float32(v) / np.float32(scale)))
+
+    if activation == "NONE":
+        return -128, 127
+    if activation == "RELU":
+        return max(-128, zero_point), 127
+    if activation == "RELU6":
+        return max(-128, zero_point), min(127, quantize(6.0))
+    if activation == "RELU_N1_TO_1":
+        return max(-128, quantize(-1.0)), min(127, quantize(1.0))
+    raise ValueError(activation)
+
+
+def requantize_fp32(acc, scale, zero_point, output_min=-128, output_max=127):
+    """int32 accumulators -> int8, exactly as qnn_qs8_requantize_fp32 (requantization.h).
+
+    ``scale`` may be a scalar or an array broadcasting against ``acc`` (per output channel)."""
+    acc = np.asarray(acc)
+    assert acc.min(initial=0) >= INT32_MIN and acc.max(initial=0) <= INT32_MAX, "int32 accumulator overflow"
+    f = acc.astype(np.float32) * np.asarray(scale, dtype=np.float32)
+    return quantize_clamped(f, zero_point, output_min, output_max)
+
+
+def quantize_clamped(f, zero_point, output_min=-128, output_max=127):
+    """A float32 value already in the output's units -> int8 (qnn_qs8_quantize_clamped)."""
+    f = np.asarray(f, dtype=np.float32)
+    lo, hi = np.float32(output_min - zero_point), np.float32(output_max - zero_point)
+    f = np.where(f < lo, lo, f)
+    f = np.where(f > hi, hi, f)
+    r = np.rint(f)  # round half to even, in float32
+    r = np.where(np.isnan(r), 0, r)  # (int32_t) of NaN is 0 with nontrapping float-to-int
+    return (r.astype(np.int32) + zero_point).astype(np.int8)
+
+
+def conv_output_size(size, kernel, stride, dilation, before, after):
+    return (size + before + after - ((kernel - 1) * dilation + 1)) // stride + 1
+
+
+def same_padding(size, kernel, stride, dilation=1):
+    """TFLite's SAME padding: (before, after), the extra one after."""
+    effective = (kernel - 1) * dilation + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + effective - size, 0)
+    return total // 2, total - total // 2
+
+
+def _windows(x, kernel, stride, dilation, padding, out_hw):
+    """Yields (ky, kx, view) with view[n, oy, ox, c] = padded input at the tap (ky, kx)."""
+    kh, kw = kernel
+    (sh, sw), (dh, dw) = stride, dilation
+    top, bottom, left, right = padding
+    oh, ow = out_hw
+    xp = np.pad(x, ((0, 0), (top, max(bottom, 0)), (left, max(right, 0)), (0, 0)))
+    for ky in range(kh):
+        for kx in range(kw):
+            y0, x0 = ky * dh, kx * dw
+            yield ky, kx, xp[:, y0:y0 + (oh - 1) * sh + 1:sh, x0:x0 + (ow - 1) * sw + 1:sw, :]
+
+
+def _requant_scales(input_scale, weight_scales, output_scale, channels):
+    weight_scales = list(weight_scales)
+    if len(weight_scales) == 1:
+        weight_scales = weight_scales * channels
+    assert len(weight_scales) == channels
+    return np.array([float(input_scale) * float(s) / float(output_scale) for s in weight_scales], dtype=np.float32)
+
+
+# ----------------------------------------------------------------------------- convolutions
+
+def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0)):
+    """int64 accumulators bias + sum((x - x_zp) * w), NHWC input, OHWI weights."""
+    n, ih, iw, ic = x.shape
+    oc, kh, kw, wic = w.shape
+    assert wic == ic
+    oh = conv_output_size(ih, kh, stride[0], dilation[0], padding[0], padding[1])
+    ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
+    assert oh >= 1 and ow >= 1
+    xc = x.astype(np.float64) - x_zp          # padding with 0 here == padding with x_zp before
+    wf = w.astype(np.float64)
+    acc = np.zeros((n, oh, ow, oc), dtype=np.float64)  # integers < 2**53: exact in float64
+    for ky, kx, view in _windows(xc, (kh, kw), stride, dilation, padding, (oh, ow)):
+        acc += view @ wf[:, ky, kx, :].T
+    acc = acc.astype(np.int64)
+    if bias is not None:
+        acc += np.asarray(bias, dtype=np.int64)
+    return acc
+
+
+def conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
+           padding=(0, 0, 0, 0), activation="NONE"):
+    acc = conv2d_acc(x, x_zp, w, bias, stride, dilation, padding)
+    scales = _requant_scales(x_scale, w_scales, y_scale, w.shape[0])
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return requantize_fp32(acc, scales, y_zp, lo, hi)
+
+
+def depthwise_conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0)):
+    """w: [1, KH, KW, C * M]; output channel c reads input channel c // M."""
+    n, ih, iw, ic = x.shape
+    one, kh, kw, oc = w.shape
+    assert one == 1 and oc % ic == 0
+    m = oc // ic
+    oh = conv_output_size(ih, kh, stride[0], dilation[0], padding[0], padding[1])
+    ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
+    assert oh >= 1 and ow >= 1
+    xc = np.repeat(x.astype(np.int64) - x_zp, m, axis=3)
+    acc = np.zeros((n, oh, ow, oc), dtype=np.int64)
+    for ky, kx, view in _windows(xc, (kh, kw), stride, dilation, padding, (oh, ow)):
+        acc += view * w[0, ky, kx, :].astype(np.int64)
+    if bias is not None:
+        acc += np.asarray(bias, dtype=np.int64)
+    return acc
+
+
+def depthwise_conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
+                     padding=(0, 0, 0, 0), activation="NONE"):
+    acc = depthwise_conv2d_acc(x, x_zp, w, bias, stride, dilation, padding)
+    scales = _requant_scales(x_scale, w_scales, y_scale, w.shape[3])
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return requantize_fp32(acc, scales, y_zp, lo, hi)
+
+
+def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE"):
+    """x: any shape whose size is a multiple of K; w: [OC, K]. Returns [rows, OC]."""
+    oc, k = w.shape
+    rows = x.reshape(-1, k).astype(np.float64) - x_zp
+    acc = (rows @ w.astype(np.float64).T).astype(np.int64)
+    if bias is not None:
+        acc += np.asarray(bias, dtype=np.int64)
+    scales = _requant_scales(x_scale, w_scales, y_scale, oc)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return requantize_fp32(acc, scales, y_zp, lo, hi)
+
+
+# ----------------------------------------------------------------------------- element-wise
+
+def add_parameters(a_scale, b_scale, y_scale):
+    """XNNPACK-style fixed-point ADD parameters exactly as qnn_create_add (elementwise.c) computes
+    them: (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
+    a_mul = np.float32(float(a_scale) / float(y_scale))
+    b_mul = np.float32(float(b_scale) / float(y_scale))
+    max_abs = max(abs(a_mul), abs(b_mul))
+    if not (2.0 ** -10 <= max_abs < 2.0 ** 8):
+        return None
+    exponent = int(np.frexp(max_abs)[1]) - 1  # max_abs = m * 2**exponent, 1 <= m < 2
+    shift = ADD_MULTIPLIER_BITS - 1 - exponent
+    a_m = int(np.rint(np.float32(a_mul * np.float32(2.0 ** shift))))
+    b_m = int(np.rint(np.float32(b_mul * np.float32(2.0 ** shift))))
+    return a_m, b_m, shift
+
+
+def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    """out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp, computed
+    without overflow (int64): a kernel whose int32 arithmetic wraps differs from this."""
+    params = add_parameters(a_scale, b_scale, y_scale)
+    assert params is not None
+    a_m, b_m, shift = params
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    acc = (1 << (shift - 1)) + (a.astype(np.int64) - a_zp) * a_m + (b.astype(np.int64) - b_zp) * b_m
+    out = acc >> shift  # floor
+    out = np.clip(out, lo - y_zp, hi - y_zp) + y_zp
+    return out.astype(np.int8)
+
+
+def add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    """The real-number ADD, for a loose (+-1) sanity check of the fixed-point one."""
+    real = (a.astype(np.float64) - a_zp) * a_scale + (b.astype(np.float64) - b_zp) * b_scale
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return np.clip(np.rint(real / y_scale) + y_zp, lo, hi).astype(np.int8)
+
+
+def quantize(x, scale, zero_point):
+    """float32 -> int8: x * float32(1 / scale), clamped, rounded half to even."""
+    inverse = np.float32(1.0 / float(scale))
+    return quantize_clamped(np.asarray(x, dtype=np.float32) * inverse, zero_point)
+
+
+def dequantize(x, scale, zero_point):
+    return (x.astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)
+
+
+def requantize(x, x_scale, x_zp, y_scale, y_zp):
+    scale = np.float32(float(x_scale) / float(y_scale))
+    return quantize_clamped((x.astype(np.int32) - x_zp).astype(np.float32) * scale, y_zp)
+
+
+# ----------------------------------------------------------------------------- pooling, pad, softmax
+
+def average_pool2d(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 0, 0, 0), activation="NONE",
+                   out_hw=None):
+    """Average over the valid (unpadded) taps. Same quantization (scale ratio exactly 1 in float32
+    and equal zero points): TFLite's integer average, rounded half away from zero. Otherwise
+    float32((sum - n * x_zp)) * float32(float32(scale) / float32(n)), fp32-requantized."""
+    n, ih, iw, c = x.shape
+    kh, kw = kernel
+    sh, sw = stride
+    top, bottom, left, right = padding
+    if out_hw is None:
+        out_hw = (conv_output_size(ih, kh, sh, 1, top, bottom), conv_output_size(iw, kw, sw, 1, left, right))
+    oh, ow = out_hw
+    scale = np.float32(float(x_scale) / float(y_scale))
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    same = scale == np.float32(1.0) and x_zp == y_zp
+    out = np.empty((n, oh, ow, c), dtype=np.int8)
+    xi = x.astype(np.int64)
+    for oy in range(oh):
+        y0 = oy * sh - top
+        yb, ye = max(y0, 0), min(y0 + kh, ih)
+        for ox in range(ow):
+            x0 = ox * sw - left
+            xb, xe = max(x0, 0), min(x0 + kw, iw)
+            count = max(ye - yb, 0) * max(xe - xb, 0)
+            total = xi[:, yb:ye, xb:xe, :].sum(axis=(1, 2)) if count else np.zeros((n, c), np.int64)
+            if same:
+                if count == 0:
+                    avg = np.zeros_like(total)
+                else:
+                    half = count // 2
+                    # C integer division truncates toward zero.
+                    avg = np.where(total >= 0, (total + half) // count, -((-(total - half)) // count))
+                out[:, oy, ox, :] = np.clip(avg, lo, hi)
+            else:
+                multiplier = scale / np.float32(count) if count else np.float32(0)
+                f = (total - count * x_zp).astype(np.float32) * np.float32(multiplier)
+                out[:, oy, ox, :] = quantize_clamped(f, y_zp, lo, hi)
+    return out
+
+
+def mean_hw(x, x_scale, x_zp, y_scale, y_zp):
+    """MEAN over axes (1, 2) of NHWC, kept as [N, 1, 1, C] (a pool over the whole image)."""
+    _, h, w, _ = x.shape
+    return average_pool2d(x, x_scale, x_zp, y_scale, y_zp, (h, w), (h, w))
+
+
+def pad(x, padding, value):
+    top, bottom, left, right = padding
+    return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
+
+
+def softmax(x, x_scale, y_scale, y_zp, beta=1.0):
+    """float64 softmax over the last axis, quantized: compare with a tolerance of 1."""
+    z = (x.astype(np.float64) - x.max(axis=-1, keepdims=True)) * (beta * float(x_scale))
+    e = np.exp(z)
+    p = e / e.sum(axis=-1, keepdims=True)
+    return np.clip(np.rint(p / float(y_scale)) + y_zp, -128, 127).astype(np.int8)
