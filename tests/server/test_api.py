@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import concurrent.futures
 import warnings
 
 import anyio
@@ -269,7 +270,10 @@ def raw_get(app, path: str, raw_path: bytes | None = None) -> tuple[int, dict[st
     async def main():
         await app(scope, receive, send)
 
-    anyio.run(main)
+    # In a thread of its own: Playwright's sync API (browser tests in the same session) keeps an
+    # event loop running in the main thread, and anyio refuses to nest.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, main).result()
     start = next(m for m in messages if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
     headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
