@@ -4,13 +4,12 @@ path traversal. Model parsing is faked (``get_describer`` overridden) except in 
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
-
-import concurrent.futures
 import warnings
 
 import anyio
