@@ -179,21 +179,25 @@ setup_pyodide() {
 
 # Pure-Python wheels that Pyodide installs before qnnweb (it has no package index here).
 setup_pyodide_wheels() {
-  local fb_version
+  local fb_version pb_version
   fb_version="$("$PY" -c 'import importlib.metadata as m; print(m.version("flatbuffers"))')"
+  pb_version="$("$PY" -c 'import importlib.metadata as m; print(m.version("protobuf"))')"
   mkdir -p "$WHEELS"
   local -a want=()
   compgen -G "$WHEELS/flatbuffers-$fb_version-*.whl" >/dev/null || want+=("flatbuffers==$fb_version")
   compgen -G "$WHEELS/tflite-$TFLITE_VERSION-*.whl" >/dev/null || want+=("tflite==$TFLITE_VERSION")
+  # protobuf (ONNX models) also has binary wheels: ask for the pure-Python one.
+  compgen -G "$WHEELS/protobuf-$pb_version-*.whl" >/dev/null || want+=("protobuf==$pb_version")
   if [ "${#want[@]}" -gt 0 ]; then
     log "pip download ${want[*]} into data/wheels"
-    "$PY" -m pip download -q --no-deps --only-binary=:all: --dest "$WHEELS" "${want[@]}"
+    "$PY" -m pip download -q --no-deps --only-binary=:all: --platform any --implementation py \
+      --python-version 3.14 --dest "$WHEELS" "${want[@]}"
   fi
   local f
-  for f in "$WHEELS"/flatbuffers-*.whl "$WHEELS"/tflite-*.whl; do
+  for f in "$WHEELS"/flatbuffers-*.whl "$WHEELS"/tflite-*.whl "$WHEELS"/protobuf-*.whl; do
     [ -e "$f" ] || continue
     case "$(basename "$f")" in
-      "flatbuffers-$fb_version-"*|"tflite-$TFLITE_VERSION-"*) ;;
+      "flatbuffers-$fb_version-"*|"tflite-$TFLITE_VERSION-"*|"protobuf-$pb_version-"*) ;;
       *) log "removing stale $(basename "$f")"; rm -f "$f"; continue ;;
     esac
     # name-version[-build]-python-abi-platform.whl: Pyodide can only take pure-Python py3 ones.
@@ -254,6 +258,8 @@ build_wheel() {
   for v in "${VARIANTS[@]}"; do
     [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
   done
+  # ONNX's protobuf schema, taken from the pinned onnx wheel, ships inside the package.
+  "$PY" tools/onnx_schema.py
   if up_to_date "$wheel" py_frontend pyproject.toml README.md; then
     log "qnnweb wheel up to date"
   else
@@ -272,6 +278,7 @@ build_wheel() {
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 missing = [v for v in sys.argv[2:] if f"qnnweb/wasm/qnnweb-{v}.wasm" not in names]
+missing += [n for n in ["qnnweb/importers/onnx-ml.desc"] if n not in names]
 if missing:
     print("missing in the wheel:", missing, file=sys.stderr)
 sys.exit(bool(missing))
@@ -287,7 +294,7 @@ import json, sys
 from pathlib import Path
 wheels = Path(sys.argv[1])
 order = []
-for name in ("flatbuffers", "tflite", "qnnweb"):  # install order
+for name in ("flatbuffers", "tflite", "protobuf", "qnnweb"):  # install order
     hits = sorted(wheels.glob(f"{name}-*.whl"))
     if len(hits) != 1:
         sys.exit(f"data/wheels: expected one {name} wheel, found {[h.name for h in hits]} (run ./build.sh setup)")
