@@ -7,32 +7,47 @@ against the kernels' ``qnn_record_words`` export.
 
 import struct
 
+# ADD and MUL: a 4-D output shape and per-input element strides (0 where broadcast). When
+# b_constant is 1, input_b is the wasm address of constant data (a constant field), not a tensor.
+_BINARY = ("input_a input_b output b_constant dim0 dim1 dim2 dim3 a_stride0 a_stride1 a_stride2 a_stride3 "
+           "b_stride0 b_stride1 b_stride2 b_stride3")
+
 RECORDS = {
     "quantize": (1, "input output size inverse_scale:f zero_point"),
     "dequantize": (2, "input output size scale:f zero_point"),
     "requantize": (3, "input output size scale:f input_zero_point output_zero_point"),
     "conv2d": (4, "input output batch input_height input_width input_channels output_height output_width "
                   "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
-                  "dilation_width padding_top padding_left weights bias scales input_zero_point "
+                  "dilation_width padding_top padding_left weights weights_layout bias scales input_zero_point "
                   "output_zero_point output_min output_max"),
     "dwconv2d": (5, "input output batch input_height input_width input_channels output_height output_width "
                     "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
-                    "dilation_width padding_top padding_left depth_multiplier weights bias scales "
+                    "dilation_width padding_top padding_left depth_multiplier weights weights_layout bias scales "
                     "input_zero_point output_zero_point output_min output_max"),
-    "add": (6, "input_a input_b output size a_zero_point b_zero_point output_zero_point a_multiplier:f "
-               "b_multiplier:f output_min output_max"),
+    "add": (6, _BINARY + " a_zero_point b_zero_point output_zero_point a_multiplier:f b_multiplier:f "
+               "output_min output_max"),
     "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
                      "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
-                     "input_zero_point output_zero_point output_min output_max"),
+                     "input_zero_point output_zero_point output_min output_max count_include_pad"),
     "pad": (8, "input output batch input_height input_width channels padding_top padding_bottom padding_left "
                "padding_right pad_value"),
     "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point"),
     "copy": (10, "input output bytes"),
+    "mul": (11, _BINARY + " a_zero_point b_zero_point output_zero_point scale:f output_min output_max"),
+    "maxpool2d": (12, "input output batch input_height input_width channels output_height output_width "
+                      "kernel_height kernel_width stride_height stride_width dilation_height dilation_width "
+                      "padding_top padding_left output_min output_max"),
+    "copy_slice": (13, "input output outer inner_input inner_output output_offset scale:f input_zero_point "
+                       "output_zero_point"),
+    "transpose": (14, "input output element_bytes input_dim0 input_dim1 input_dim2 input_dim3 perm0 perm1 perm2 "
+                      "perm3"),
+    "lut": (15, "input output size table"),
 }
 
-# Fields that hold activation tensors (arena offsets) and constant data (wasm addresses).
+# Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
+# gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
-CONSTANT_FIELDS = ("weights", "bias", "scales")
+CONSTANT_FIELDS = ("weights", "bias", "scales", "input_b", "table")
 
 
 def _layout(kind):

@@ -22,6 +22,7 @@ from ..errors import ModelError, UnsupportedModelError
 from ..graph import Graph, Op, Tensor
 from .onnx_proto import parse_model, tensor_bytes, tensor_dtype, unpack
 
+XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
 UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "Tanh": "TANH",
@@ -245,9 +246,7 @@ class OnnxImporter:
         return tuple(scales), tuple(z - shift for z in zero_points), dtype
 
     def _int8_data(self, constant, dtype):
-        if dtype == "uint8":
-            return bytes(b ^ 0x80 for b in constant.data)  # u8 - 128, as two's complement bytes
-        return constant.data
+        return constant.data.translate(XOR_0x80) if dtype == "uint8" else constant.data
 
     def _weights(self, name, scale_name=None, zero_point_name=None, axis=0):
         """IR index of an int8 weight tensor: a DequantizeLinear of a constant (QDQ), or a constant with
@@ -266,12 +265,35 @@ class OnnxImporter:
             if dtype != constant.dtype:
                 raise Skip(f"weights are {constant.dtype} but their zero point is {dtype}")
         if dtype not in ("int8", "uint8"):
-            raise Skip(f"weights '{name}' are {dtype}; only int8 weights are supported")
-        if any(z != 0 for z in zero_points):
-            raise Skip(f"weights '{name}' are asymmetric (zero point {'+128 uint8' if dtype == 'uint8' else 'non-zero'}); "
-                       "only symmetric int8 weights are supported")
+            raise Skip(f"weights '{name}' are {dtype}; only int8 and uint8 weights are supported")
         axis = axis % len(constant.shape) if constant.shape else 0
-        return self._tensor(name, constant.shape, "int8", scales, zero_points, self._int8_data(constant, dtype), axis)
+        data = self._centered_weights(name, constant, dtype, zero_points, axis)
+        return self._tensor(name, constant.shape, "int8", scales, (0,) * len(zero_points), data, axis)
+
+    def _centered_weights(self, name, constant, dtype, zero_points, axis):
+        """int8 bytes of w - zero_point, which the kernels take (they assume symmetric weights). Exact
+        whenever w - zero_point fits in int8, which holds for symmetric int8 weights and for uint8
+        weights with zero point 128; done with bytes.translate, so it costs no Python loop per weight.
+        Zero points are in int8 terms (uint8 ones already moved by -128)."""
+        # Offset domain: u = w + 128 for int8 data, u = w for uint8 data; zero point u_zp = zp + 128.
+        data = constant.data if dtype == "uint8" else constant.data.translate(XOR_0x80)
+        if len(set(zero_points)) == 1:
+            slices = [(0, len(data), zero_points[0])]
+        elif axis == 0 and len(zero_points) == constant.shape[0]:
+            step = len(data) // constant.shape[0]
+            slices = [(i * step, (i + 1) * step, z) for i, z in enumerate(zero_points)]
+        else:
+            raise Skip(f"weights '{name}' have per-channel zero points along axis != 0")
+        out = bytearray(len(data))
+        for start, end, zero_point in slices:
+            chunk = data[start:end]
+            if not chunk:
+                continue
+            u_zp = zero_point + 128
+            if min(chunk) - u_zp < -128 or max(chunk) - u_zp > 127:
+                raise Skip(f"weights '{name}' minus their zero point do not fit in int8")
+            out[start:end] = chunk.translate(bytes((u - u_zp) & 0xFF for u in range(256)))
+        return bytes(out)
 
     def _bias(self, name, input_scale, weight_scales, channels):
         """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),

@@ -58,3 +58,40 @@ def float32_bytes(values):
 def float32(x):
     """Round a Python float to float32, so checks see what the kernels see."""
     return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def require_byte_quantized(tensor, role):
+    """(scale, zero_point) of a per-tensor quantized int8 or uint8 tensor."""
+    if tensor.dtype == "int8":
+        return require_int8(tensor, role)
+    if tensor.dtype != "uint8":
+        raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype}; expected int8 or uint8")
+    if len(tensor.scale) != 1 or len(tensor.zero_point) != 1:
+        raise Unsupported(f"{role} '{tensor.name}' must be quantized per tensor (one scale and zero point)")
+    if not tensor.scale[0] > 0 or not 0 <= tensor.zero_point[0] <= 255:
+        raise Unsupported(f"{role} '{tensor.name}' has an invalid scale or zero point")
+    return tensor.scale[0], tensor.zero_point[0]
+
+
+def broadcast_strides(shape, dims):
+    """Element strides of a tensor of ``shape`` read as the rank-4 output ``dims`` (numpy
+    broadcasting, leading 1s): 0 along broadcast dimensions."""
+    padded = [1] * (4 - len(shape)) + list(shape)
+    strides, stride = [0] * 4, 1
+    for k in range(3, -1, -1):
+        strides[k] = 0 if padded[k] == 1 and dims[k] != 1 else stride
+        stride *= padded[k]
+    return strides
+
+
+def broadcast_shape(a, b):
+    """numpy's broadcast of two shapes, or None when they do not broadcast."""
+    rank = max(len(a), len(b))
+    a = [1] * (rank - len(a)) + list(a)
+    b = [1] * (rank - len(b)) + list(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(y if x == 1 else x)
+    return out

@@ -35,20 +35,38 @@ def _requantization(graph, op, weight_scales):
     return x, y, x_zp, y_zp, scales, lo, hi
 
 
+# IR weight layouts (op.options["weights_layout"]) -> the records' weights_layout field.
+CONV_LAYOUTS = {"OHWI": 0, "OIHW": 1}          # CONV_2D [O,KH,KW,I] / [O,I,KH,KW]
+DEPTHWISE_LAYOUTS = {"OHWI": 0, "OIHW": 1}     # DEPTHWISE_CONV_2D [1,KH,KW,C*M] / [C*M,1,KH,KW]
+FC_LAYOUTS = {"OI": 0, "IO": 2}                # FULLY_CONNECTED [out,in] / [in,out]
+
+
+def _layout(op, layouts, default):
+    layout = op.options.get("weights_layout", default)
+    if layout not in layouts:
+        raise Unsupported(f"weights_layout {layout!r} not supported (expected one of {sorted(layouts)})")
+    return layout
+
+
 @lowering("CONV_2D", "DEPTHWISE_CONV_2D")
 def lower_conv2d(graph, op):
     depthwise = op.type == "DEPTHWISE_CONV_2D"
-    w, weights, weight_scales = _weights(graph, op, 3 if depthwise else 0)
+    layout = _layout(op, DEPTHWISE_LAYOUTS if depthwise else CONV_LAYOUTS, "OHWI")
+    oihw = layout == "OIHW"
+    w, weights, weight_scales = _weights(graph, op, 3 if depthwise and not oihw else 0)
     x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
     for tensor, role in ((x, "input"), (y, "output"), (w, "weights")):
         require_rank(tensor, 4, role)
     n, in_h, in_w, in_c = x.shape
     out_n, out_h, out_w, out_c = y.shape
-    kh, kw = w.shape[1], w.shape[2]
-    if out_n != n or (w.shape[0] if depthwise else w.shape[3]) != (1 if depthwise else in_c):
-        raise Unsupported(f"weights {list(w.shape)} do not fit input {list(x.shape)}")
-    if (w.shape[3] if depthwise else w.shape[0]) != out_c:
-        raise Unsupported(f"weights {list(w.shape)} do not fit output {list(y.shape)}")
+    if depthwise:
+        w_oc, w_ic, kh, kw = w.shape if oihw else (w.shape[3], w.shape[0], w.shape[1], w.shape[2])
+    else:
+        w_oc, w_ic, kh, kw = w.shape if oihw else (w.shape[0], w.shape[3], w.shape[1], w.shape[2])
+    if out_n != n or w_ic != (1 if depthwise else in_c):
+        raise Unsupported(f"weights {list(w.shape)} ({layout}) do not fit input {list(x.shape)}")
+    if w_oc != out_c:
+        raise Unsupported(f"weights {list(w.shape)} ({layout}) do not fit output {list(y.shape)}")
     if depthwise and out_c % in_c != 0:
         raise Unsupported(f"{out_c} output channels is not a multiple of {in_c} input channels")
     (sh, sw), (dh, dw) = op.options["stride"], op.options["dilation"]
@@ -63,7 +81,8 @@ def lower_conv2d(graph, op):
         input_channels=in_c, output_height=out_h, output_width=out_w, output_channels=out_c,
         kernel_height=kh, kernel_width=kw, stride_height=sh, stride_width=sw, dilation_height=dh,
         dilation_width=dw, padding_top=top, padding_left=left, input_zero_point=x_zp,
-        output_zero_point=y_zp, output_min=lo, output_max=hi)
+        output_zero_point=y_zp, output_min=lo, output_max=hi,
+        weights_layout=(DEPTHWISE_LAYOUTS if depthwise else CONV_LAYOUTS)[layout])
     if depthwise:
         fields["depth_multiplier"] = out_c // in_c
     constants = {"weights": weights, "scales": float32_bytes(scales)}
@@ -78,12 +97,13 @@ def lower_conv2d(graph, op):
 def lower_fully_connected(graph, op):
     if op.options.get("weights_format", 0) != 0:
         raise Unsupported("shuffled weights format not supported")
-    w, weights, weight_scales = _weights(graph, op, 0)
+    layout = _layout(op, FC_LAYOUTS, "OI")
+    w, weights, weight_scales = _weights(graph, op, 0 if layout == "OI" else 1)
     x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
     require_rank(w, 2, "weights")
-    out_c, k = w.shape
+    out_c, k = w.shape if layout == "OI" else w.shape[::-1]
     if x.size % k != 0 or y.size != (x.size // k) * out_c:
-        raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} do not fit weights {list(w.shape)}")
+        raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} do not fit weights {list(w.shape)} ({layout})")
     rows = x.size // k
     bias = _bias(graph, op, out_c)
     fields = dict(
@@ -91,7 +111,7 @@ def lower_fully_connected(graph, op):
         input_channels=k, output_height=rows, output_width=1, output_channels=out_c,
         kernel_height=1, kernel_width=1, stride_height=1, stride_width=1, dilation_height=1,
         dilation_width=1, padding_top=0, padding_left=0, input_zero_point=x_zp,
-        output_zero_point=y_zp, output_min=lo, output_max=hi)
+        output_zero_point=y_zp, output_min=lo, output_max=hi, weights_layout=FC_LAYOUTS[layout])
     constants = {"weights": weights, "scales": float32_bytes(scales)}
     if bias is not None:
         constants["bias"] = bias

@@ -1,15 +1,23 @@
-"""QUANTIZE, DEQUANTIZE and ADD."""
+"""QUANTIZE, DEQUANTIZE, ADD and MUL (numpy broadcasting up to rank 4, one input may be constant)."""
 
 from . import Step, Unsupported, lowering
-from .common import activation_range, require_int8
+from .common import (activation_range, broadcast_shape, broadcast_strides, require_byte_quantized,
+                     require_constant, require_int8)
+from .unary import requantize_table
 
 
 @lowering("QUANTIZE")
 def lower_quantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    y_scale, y_zp = require_int8(y, "output")
     if x.size != y.size:
         raise Unsupported("input and output sizes differ")
+    if "uint8" in (x.dtype, y.dtype) and x.dtype != "float32":
+        # uint8 <-> int8 (graph edges): a 256-entry table; with equal scales it is x ^ 0x80.
+        x_scale, x_zp = require_byte_quantized(x, "input")
+        y_scale, y_zp = require_byte_quantized(y, "output")
+        table = requantize_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp)
+        return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
+    y_scale, y_zp = require_int8(y, "output")
     if x.dtype == "float32":
         return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                       inverse_scale=1.0 / y_scale, zero_point=y_zp))]
@@ -21,24 +29,73 @@ def lower_quantize(graph, op):
 @lowering("DEQUANTIZE")
 def lower_dequantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if x.dtype == "uint8":
+        raise Unsupported("DEQUANTIZE of uint8 is not supported (QUANTIZE it to int8 first)")
     x_scale, x_zp = require_int8(x, "input")
     if y.dtype != "float32" or x.size != y.size:
         raise Unsupported(f"output must be float32 of the input's size, got {y.dtype} {list(y.shape)}")
     return [Step("dequantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size, scale=x_scale, zero_point=x_zp))]
 
 
+def _binary_operands(graph, op):
+    """(a index, b index, a, b, y): b is the constant one if there is one (ADD and MUL commute)."""
+    if len(op.inputs) != 2:
+        raise Unsupported(f"expected 2 inputs, got {len(op.inputs)}")
+    a_index, b_index = op.inputs
+    a, b, y = (graph.tensors[i] for i in (a_index, b_index, op.outputs[0]))
+    if a.is_constant and b.is_constant:
+        raise Unsupported("both inputs are constants (fold them before lowering)")
+    if a.is_constant:
+        a_index, b_index, a, b = b_index, a_index, b, a
+    return a_index, b_index, a, b, y
+
+
+def _binary_fields(graph, op, a_index, b_index, a, b, y):
+    """The shape part of an add / mul record (and its constants): broadcasting over the output."""
+    for tensor, role in ((a, "input a"), (b, "input b"), (y, "output")):
+        if len(tensor.shape) > 4:
+            raise Unsupported(f"{role} '{tensor.name}' has rank {len(tensor.shape)}; at most 4 is supported")
+    shape = broadcast_shape(a.shape, b.shape)
+    if shape is None:
+        raise Unsupported(f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast")
+    dims = [1] * (4 - len(y.shape)) + list(y.shape)
+    if [1] * (4 - len(shape)) + shape != dims:
+        raise Unsupported(f"{list(a.shape)} and {list(b.shape)} broadcast to {shape}, not to the output {list(y.shape)}")
+    if 0 in dims:
+        raise Unsupported("empty tensors are not supported")
+    fields = dict(input_a=a_index, output=op.outputs[0], b_constant=0)
+    constants = {}
+    if b.is_constant:
+        constants["input_b"] = require_constant(b, "input b", "int8")
+        fields["b_constant"] = 1
+    else:
+        fields["input_b"] = b_index
+    for k, (d, sa, sb) in enumerate(zip(dims, broadcast_strides(a.shape, dims), broadcast_strides(b.shape, dims))):
+        fields[f"dim{k}"], fields[f"a_stride{k}"], fields[f"b_stride{k}"] = d, sa, sb
+    return fields, constants
+
+
 @lowering("ADD")
 def lower_add(graph, op):
-    a, b, y = (graph.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
     a_scale, a_zp = require_int8(a, "input a")
     b_scale, b_zp = require_int8(b, "input b")
     y_scale, y_zp = require_int8(y, "output")
-    if a.is_constant or b.is_constant:
-        raise Unsupported("adding a constant tensor is not supported")
-    if tuple(a.shape) != tuple(b.shape) or a.size != y.size:
-        raise Unsupported(f"broadcasting {list(a.shape)} + {list(b.shape)} is not supported (shapes must match)")
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
     lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
-    return [Step("add", dict(input_a=op.inputs[0], input_b=op.inputs[1], output=op.outputs[0], size=y.size,
-                             a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp,
-                             a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale,
-                             output_min=lo, output_max=hi))]
+    fields.update(a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp, a_multiplier=a_scale / y_scale,
+                  b_multiplier=b_scale / y_scale, output_min=lo, output_max=hi)
+    return [Step("add", fields, constants)]
+
+
+@lowering("MUL")
+def lower_mul(graph, op):
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
+    a_scale, a_zp = require_int8(a, "input a")
+    b_scale, b_zp = require_int8(b, "input b")
+    y_scale, y_zp = require_int8(y, "output")
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
+    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
+    fields.update(a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp, scale=a_scale * b_scale / y_scale,
+                  output_min=lo, output_max=hi)
+    return [Step("mul", fields, constants)]
