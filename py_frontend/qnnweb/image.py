@@ -1,31 +1,47 @@
 """Image pre- and post-processing without numpy (Pyodide has none offline)."""
 
 import array
+import math
 import struct
 
 from .ops.common import round_half_away
 
 
+def is_nchw(shape):
+    """[N, 3, H, W] (ONNX) rather than [N, H, W, 3] (TFLite)."""
+    return len(shape) == 4 and shape[1] == 3 and shape[3] != 3
+
+
 def rgb_to_input(rgb, tensor_info, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)):
     """Turn H*W*3 RGB bytes (already at the model's input size) into the model's input buffer:
-    float = (pixel - mean[c]) / std[c], then quantized with the input's scale and zero point when
-    the input is int8. One 256-entry table per channel, so this is fast in pure Python."""
+    float = (pixel - mean[c]) / std[c], quantized with the input's scale and zero point when the
+    input is int8, laid out NHWC or NCHW as the input's shape says. One 256-entry table per channel
+    and slice assignments, so this is fast in pure Python."""
     rgb = bytes(rgb)
-    if len(rgb) * (4 if tensor_info.dtype == "float32" else 1) != tensor_info.nbytes:
+    if len(rgb) != tensor_info.size:
         raise ValueError(f"expected {tensor_info.size // 3} RGB pixels for input {list(tensor_info.shape)}, "
                          f"got {len(rgb) / 3:g}")
+    planar = is_nchw(tensor_info.shape)
+    plane = len(rgb) // 3
+
+    def place(out, c, values):
+        if planar:
+            out[c * plane:(c + 1) * plane] = values
+        else:
+            out[c::3] = values
+
     tables = [[(p - mean[c]) / std[c] for p in range(256)] for c in range(3)]
     if tensor_info.dtype == "float32":
         out = [0.0] * len(rgb)
         for c in range(3):
-            out[c::3] = [tables[c][p] for p in rgb[c::3]]
+            place(out, c, [tables[c][p] for p in rgb[c::3]])
         return array.array("f", out)
     if tensor_info.dtype == "int8":
         scale, zero_point = tensor_info.scale, tensor_info.zero_point
         out = bytearray(len(rgb))
         for c in range(3):
             table = bytes(max(-128, min(127, round_half_away(v / scale) + zero_point)) & 0xFF for v in tables[c])
-            out[c::3] = rgb[c::3].translate(table)
+            place(out, c, rgb[c::3].translate(table))
         return out
     raise ValueError(f"images go into float32 or int8 inputs, not {tensor_info.dtype}")
 
@@ -41,8 +57,18 @@ def dequantize(output, tensor_info):
     raise ValueError(f"cannot dequantize a {tensor_info.dtype} output")
 
 
-def top_k(output, tensor_info, k=5):
-    """The k best classes as (index, score), best first."""
+def softmax(values):
+    top = max(values)
+    exps = [math.exp(v - top) for v in values]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+def top_k(output, tensor_info, k=5, logits=False):
+    """The k best classes as (index, score), best first; `logits=True` turns scores into
+    probabilities with a softmax first (for models whose output is logits)."""
     scores = dequantize(output, tensor_info)
-    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    if logits:
+        scores = softmax(scores)
+    order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     return [(i, scores[i]) for i in order[:k]]

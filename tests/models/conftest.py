@@ -24,6 +24,11 @@ def model_path():
 
 
 @pytest.fixture(scope="session")
+def data_dir():
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
 def photos():
     return PHOTOS
 
