@@ -282,3 +282,120 @@ def windows(draw, work_per_pixel, budget=600_000, max_stride=3, max_dilation=2, 
         sizes.append(draw(st.integers(lo, min(hi, lo + 40))))
         padding += [before, after]
     return batch, tuple(sizes), (kh, kw), (sh, sw), (dh, dw), tuple(padding)
+
+
+# ----------------------------------------------------------------------------- ONNX-era ops
+
+def conv2d_layout(variant, x, x_scale, x_zp, w_ohwi, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
+                  padding=(0, 0, 0, 0), activation="NONE", depthwise=False):
+    """CONV_2D / DEPTHWISE_CONV_2D with weights_layout "OIHW": w_ohwi (the TFLite layout the reference
+    takes) is transposed here to ONNX's [O, I, KH, KW] (depthwise: [C*M, 1, KH, KW])."""
+    n, ih, iw, _ = x.shape
+    kh, kw = w_ohwi.shape[1], w_ohwi.shape[2]
+    if depthwise:
+        w = np.ascontiguousarray(w_ohwi.transpose(3, 0, 1, 2))   # [1,KH,KW,OC] -> [OC,1,KH,KW]
+    else:
+        w = np.ascontiguousarray(w_ohwi.transpose(0, 3, 1, 2))   # OHWI -> OIHW
+    oc = w.shape[0]
+    oh = conv_output_size(ih, kh, stride[0], dilation[0], padding[0], padding[1])
+    ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    w_scales = tuple(w_scales)
+    wi = g.constant(w, "int8", w_scales, (0,) * len(w_scales), quantized_dimension=0)
+    inputs = [xi, wi]
+    if bias is not None:
+        scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
+        inputs.append(g.constant(bias, "int32", scales, (0,) * oc))
+    yi = g.output((n, oh, ow, oc), "int8", y_scale, y_zp)
+    g.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", inputs, [yi], stride=tuple(stride),
+         dilation=tuple(dilation), padding=list(padding), activation=activation, weights_layout="OIHW")
+    return run(g, variant, x)[0]
+
+
+def fully_connected_io(variant, x, x_scale, x_zp, w_oi, w_scales, bias, y_scale, y_zp, activation="NONE"):
+    """FULLY_CONNECTED with weights_layout "IO": weights [in, out] (ONNX MatMul), per channel on axis 1."""
+    oc, k = w_oi.shape
+    rows = x.size // k
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    w_scales = tuple(w_scales)
+    wi = g.constant(np.ascontiguousarray(w_oi.T), "int8", w_scales, (0,) * len(w_scales),
+                    quantized_dimension=1 if len(w_scales) > 1 else 0)
+    inputs = [xi, wi]
+    if bias is not None:
+        scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
+        inputs.append(g.constant(bias, "int32", scales, (0,) * oc))
+    yi = g.output((rows, oc), "int8", y_scale, y_zp)
+    g.op("FULLY_CONNECTED", inputs, [yi], activation=activation, weights_layout="IO")
+    return run(g, variant, x)[0]
+
+
+def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE",
+           constant=None):
+    """ADD / MUL with numpy broadcasting; ``constant`` = "a" or "b" makes that input a constant tensor."""
+    g = GraphBuilder()
+    inputs, feeds = [], []
+    for name, x, s, z in (("a", a, a_scale, a_zp), ("b", b, b_scale, b_zp)):
+        if constant == name:
+            inputs.append(g.constant(x, "int8", s, z))
+        else:
+            inputs.append(g.input(x.shape, "int8", s, z))
+            feeds.append(x)
+    yi = g.output(np.broadcast_shapes(a.shape, b.shape), "int8", y_scale, y_zp)
+    g.op(op_type, inputs, [yi], activation=activation)
+    return run(g, variant, *feeds)[0]
+
+
+def max_pool2d(variant, x, scale, zp, kernel, stride, padding, dilation=(1, 1), activation="NONE"):
+    n, ih, iw, c = x.shape
+    oh = conv_output_size(ih, kernel[0], stride[0], dilation[0], padding[0], padding[1])
+    ow = conv_output_size(iw, kernel[1], stride[1], dilation[1], padding[2], padding[3])
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", scale, zp)
+    yi = g.output((n, oh, ow, c), "int8", scale, zp)
+    options = dict(kernel=tuple(kernel), stride=tuple(stride), padding=list(padding), activation=activation)
+    if dilation != (1, 1):
+        options["dilation"] = tuple(dilation)
+    g.op("MAX_POOL_2D", [xi], [yi], **options)
+    return run(g, variant, x)[0]
+
+
+def average_pool2d_include_pad(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE"):
+    n, ih, iw, c = x.shape
+    oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
+    ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
+    g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
+         activation=activation, count_include_pad=True)
+    return run(g, variant, x)[0]
+
+
+def concatenation(variant, inputs, axis, y_scale, y_zp):
+    """inputs: [(x, x_scale, x_zp)], concatenated along ``axis`` of their (equal-rank) shapes."""
+    g = GraphBuilder()
+    indexes = [g.input(x.shape, "int8", s, z) for x, s, z in inputs]
+    shape = list(inputs[0][0].shape)
+    shape[axis] = sum(x.shape[axis] for x, _, _ in inputs)
+    yi = g.output(shape, "int8", y_scale, y_zp)
+    g.op("CONCATENATION", indexes, [yi], axis=axis, activation="NONE")
+    return run(g, variant, *[x for x, _, _ in inputs])[0]
+
+
+def transpose(variant, x, perm, dtype="int8"):
+    g = GraphBuilder()
+    quantization = (0.5, 3) if dtype == "int8" else (None, None)
+    xi = g.input(x.shape, dtype, *quantization)
+    yi = g.output([x.shape[p] for p in perm], dtype, *quantization)
+    g.op("TRANSPOSE", [xi], [yi], perm=list(perm))
+    return run(g, variant, x)[0]
+
+
+def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_dtype="int8", **options):
+    g = GraphBuilder()
+    xi = g.input(x.shape, x_dtype, x_scale, x_zp)
+    yi = g.output(x.shape, y_dtype, y_scale, y_zp)
+    g.op(op_type, [xi], [yi], **options)
+    return run(g, variant, x)[0]

@@ -57,7 +57,7 @@ def test_record_words_match_frontend(variant):
     for kind, (op_type, _) in RECORDS.items():
         assert host.call("qnn_record_words", op_type) == record_words(kind), kind
         assert LAYOUTS[kind][2].size == 4 * record_words(kind)
-    for unknown in (0, -1, 11, 99, 1 << 30):
+    for unknown in (0, -1, 16, 99, 1 << 30):
         assert host.call("qnn_record_words", unknown) == 0
 
 
@@ -150,9 +150,18 @@ def conv_fields(k, **changes):
     fields = dict(input=0, output=64, batch=1, input_height=4, input_width=4, input_channels=3, output_height=4,
                   output_width=4, output_channels=5, kernel_height=3, kernel_width=3, stride_height=1,
                   stride_width=1, dilation_height=1, dilation_width=1, padding_top=1, padding_left=1,
-                  weights=k.constant(np.ones(5 * 9 * 3, np.int8), 0), bias=k.constant(np.zeros(5, np.int32), 256),
+                  weights=k.constant(np.ones(5 * 9 * 3, np.int8), 0), weights_layout=0, bias=k.constant(np.zeros(5, np.int32), 256),
                   scales=k.constant(np.full(5, 0.01, np.float32), 512), input_zero_point=0, output_zero_point=0,
                   output_min=-128, output_max=127)
+    fields.update(changes)
+    return fields
+
+
+def binary_shape(**changes):
+    """add / mul: [2, 3, 4, 5] (120 elements) + [1, 1, 4, 1] broadcast."""
+    fields = dict(input_a=0, input_b=512, output=1024, b_constant=0, dim0=2, dim1=3, dim2=4, dim3=5,
+                  a_stride0=60, a_stride1=20, a_stride2=5, a_stride3=1, b_stride0=0, b_stride1=0, b_stride2=1,
+                  b_stride3=0)
     fields.update(changes)
     return fields
 
@@ -170,12 +179,22 @@ def valid_fields(k, kind):
         "quantize": dict(common, size=100, inverse_scale=10.0, zero_point=0),
         "dequantize": dict(common, size=100, scale=0.1, zero_point=0),
         "requantize": dict(common, size=100, scale=0.5, input_zero_point=0, output_zero_point=0),
-        "add": dict(input_a=0, input_b=512, output=1024, size=100, a_zero_point=0, b_zero_point=0,
-                    output_zero_point=0, a_multiplier=0.5, b_multiplier=0.5, output_min=-128, output_max=127),
+        "add": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, a_multiplier=0.5,
+                    b_multiplier=0.5, output_min=-128, output_max=127),
+        "mul": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, scale=0.01,
+                    output_min=-128, output_max=127),
+        "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
+                          kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, dilation_height=1,
+                          dilation_width=1, padding_top=0, padding_left=0, output_min=-128, output_max=127),
+        "copy_slice": dict(common, outer=4, inner_input=10, inner_output=25, output_offset=15, scale=0.5,
+                           input_zero_point=0, output_zero_point=0),
+        "transpose": dict(common, element_bytes=4, input_dim0=1, input_dim1=3, input_dim2=4, input_dim3=5, perm0=0,
+                          perm1=2, perm2=3, perm3=1),
+        "lut": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.uint8), 0)),
         "avgpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
                           kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, padding_top=0,
                           padding_left=0, scale=1.0, input_zero_point=0, output_zero_point=0, output_min=-128,
-                          output_max=127),
+                          output_max=127, count_include_pad=0),
         "pad": dict(common, batch=1, input_height=4, input_width=4, channels=3, padding_top=1, padding_bottom=1,
                     padding_left=1, padding_right=1, pad_value=0),
         "softmax": dict(common, rows=4, columns=10, beta_scale=0.1, inverse_output_scale=256.0, output_zero_point=-128),
@@ -214,12 +233,15 @@ def test_tensor_outside_arena_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax"])
+@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
+                                  "copy_slice", "transpose"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
                                     "kernel_width", "stride_height", "stride_width", "dilation_height",
-                                    "dilation_width", "rows", "columns", "depth_multiplier")]
+                                    "dilation_width", "rows", "columns", "depth_multiplier", "dim0", "dim1",
+                                    "dim2", "dim3", "outer", "inner_input", "inner_output", "input_dim0",
+                                    "input_dim1", "input_dim2", "input_dim3")]
     for field in fields_with_dims:
         for value in (0, -1, -(1 << 31)):
             k = Kernel(variant)
@@ -231,7 +253,7 @@ def test_non_positive_dimension_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("kind", ["quantize", "dequantize", "requantize", "copy", "add"])
+@pytest.mark.parametrize("kind", ["quantize", "dequantize", "requantize", "copy", "lut"])
 def test_negative_size_rejected(variant, kind):
     k = Kernel(variant)
     fields = valid_fields(k, kind)
@@ -240,7 +262,8 @@ def test_negative_size_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "add", "avgpool2d", "requantize", "softmax", "pad"])
+@pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "add", "avgpool2d", "requantize", "softmax", "pad", "mul",
+                                  "maxpool2d", "copy_slice"])
 def test_zero_point_outside_int8_rejected(variant, kind):
     names = [n for n in LAYOUTS[kind][1] if "zero_point" in n or n in ("output_min", "output_max", "pad_value")]
     assert names
@@ -253,7 +276,7 @@ def test_zero_point_outside_int8_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("op_type", [0, -1, 11, 12, 99, 1 << 30])
+@pytest.mark.parametrize("op_type", [0, -1, 16, 17, 99, 1 << 30])
 def test_unknown_op_type_rejected(variant, op_type):
     k = Kernel(variant)
     record = bytearray(pack_record("copy", valid_fields(k, "copy")))
@@ -354,3 +377,33 @@ def test_random_records_never_trap(variant, kind, data):
             assert k.message().isprintable()
     except wasmtime.Trap as e:
         pytest.fail(f"{kind} record {fields} trapped: {str(e).splitlines()[0]}")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind, changes, words", [
+    ("conv2d", dict(weights_layout=3), "weights_layout"),
+    ("conv2d", dict(weights_layout=-1), "weights_layout"),
+    ("conv2d", dict(weights_layout=2), "1x1"),
+    ("dwconv2d", dict(weights_layout=2), "weights_layout"),
+    ("add", dict(b_constant=2), "b_constant"),
+    ("add", dict(a_stride2=-1), "stride"),
+    ("mul", dict(b_stride0=(1 << 30) + 1), "stride"),
+    ("mul", dict(b_constant=1, input_b=0), "constant"),
+    ("mul", dict(scale=float("inf")), "finite"),
+    ("add", dict(dim0=1 << 24, dim1=1 << 24), "2^31"),
+    ("avgpool2d", dict(count_include_pad=2), "count_include_pad"),
+    ("copy_slice", dict(output_offset=16), "inside"),
+    ("copy_slice", dict(output_offset=-1), "inside"),
+    ("copy_slice", dict(scale=float("nan")), "finite"),
+    ("transpose", dict(perm3=2), "permutation"),
+    ("transpose", dict(perm0=4), "permutation"),
+    ("transpose", dict(element_bytes=3), "element_bytes"),
+    ("transpose", dict(input_dim0=1 << 24, input_dim1=1 << 24), "2^31"),
+    ("lut", dict(table=0), "constant"),
+    ("maxpool2d", dict(padding_top=-1), "padding"),
+])
+def test_new_record_fields_rejected(variant, kind, changes, words):
+    k = Kernel(variant)
+    fields = valid_fields(k, kind)
+    fields.update(changes)
+    assert_rejected(k, k.add_record(kind, **fields), kind.split("2d")[0], words)

@@ -33,14 +33,14 @@ def set_opcode(data, old, new):
 
 def test_every_unsupported_op_is_listed_at_once(model_path):
     data = bytearray(model_path("visual_wake_words").read_bytes())
-    set_opcode(data, BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.MAX_POOL_2D)
-    set_opcode(data, BuiltinOperator.SOFTMAX, BuiltinOperator.LOGISTIC)
+    set_opcode(data, BuiltinOperator.AVERAGE_POOL_2D, BuiltinOperator.L2_POOL_2D)
+    set_opcode(data, BuiltinOperator.SOFTMAX, BuiltinOperator.EXP)
     with pytest.raises(qnnweb.UnsupportedModelError) as error:
         qnnweb.load(bytes(data))
     problems = error.value.problems
-    assert [(index, op_type) for index, op_type, _ in problems] == [(28, "MAX_POOL_2D"), (31, "LOGISTIC")]
+    assert [(index, op_type) for index, op_type, _ in problems] == [(28, "L2_POOL_2D"), (31, "EXP")]
     message = str(error.value)
-    assert "op 28 MAX_POOL_2D: operator not supported" in message and "op 31 LOGISTIC" in message
+    assert "op 28 L2_POOL_2D: operator not supported" in message and "op 31 EXP" in message
     assert isinstance(error.value, ValueError)
 
 

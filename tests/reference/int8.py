@@ -285,3 +285,97 @@ def softmax(x, x_scale, y_scale, y_zp, beta=1.0):
     e = np.exp(z)
     p = e / e.sum(axis=-1, keepdims=True)
     return np.clip(np.rint(p / float(y_scale)) + y_zp, -128, 127).astype(np.int8)
+
+
+# ----------------------------------------------------------------------------- ONNX-era ops
+
+def mul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    """MUL with numpy broadcasting: float32((a - a_zp) * (b - b_zp)) * float32(a_scale * b_scale / y_scale),
+    fp32-requantized (as conv)."""
+    scale = np.float32(float(a_scale) * float(b_scale) / float(y_scale))
+    product = (a.astype(np.int32) - a_zp) * (b.astype(np.int32) - b_zp)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return requantize_fp32(product, scale, y_zp, lo, hi)
+
+
+def mul_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    real = (a.astype(np.float64) - a_zp) * a_scale * ((b.astype(np.float64) - b_zp) * b_scale)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return np.clip(np.rint(real / y_scale) + y_zp, lo, hi).astype(np.int8)
+
+
+def max_pool2d(x, kernel, stride, dilation=(1, 1), padding=(0, 0, 0, 0), activation="NONE", y_scale=1.0, y_zp=0):
+    """Max over the valid taps (padding ignored); a window without one gives the clamp's minimum."""
+    n, ih, iw, c = x.shape
+    kh, kw = kernel
+    top, bottom, left, right = padding
+    oh = conv_output_size(ih, kh, stride[0], dilation[0], top, bottom)
+    ow = conv_output_size(iw, kw, stride[1], dilation[1], left, right)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    neg = np.full((n, ih + top + max(bottom, 0) + kh * dilation[0], iw + left + max(right, 0) + kw * dilation[1], c),
+                  -1000, np.int32)
+    neg[:, top:top + ih, left:left + iw, :] = x
+    out = np.full((n, oh, ow, c), -1000, np.int32)
+    for ky, kx, view in _windows(neg, kernel, stride, dilation, (0, 0, 0, 0), (oh, ow)):
+        out = np.maximum(out, view)
+    return np.clip(out, lo, hi).astype(np.int8)
+
+
+def average_pool2d_include_pad(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 0, 0, 0),
+                               activation="NONE"):
+    """ONNX count_include_pad=1: padded taps are input zero points and every window divides by KH*KW.
+    Same quantization: integer average rounded half away from zero; otherwise fp32."""
+    n, ih, iw, c = x.shape
+    kh, kw = kernel
+    top, bottom, left, right = padding
+    oh = conv_output_size(ih, kh, stride[0], 1, top, bottom)
+    ow = conv_output_size(iw, kw, stride[1], 1, left, right)
+    xp = np.full((n, ih + top + bottom + kh, iw + left + right + kw, c), x_zp, np.int64)
+    xp[:, top:top + ih, left:left + iw, :] = x
+    total = np.zeros((n, oh, ow, c), np.int64)
+    for _, _, view in _windows(xp, kernel, stride, (1, 1), (0, 0, 0, 0), (oh, ow)):
+        total += view
+    count = kh * kw
+    scale = np.float32(float(x_scale) / float(y_scale))
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    if scale == np.float32(1.0) and x_zp == y_zp:
+        half = count // 2
+        avg = np.where(total >= 0, (total + half) // count, -((-(total - half)) // count))
+        return np.clip(avg, lo, hi).astype(np.int8)
+    multiplier = np.float32(scale / np.float32(count))
+    return quantize_clamped((total - count * x_zp).astype(np.float32) * multiplier, y_zp, lo, hi)
+
+
+def concatenate(inputs, axis, y_scale, y_zp):
+    """inputs: [(x, x_scale, x_zp)]; each is requantized (fp32, as requantize) unless its quantization
+    is the output's."""
+    parts = []
+    for x, x_scale, x_zp in inputs:
+        same = np.float32(float(x_scale) / float(y_scale)) == np.float32(1.0) and x_zp == y_zp
+        parts.append(x if same else requantize(x, x_scale, x_zp, y_scale, y_zp))
+    return np.concatenate(parts, axis=axis)
+
+
+def lut(x, table):
+    """x: int8 or uint8 array, table: 256 output values indexed by the input byte."""
+    return np.asarray(table)[x.view(np.uint8)]
+
+
+def unary_table(function, x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, lo=None, hi=None):
+    """The table of a unary op: float64 function of the dequantized input, rounded half to even."""
+    values = np.arange(256).astype(np.uint8).view(x_dtype).astype(np.float64)
+    real = np.array([function(v) for v in (values - x_zp) * x_scale])
+    info = np.iinfo(y_dtype)
+    lo = info.min if lo is None else max(lo, info.min)
+    hi = info.max if hi is None else min(hi, info.max)
+    return np.clip(np.rint(real / y_scale) + y_zp, lo, hi).astype(y_dtype)
+
+
+def requantize_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp):
+    """uint8 <-> int8 QUANTIZE, the fp32 requantization of every byte."""
+    values = np.arange(256).astype(np.uint8).view(x_dtype).astype(np.int32)
+    scale = np.float32(float(x_scale) / float(y_scale))
+    f = (values - x_zp).astype(np.float32) * scale
+    info = np.iinfo(y_dtype)
+    f = np.clip(f, np.float32(info.min - y_zp), np.float32(info.max - y_zp))
+    return (np.rint(f).astype(np.int32) + y_zp).astype(y_dtype)

@@ -31,14 +31,19 @@ enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
   QNN_OP_DEQUANTIZE = 2,  /* int8 -> float32 */
   QNN_OP_REQUANTIZE = 3,  /* int8 -> int8 with another scale / zero point */
-  QNN_OP_CONV2D = 4,      /* NHWC conv, OHWI weights; FULLY_CONNECTED is a 1x1 conv */
-  QNN_OP_DWCONV2D = 5,    /* NHWC depthwise conv, [1,KH,KW,C*M] weights */
-  QNN_OP_ADD = 6,         /* element-wise, same shape */
+  QNN_OP_CONV2D = 4,      /* NHWC conv, OHWI / OIHW / IO weights; FULLY_CONNECTED is a 1x1 conv */
+  QNN_OP_DWCONV2D = 5,    /* NHWC depthwise conv, [1,KH,KW,C*M] or [C*M,1,KH,KW] weights */
+  QNN_OP_ADD = 6,         /* element-wise, broadcasting (strides over a 4-D output) */
   QNN_OP_AVGPOOL2D = 7,   /* average pooling; MEAN over H,W is a pool over the whole image */
   QNN_OP_PAD = 8,         /* constant pad of H and W */
   QNN_OP_SOFTMAX = 9,     /* over the innermost dimension */
   QNN_OP_COPY = 10,       /* raw bytes */
-  QNN_OP_TYPE_COUNT = 11,
+  QNN_OP_MUL = 11,        /* element-wise, broadcasting, fp32 requantization */
+  QNN_OP_MAXPOOL2D = 12,  /* max pooling (input and output share quantization) */
+  QNN_OP_COPY_SLICE = 13, /* [outer, inner_in] into columns of [outer, inner_out] (CONCATENATION) */
+  QNN_OP_TRANSPOSE = 14,  /* any permutation of up to 4 dimensions, 1-, 2- or 4-byte elements */
+  QNN_OP_LUT = 15,        /* byte -> byte through a 256-entry table (unary int8 / uint8 ops) */
+  QNN_OP_TYPE_COUNT = 16,
 };
 
 enum qnn_status {
@@ -72,6 +77,16 @@ struct qnn_requantize_record {
   int32_t input_zero_point, output_zero_point;
 };
 
+/* Weight layouts (weights_layout), packed in C with strides:
+ *   conv2d:   0 = OHWI [oc][kh][kw][ic] (TFLite), 1 = OIHW [oc][ic][kh][kw] (ONNX),
+ *             2 = IO [ic][oc] (MatMul weights [K, N]; 1x1 kernels only)
+ *   dwconv2d: 0 = [kh][kw][oc] (TFLite [1,KH,KW,C*M]), 1 = [oc][kh][kw] (ONNX [C*M,1,KH,KW]) */
+enum qnn_weights_layout {
+  QNN_WEIGHTS_OHWI = 0,
+  QNN_WEIGHTS_OIHW = 1,
+  QNN_WEIGHTS_IO = 2,
+};
+
 /* 2-D convolution, NHWC activations. Padding is explicit (top/left); the output size fixes the
  * bottom/right padding. Padded taps read a buffer filled with input_zero_point. */
 struct qnn_conv2d_record {
@@ -83,7 +98,8 @@ struct qnn_conv2d_record {
   int32_t stride_height, stride_width;
   int32_t dilation_height, dilation_width;
   int32_t padding_top, padding_left;
-  int32_t weights;          /* address: int8 [output_channels][kernel_height][kernel_width][input_channels] */
+  int32_t weights;          /* address: int8, weights_layout (OHWI: [output_channels][kh][kw][input_channels]) */
+  int32_t weights_layout;   /* enum qnn_weights_layout: 0 OHWI, 1 OIHW, 2 IO */
   int32_t bias;             /* address: int32 [output_channels], or 0 for none */
   int32_t scales;           /* address: float [output_channels] = input_scale * weight_scale[c] / output_scale */
   int32_t input_zero_point, output_zero_point;
@@ -101,25 +117,49 @@ struct qnn_dwconv2d_record {
   int32_t dilation_height, dilation_width;
   int32_t padding_top, padding_left;
   int32_t depth_multiplier;
-  int32_t weights;          /* address: int8 [kernel_height][kernel_width][output_channels] */
+  int32_t weights;          /* address: int8 [kernel_height][kernel_width][output_channels] (layout 0) */
+  int32_t weights_layout;   /* 0: [kh][kw][oc], 1: [oc][kh][kw] */
   int32_t bias;             /* address: int32 [output_channels], or 0 */
   int32_t scales;           /* address: float [output_channels] */
   int32_t input_zero_point, output_zero_point;
   int32_t output_min, output_max;
 };
 
-/* out = rint((a - a_zp) * a_multiplier + (b - b_zp) * b_multiplier) + out_zp, clamped.
- * multipliers are a_scale / out_scale and b_scale / out_scale. */
+/* Binary element-wise ops (ADD, MUL) with numpy broadcasting: the output is dims[0..3] (padded
+ * with leading 1s, contiguous); element (i0,i1,i2,i3) of input x is x[sum(i_k * x_strides[k])],
+ * with stride 0 along broadcast dimensions. input_b is an arena offset, or, when b_constant is 1,
+ * the wasm address of constant int8 data (copied at qnn_plan_add). */
+#define QNN_BINARY_SHAPE_FIELDS \
+  int32_t input_a, input_b, output; \
+  int32_t b_constant; \
+  int32_t dims[4]; \
+  int32_t a_strides[4], b_strides[4];
+
+/* XNNPACK's fixed-point form: multipliers are a_scale / out_scale and b_scale / out_scale, both
+ * scaled by 2^shift (the larger to 22 significant bits); out = ((2^(shift-1) + (a - a_zp) * A +
+ * (b - b_zp) * B) >> shift) clamped to [min - zp, max - zp], + out_zp. */
 struct qnn_add_record {
   int32_t op, words;
-  int32_t input_a, input_b, output, size;
+  QNN_BINARY_SHAPE_FIELDS
   int32_t a_zero_point, b_zero_point, output_zero_point;
   float a_multiplier, b_multiplier;
   int32_t output_min, output_max;
 };
 
+/* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32
+ * requantization; scale = a_scale * b_scale / out_scale. */
+struct qnn_mul_record {
+  int32_t op, words;
+  QNN_BINARY_SHAPE_FIELDS
+  int32_t a_zero_point, b_zero_point, output_zero_point;
+  float scale;
+  int32_t output_min, output_max;
+};
+
 /* Average over the valid (unpadded) taps of each window, then requantized:
- * out = rint((sum - n * in_zp) * (scale / n)) + out_zp, with scale = input_scale / output_scale. */
+ * out = rint((sum - n * in_zp) * (scale / n)) + out_zp, with scale = input_scale / output_scale.
+ * count_include_pad = 1: padded taps count as input_zero_point and n = kernel_height * kernel_width
+ * (ONNX AveragePool count_include_pad=1). */
 struct qnn_avgpool2d_record {
   int32_t op, words;
   int32_t input, output;
@@ -130,6 +170,21 @@ struct qnn_avgpool2d_record {
   int32_t padding_top, padding_left;
   float scale;
   int32_t input_zero_point, output_zero_point;
+  int32_t output_min, output_max;
+  int32_t count_include_pad;
+};
+
+/* Max over the valid (unpadded) taps of each window, clamped to [output_min, output_max]; a window
+ * with no valid tap gives output_min. Input and output share quantization. */
+struct qnn_maxpool2d_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, channels;
+  int32_t output_height, output_width;
+  int32_t kernel_height, kernel_width;
+  int32_t stride_height, stride_width;
+  int32_t dilation_height, dilation_width;
+  int32_t padding_top, padding_left;
   int32_t output_min, output_max;
 };
 
@@ -153,6 +208,35 @@ struct qnn_softmax_record {
 struct qnn_copy_record {
   int32_t op, words;
   int32_t input, output, bytes;
+};
+
+/* CONCATENATION, one record per input: input int8 [outer][inner_input] is written to columns
+ * [output_offset, output_offset + inner_input) of output int8 [outer][inner_output], requantized
+ * (out = rint(clamp((x - in_zp) * scale)) + out_zp, scale = in_scale / out_scale) unless scale is
+ * 1 and the zero points are equal (then a copy). */
+struct qnn_copy_slice_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t outer, inner_input, inner_output, output_offset;
+  float scale;
+  int32_t input_zero_point, output_zero_point;
+};
+
+/* output[i0][i1][i2][i3] = input[...] with output dimension k = input dimension perm[k];
+ * input_dims padded with leading 1s (and perm with leading 0, 1, ...) to rank 4. */
+struct qnn_transpose_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t element_bytes;    /* 1, 2 or 4 */
+  int32_t input_dims[4];
+  int32_t perm[4];
+};
+
+/* output[i] = table[(uint8) input[i]]: any int8 / uint8 -> int8 / uint8 unary function. */
+struct qnn_lut_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  int32_t table;            /* address: 256 bytes (copied at qnn_plan_add) */
 };
 
 /* Exports (identical in the scalar, simd128 and relaxed modules):

@@ -9,7 +9,8 @@ int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, 
 
 void qnn_pack_qs8_igemm_w(
     size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
-    const int8_t* w, const int32_t* bias, const float* scale, void* packed) {
+    const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
+    const int32_t* bias, const float* scale, void* packed) {
   const size_t kc_padded = qnn_round_up(kc, kr);
   char* out = packed;
   for (size_t n0 = 0; n0 < nc; n0 += nr) {
@@ -18,9 +19,11 @@ void qnn_pack_qs8_igemm_w(
     float* packed_scale = (float*) (out + nr * sizeof(int32_t));
     int8_t* packed_w = (int8_t*) (out + nr * (sizeof(int32_t) + sizeof(float)));
     for (size_t n = 0; n < nb; n++) {
-      const int8_t* wn = w + (n0 + n) * ks * kc;
+      const int8_t* wn = w + (n0 + n) * n_stride;
       int32_t sum = 0;
-      for (size_t k = 0; k < ks * kc; k++) sum += wn[k];
+      for (size_t t = 0; t < ks; t++) {
+        for (size_t k = 0; k < kc; k++) sum += wn[t * t_stride + k * k_stride];
+      }
       packed_bias[n] = (bias != NULL ? bias[n0 + n] : 0) - input_zero_point * sum;
       packed_scale[n] = scale[n0 + n];
     }
@@ -28,7 +31,7 @@ void qnn_pack_qs8_igemm_w(
       for (size_t k0 = 0; k0 < kc_padded; k0 += kr) {
         for (size_t n = 0; n < nb; n++) {
           for (size_t k = k0; k < k0 + kr && k < kc; k++) {
-            packed_w[n * kr + (k - k0)] = w[((n0 + n) * ks + t) * kc + k];
+            packed_w[n * kr + (k - k0)] = w[(n0 + n) * n_stride + t * t_stride + k * k_stride];
           }
         }
         packed_w += nr * kr;
@@ -44,7 +47,7 @@ int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct) {
 
 void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
-    const int8_t* w, const int32_t* bias, const float* scale, void* packed) {
+    const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed) {
   char* out = packed;
   for (size_t c0 = 0; c0 < channels; c0 += ct) {
     const size_t cb = qnn_min_size(ct, channels - c0);
@@ -54,7 +57,7 @@ void qnn_pack_qs8_dwconv_w(
     for (size_t c = 0; c < cb; c++) {
       int32_t sum = 0;
       for (size_t t = 0; t < ks; t++) {
-        const int8_t wv = w[t * channels + c0 + c];
+        const int8_t wv = w[t * t_stride + (c0 + c) * c_stride];
         packed_w[t * ct + c] = wv;
         sum += wv;
       }

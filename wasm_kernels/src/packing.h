@@ -9,17 +9,21 @@
  *   int32 bias[NR]     bias[n] - input_zero_point * sum_k w[n][k]   (0 past nc)
  *   float scale[NR]    requantization scale                          (0 past nc)
  *   int8  w[ks][round_up(kc, KR) / KR][NR][KR]                       (0 past nc / kc)
- * `w` is [nc][ks][kc] (TFLite OHWI). */
+ * Weight (n, t, k) (output channel, tap, input channel) is w[n * n_stride + t * t_stride + k * k_stride]:
+ * OHWI [nc][ks][kc] is (ks * kc, kc, 1), OIHW [nc][kc][ks] is (kc * ks, 1, ks), IO [kc][nc] (ks = 1)
+ * is (1, 0, nc). */
 int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr);
 void qnn_pack_qs8_igemm_w(
     size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
-    const int8_t* w, const int32_t* bias, const float* scale, void* packed);
+    const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
+    const int32_t* bias, const float* scale, void* packed);
 
 /* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], int8 w[ks][CT].
- * `w` is [ks][channels] (TFLite [1, KH, KW, C]). */
+ * Weight (t, c) is w[t * t_stride + c * c_stride]: TFLite [1, KH, KW, C] is (channels, 1), ONNX
+ * [C, 1, KH, KW] is (1, ks). */
 int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct);
 void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
-    const int8_t* w, const int32_t* bias, const float* scale, void* packed);
+    const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed);
 
 #endif

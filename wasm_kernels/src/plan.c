@@ -23,6 +23,11 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_PAD] = QNN_OP_KIND(qnn_pad_record, pad),
   [QNN_OP_SOFTMAX] = QNN_OP_KIND(qnn_softmax_record, softmax),
   [QNN_OP_COPY] = QNN_OP_KIND(qnn_copy_record, copy),
+  [QNN_OP_MUL] = QNN_OP_KIND(qnn_mul_record, mul),
+  [QNN_OP_MAXPOOL2D] = QNN_OP_KIND(qnn_maxpool2d_record, maxpool2d),
+  [QNN_OP_COPY_SLICE] = QNN_OP_KIND(qnn_copy_slice_record, copy_slice),
+  [QNN_OP_TRANSPOSE] = QNN_OP_KIND(qnn_transpose_record, transpose),
+  [QNN_OP_LUT] = QNN_OP_KIND(qnn_lut_record, lut),
 };
 
 static const struct op_kind* find_kind(int32_t type) {
@@ -92,7 +97,7 @@ int32_t QNN_EXPORT(qnn_run)(const struct qnn_plan* plan) {
   return QNN_OK;
 }
 
-static void set_error2(const char* what, const char* problem) {
+void qnn_set_error2(const char* what, const char* problem) {
   char message[200];
   size_t n = 0;
   for (const char* s = what; *s != '\0' && n < 100; s++) message[n++] = *s;
@@ -103,7 +108,7 @@ static void set_error2(const char* what, const char* problem) {
 
 int8_t* qnn_plan_tensor(const struct qnn_plan* plan, int32_t offset, int64_t bytes, const char* what) {
   if (offset < 0 || bytes < 0 || (int64_t) offset + bytes > (int64_t) plan->arena_bytes) {
-    set_error2(what, ": tensor lies outside the activation arena");
+    qnn_set_error2(what, ": tensor lies outside the activation arena");
     return NULL;
   }
   return plan->arena + offset;
@@ -112,7 +117,7 @@ int8_t* qnn_plan_tensor(const struct qnn_plan* plan, int32_t offset, int64_t byt
 const void* qnn_plan_constant(int32_t address, int64_t bytes, const char* what) {
   const int64_t memory_bytes = (int64_t) __builtin_wasm_memory_size(0) * 65536;
   if (address <= 0 || bytes < 0 || (int64_t) address + bytes > memory_bytes) {
-    set_error2(what, ": constant data lies outside wasm memory");
+    qnn_set_error2(what, ": constant data lies outside wasm memory");
     return NULL;
   }
   return (const void*) (uintptr_t) address;
@@ -132,7 +137,7 @@ void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes) {
 int qnn_check_positive(const int32_t* values, int count, const char* what) {
   for (int i = 0; i < count; i++) {
     if (values[i] <= 0 || values[i] > (1 << 24)) {
-      set_error2(what, ": a dimension, kernel size, stride or dilation is not positive (or is absurdly large)");
+      qnn_set_error2(what, ": a dimension, kernel size, stride or dilation is not positive (or is absurdly large)");
       return 0;
     }
   }
@@ -141,7 +146,7 @@ int qnn_check_positive(const int32_t* values, int count, const char* what) {
 
 int qnn_check_int8(int32_t value, const char* what) {
   if (value < -128 || value > 127) {
-    set_error2(what, ": zero point or clamp bound outside int8");
+    qnn_set_error2(what, ": zero point or clamp bound outside int8");
     return 0;
   }
   return 1;

@@ -26,6 +26,9 @@ const void* qnn_plan_constant(int32_t address, int64_t bytes, const char* what);
  * over 1 GiB is refused (out of memory) before it is allocated. */
 void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes);
 
+/* Sets the error message to what + problem. */
+void qnn_set_error2(const char* what, const char* problem);
+
 int qnn_check_positive(const int32_t* values, int count, const char* what);
 int qnn_check_int8(int32_t value, const char* what);
 

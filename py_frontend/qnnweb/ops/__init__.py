@@ -44,7 +44,7 @@ def lowering(*op_types):
 
 
 def lower(graph):
-    from . import conv, elementwise, pooling, shape, softmax  # noqa: F401  (registers lowerings)
+    from . import conv, elementwise, pooling, shape, softmax, unary  # noqa: F401  (registers lowerings)
 
     problems, steps = [], []
     for op in graph.ops:
@@ -58,8 +58,9 @@ def lower(graph):
             problems.append((op.index, op.type, str(e)))
     for i in graph.inputs + graph.outputs:
         t = graph.tensors[i]
-        if t.dtype not in ("float32", "int8"):
-            problems.append((-1, "model input/output", f"tensor '{t.name}' has dtype {t.dtype}; qnnweb takes float32 or int8"))
+        if t.dtype not in ("float32", "int8", "uint8"):
+            problems.append((-1, "model input/output",
+                             f"tensor '{t.name}' has dtype {t.dtype}; qnnweb takes float32, int8 or uint8"))
     if problems:
         raise UnsupportedModelError(problems)
     return steps

@@ -1,10 +1,10 @@
-"""AVERAGE_POOL_2D and MEAN over height and width (a pool whose window is the whole image)."""
+"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over height and width (a pool whose window is the whole image)."""
 
 from . import Step, Unsupported, lowering
 from .common import activation_range, require_int8, require_rank
 
 
-def _avgpool(op, x, y, kernel, stride, padding, activation):
+def _avgpool(op, x, y, kernel, stride, padding, activation, count_include_pad=False):
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     require_rank(x, 4, "input")
@@ -20,7 +20,8 @@ def _avgpool(op, x, y, kernel, stride, padding, activation):
         input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w, channels=c,
         output_height=out_h, output_width=out_w, kernel_height=kernel[0], kernel_width=kernel[1],
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
-        scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi))]
+        scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
+        count_include_pad=1 if count_include_pad else 0))]
 
 
 @lowering("AVERAGE_POOL_2D")
@@ -28,7 +29,40 @@ def lower_average_pool(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     require_rank(y, 4, "output")
     o = op.options
-    return _avgpool(op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"])
+    return _avgpool(op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"],
+                    bool(o.get("count_include_pad", False)))
+
+
+@lowering("MAX_POOL_2D")
+def lower_max_pool(graph, op):
+    """Padded taps are ignored; ONNX ceil_mode is more bottom/right padding (the output size must
+    match the floor arithmetic with the given padding)."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    x_quantization = require_int8(x, "input")
+    y_scale, y_zp = require_int8(y, "output")
+    if (y_scale, y_zp) != x_quantization:
+        raise Unsupported("input and output quantization differ (MAX_POOL_2D needs them equal)")
+    require_rank(x, 4, "input")
+    require_rank(y, 4, "output")
+    o = op.options
+    (kh, kw), (sh, sw) = o["kernel"], o["stride"]
+    dh, dw = o.get("dilation", (1, 1))
+    top, bottom, left, right = o["padding"]
+    n, in_h, in_w, c = x.shape
+    out_n, out_h, out_w, out_c = y.shape
+    expected_h = (in_h + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
+    expected_w = (in_w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    if (out_n, out_c) != (n, c) or (expected_h, expected_w) != (out_h, out_w):
+        raise Unsupported(f"output {list(y.shape)} does not match the window arithmetic "
+                          f"([{n}, {expected_h}, {expected_w}, {c}])")
+    if min(top, bottom, left, right) < 0:
+        raise Unsupported("negative padding")
+    lo, hi = activation_range(o.get("activation", "NONE"), y_scale, y_zp)
+    return [Step("maxpool2d", dict(
+        input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w, channels=c,
+        output_height=out_h, output_width=out_w, kernel_height=kh, kernel_width=kw, stride_height=sh,
+        stride_width=sw, dilation_height=dh, dilation_width=dw, padding_top=top, padding_left=left,
+        output_min=lo, output_max=hi))]
 
 
 @lowering("MEAN")

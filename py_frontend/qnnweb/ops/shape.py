@@ -1,7 +1,16 @@
-"""RESHAPE (shares memory, no kernel) and PAD (folded into the next convolution when possible)."""
+"""RESHAPE (shares memory, no kernel), PAD (folded into the next convolution when possible),
+CONCATENATION (one copy_slice record per input) and TRANSPOSE."""
 
+from ..graph import DTYPE_SIZES
 from . import Step, Unsupported, lowering
 from .common import require_int8
+
+
+def _product(values):
+    n = 1
+    for v in values:
+        n *= v
+    return n
 
 
 @lowering("RESHAPE", "SQUEEZE")
@@ -39,3 +48,86 @@ def lower_pad(graph, op):
     return [Step("pad", dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=h, input_width=w,
                              channels=c, padding_top=top, padding_bottom=bottom, padding_left=left,
                              padding_right=right, pad_value=y.zero_point[0]))]
+
+
+@lowering("CONCATENATION")
+def lower_concatenation(graph, op):
+    """options: axis (of the IR's shape, negative counts from the end), activation NONE. Inputs with
+    another quantization than the output's are requantized while copied (fp32, as REQUANTIZE)."""
+    y = graph.tensors[op.outputs[0]]
+    y_scale, y_zp = require_int8(y, "output")
+    if op.options.get("activation", "NONE") != "NONE":
+        raise Unsupported(f"fused activation {op.options['activation']} not supported")
+    if "axis" not in op.options:
+        raise Unsupported("the option 'axis' is missing")
+    rank = len(y.shape)
+    axis = op.options["axis"]
+    if not -rank <= axis < rank:
+        raise Unsupported(f"axis {axis} is outside the output's rank {rank}")
+    axis %= rank
+    outer, inner_output = _product(y.shape[:axis]), _product(y.shape[axis:])
+    steps, offset, along = [], 0, 0
+    for i, index in enumerate(op.inputs):
+        x = graph.tensors[index]
+        x_scale, x_zp = require_int8(x, f"input {i}")
+        if x.is_constant:
+            raise Unsupported(f"input {i} '{x.name}' is a constant (not supported)")
+        if len(x.shape) != rank or any(x.shape[k] != y.shape[k] for k in range(rank) if k != axis):
+            raise Unsupported(f"input {i} {list(x.shape)} does not fit output {list(y.shape)} along axis {axis}")
+        along += x.shape[axis]
+        inner_input = _product(x.shape[axis:])
+        if inner_input == 0:
+            continue
+        steps.append(Step("copy_slice", dict(
+            input=index, output=op.outputs[0], outer=outer, inner_input=inner_input, inner_output=inner_output,
+            output_offset=offset, scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp)))
+        offset += inner_input
+    if along != y.shape[axis]:
+        raise Unsupported(f"the inputs add up to {along} along axis {axis}, the output has {y.shape[axis]}")
+    if outer == 0 or not steps:
+        raise Unsupported("empty tensors are not supported")
+    return steps
+
+
+def _perm(graph, op):
+    if "perm" in op.options:
+        return [int(p) for p in op.options["perm"]]
+    if len(op.inputs) < 2:
+        raise Unsupported("the option 'perm' is missing")
+    perm = graph.tensors[op.inputs[1]]
+    if not perm.is_constant or perm.dtype not in ("int32", "int64"):
+        raise Unsupported("perm must be a constant int32 tensor")
+    width = 4 if perm.dtype == "int32" else 8
+    data = bytes(perm.data)
+    return [int.from_bytes(data[i:i + width], "little", signed=True) for i in range(0, len(data), width)]
+
+
+@lowering("TRANSPOSE")
+def lower_transpose(graph, op):
+    """options: perm (output dimension k is input dimension perm[k]), rank <= 4, any element type
+    of 1, 2 or 4 bytes (int8, uint8, float32, int32). Quantized tensors keep their quantization."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    perm = _perm(graph, op)
+    rank = len(x.shape)
+    if rank > 4:
+        raise Unsupported(f"rank {rank}; at most 4 is supported")
+    if sorted(perm) != list(range(rank)):
+        raise Unsupported(f"perm {perm} is not a permutation of the input's {rank} dimensions")
+    if x.dtype != y.dtype or DTYPE_SIZES.get(x.dtype) not in (1, 2, 4):
+        raise Unsupported(f"{x.dtype} -> {y.dtype}: expected the same type, of 1, 2 or 4 bytes")
+    if (x.scale, x.zero_point) != (y.scale, y.zero_point):
+        raise Unsupported("input and output quantization differ (TRANSPOSE only moves values)")
+    if list(y.shape) != [x.shape[p] for p in perm]:
+        raise Unsupported(f"output {list(y.shape)} is not input {list(x.shape)} permuted by {perm}")
+    if x.size == 0:
+        raise Unsupported("empty tensors are not supported")
+    # Dimensions of size 1 do not move data: if the others keep their order, no copy is needed.
+    moved = [p for p in perm if x.shape[p] != 1]
+    if moved == sorted(moved):
+        return [Step("copy", dict(input=op.inputs[0], output=op.outputs[0], bytes=x.nbytes), alias=True)]
+    dims = [1] * (4 - rank) + list(x.shape)
+    perm4 = list(range(4 - rank)) + [p + 4 - rank for p in perm]
+    fields = dict(input=op.inputs[0], output=op.outputs[0], element_bytes=DTYPE_SIZES[x.dtype])
+    for k in range(4):
+        fields[f"input_dim{k}"], fields[f"perm{k}"] = dims[k], perm4[k]
+    return [Step("transpose", fields)]

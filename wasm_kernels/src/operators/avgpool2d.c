@@ -1,7 +1,8 @@
 /* AVERAGE_POOL_2D and MEAN over H,W (a pool whose window is the whole image). Padded taps are not
  * counted (TFLite's semantics), so each output pixel has its own divisor. When input and output
  * share quantization (TFLite's AVERAGE_POOL_2D), the average is TFLite's integer one, rounded half
- * away from zero; otherwise it is requantized in fp32. */
+ * away from zero; otherwise it is requantized in fp32. count_include_pad (ONNX) divides by the whole
+ * window instead, the padded taps being input zero points. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -20,6 +21,14 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
   if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= r->kernel_height ||
       r->padding_left >= r->kernel_width) {
     qnn_set_error("avgpool2d: padding must be smaller than the window");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->count_include_pad != 0 && r->count_include_pad != 1) {
+    qnn_set_error("avgpool2d: count_include_pad must be 0 or 1");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->count_include_pad && (int64_t) r->kernel_height * r->kernel_width > (1 << 20)) {
+    qnn_set_error("avgpool2d: a window of more than 2^20 taps with count_include_pad");
     return QNN_ERROR_INVALID_RECORD;
   }
   if (!qnn_check_int8(r->input_zero_point, "avgpool2d") || !qnn_check_int8(r->output_zero_point, "avgpool2d") ||
@@ -53,10 +62,13 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
       for (int32_t ox = 0; ox < r->output_width; ox++) {
         const int32_t x0 = ox * r->stride_width - r->padding_left;
         const int32_t x_begin = qnn_max_i32(x0, 0), x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
-        const int32_t count = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
+        const int32_t valid = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
+        /* count_include_pad: the window's padded taps count, as input zero points. */
+        const int32_t count = r->count_include_pad ? r->kernel_height * r->kernel_width : valid;
+        const int32_t padded_sum = (count - valid) * r->input_zero_point;
         const float multiplier = count > 0 ? r->scale / (float) count : 0.0f;
         for (int32_t c = 0; c < channels; c++) {
-          int32_t sum = 0;
+          int32_t sum = padded_sum;
           for (int32_t y = y_begin; y < y_end; y++) {
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
             for (int32_t x = x_begin; x < x_end; x++) sum += row[x * channels];

@@ -23,6 +23,14 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     qnn_set_error("conv2d: negative or huge padding");
     return QNN_ERROR_INVALID_RECORD;
   }
+  if (r->weights_layout < QNN_WEIGHTS_OHWI || r->weights_layout > QNN_WEIGHTS_IO) {
+    qnn_set_error("conv2d: weights_layout must be 0 (OHWI), 1 (OIHW) or 2 (IO)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->weights_layout == QNN_WEIGHTS_IO && (r->kernel_height != 1 || r->kernel_width != 1)) {
+    qnn_set_error("conv2d: weights_layout 2 (IO) needs a 1x1 kernel");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   if (!qnn_check_int8(r->input_zero_point, "conv2d") || !qnn_check_int8(r->output_zero_point, "conv2d") ||
       !qnn_check_int8(r->output_min, "conv2d") || !qnn_check_int8(r->output_max, "conv2d")) {
     return QNN_ERROR_INVALID_RECORD;
@@ -53,8 +61,18 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
     r->padding_top, r->padding_left};
   qnn_indirection_init(&window, input, zero, indirection);
-  qnn_pack_qs8_igemm_w(r->output_channels, taps, r->input_channels, config->nr, config->kr,
-                       r->input_zero_point + config->input_zero_point_offset, weights, bias, scales, packed);
+  const size_t kc = (size_t) r->input_channels, ks = (size_t) taps, nc = (size_t) r->output_channels;
+  size_t n_stride = ks * kc, t_stride = kc, k_stride = 1;             /* OHWI */
+  if (r->weights_layout == QNN_WEIGHTS_OIHW) {
+    t_stride = 1;
+    k_stride = ks;
+  } else if (r->weights_layout == QNN_WEIGHTS_IO) {
+    n_stride = 1;
+    t_stride = 0;
+    k_stride = nc;
+  }
+  qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, r->input_zero_point + config->input_zero_point_offset,
+                       weights, n_stride, t_stride, k_stride, bias, scales, packed);
 
   op->config = config;
   op->indirection = indirection;

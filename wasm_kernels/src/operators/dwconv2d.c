@@ -30,6 +30,10 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
     qnn_set_error("dwconv2d: output channels must be input channels x depth multiplier");
     return QNN_ERROR_INVALID_RECORD;
   }
+  if (r->weights_layout != 0 && r->weights_layout != 1) {
+    qnn_set_error("dwconv2d: weights_layout must be 0 ([kh][kw][oc]) or 1 ([oc][kh][kw])");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   if (!qnn_check_int8(r->input_zero_point, "dwconv2d") || !qnn_check_int8(r->output_zero_point, "dwconv2d") ||
       !qnn_check_int8(r->output_min, "dwconv2d") || !qnn_check_int8(r->output_max, "dwconv2d")) {
     return QNN_ERROR_INVALID_RECORD;
@@ -60,7 +64,10 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
     r->padding_top, r->padding_left};
   qnn_indirection_init(&window, input, zero, indirection);
-  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, r->input_zero_point, weights, bias, scales, packed);
+  const size_t t_stride = r->weights_layout == 0 ? (size_t) r->output_channels : 1;
+  const size_t c_stride = r->weights_layout == 0 ? 1 : (size_t) taps;
+  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, r->input_zero_point, weights, t_stride, c_stride, bias,
+                        scales, packed);
 
   op->ukernel = r->depth_multiplier == 1 ? config->dwconv : NULL;
   op->indirection = indirection;

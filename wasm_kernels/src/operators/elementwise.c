@@ -1,4 +1,4 @@
-/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE, ADD and COPY. */
+/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE and COPY (ADD and MUL: binary.c). */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -117,71 +117,4 @@ int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op
 void qnn_run_copy(const struct qnn_op* base) {
   const struct unary_op* op = (const struct unary_op*) base;
   if (op->output != op->input) __builtin_memmove(op->output, op->input, op->size);
-}
-
-/* ADD in XNNPACK's fixed-point form (what LiteRT's default kernels run), so results match them:
- * out = clamp((bias + a * a_mul + b * b_mul) >> shift) + zp, with the multipliers scaled by
- * 2^shift so the larger one has 22 significant bits, and round-half-up folded into bias. The sum
- * is 64-bit: with both scale ratios near 2^-10 it exceeds int32 (where XNNPACK's would wrap). */
-struct add_op {
-  struct qnn_op base;
-  const int8_t* a;
-  const int8_t* b;
-  int8_t* output;
-  size_t size;
-  int64_t bias;
-  int32_t a_multiplier, b_multiplier;
-  uint32_t shift;
-  int32_t output_min_less_zero_point, output_max_less_zero_point, output_zero_point;
-};
-
-int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_add_record* r = record;
-  if (r->size < 0) return negative_size("add: negative size");
-  if (!qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
-      !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||
-      !qnn_check_int8(r->output_max, "add")) {
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  const float abs_a = __builtin_fabsf(r->a_multiplier), abs_b = __builtin_fabsf(r->b_multiplier);
-  const float max_abs = abs_a > abs_b ? abs_a : abs_b;
-  if (!(max_abs >= 0x1.0p-10f && max_abs < 0x1.0p+8f) || !(abs_a >= 0.0f) || !(abs_b >= 0.0f)) {
-    qnn_set_error("add: input scale / output scale must be in [2^-10, 2^8)");
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  const int8_t* a = qnn_plan_tensor(plan, r->input_a, r->size, "add input a");
-  const int8_t* b = qnn_plan_tensor(plan, r->input_b, r->size, "add input b");
-  int8_t* output = qnn_plan_tensor(plan, r->output, r->size, "add output");
-  if (a == NULL || b == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
-  struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
-  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  union { float f; uint32_t u; } bits = {max_abs};
-  const int32_t exponent = (int32_t) (bits.u >> 23) - 127;
-  const uint32_t shift = (uint32_t) (21 - exponent);  /* in [13, 31] */
-  const float two_shift = (float) (1u << shift);
-  op->a_multiplier = (int32_t) __builtin_rintf(r->a_multiplier * two_shift);
-  op->b_multiplier = (int32_t) __builtin_rintf(r->b_multiplier * two_shift);
-  op->shift = shift;
-  op->bias = (INT64_C(1) << (shift - 1)) - (int64_t) op->a_multiplier * r->a_zero_point -
-             (int64_t) op->b_multiplier * r->b_zero_point;
-  op->a = a;
-  op->b = b;
-  op->output = output;
-  op->size = (size_t) r->size;
-  op->output_min_less_zero_point = r->output_min - r->output_zero_point;
-  op->output_max_less_zero_point = r->output_max - r->output_zero_point;
-  op->output_zero_point = r->output_zero_point;
-  *result = &op->base;
-  return QNN_OK;
-}
-
-void qnn_run_add(const struct qnn_op* base) {
-  const struct add_op* op = (const struct add_op*) base;
-  for (size_t i = 0; i < op->size; i++) {
-    const int64_t acc = op->bias + (int64_t) op->a[i] * op->a_multiplier + (int64_t) op->b[i] * op->b_multiplier;
-    int32_t out = (int32_t) (acc >> op->shift);  /* arithmetic shift: clang and wasm define it for negatives */
-    out = qnn_max_i32(out, op->output_min_less_zero_point);
-    out = qnn_min_i32(out, op->output_max_less_zero_point);
-    op->output[i] = (int8_t) (out + op->output_zero_point);
-  }
 }

@@ -1,0 +1,136 @@
+"""ADD and MUL with numpy broadcasting (up to rank 4, one input possibly constant): every variant
+bit-exact against reference.int8.add / mul. Same-shape and channel-broadcast rows run the SIMD128
+loops in the simd128 / relaxed modules (16 elements at a time, then a scalar tail)."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import harness as H
+import qnnweb
+from reference import int8 as ref
+
+
+@st.composite
+def broadcast_shapes(draw):
+    """Two shapes that broadcast (numpy rules, rank <= 4): same shape, per-channel, scalar, mixed."""
+    kind = draw(st.sampled_from(["same", "same", "channel", "scalar", "mixed"]))
+    rank = draw(st.integers(1, 4))
+    dims = [draw(st.integers(1, 6)) for _ in range(rank - 1)] + [draw(st.one_of(H.channels, st.integers(1, 300)))]
+    if kind == "same":
+        a, b = dims, list(dims)
+    elif kind == "channel":
+        a, b = dims, [1] * (rank - 1) + [dims[-1]]
+        b = b[draw(st.integers(0, rank - 1)):]             # [1,1,1,C] or [C] ...
+    elif kind == "scalar":
+        a, b = dims, draw(st.sampled_from([[], [1], [1] * rank]))
+    else:
+        a = [d if draw(st.booleans()) else 1 for d in dims]
+        b = [d if draw(st.booleans()) else 1 for d in dims]
+        b = b[draw(st.integers(0, rank)):]
+    if draw(st.booleans()):
+        a, b = b, a
+    return tuple(a), tuple(b)
+
+
+def quantized_inputs(draw, a_shape, b_shape):
+    rng = np.random.default_rng(draw(H.seeds))
+    a = H.int8_array(rng, a_shape, draw(H.data_kinds))
+    b = H.int8_array(rng, b_shape, draw(H.data_kinds))
+    constant = draw(st.sampled_from([None, None, "a", "b"]))
+    return a, b, constant
+
+
+@st.composite
+def add_cases(draw):
+    a_shape, b_shape = draw(broadcast_shapes())
+    a, b, constant = quantized_inputs(draw, a_shape, b_shape)
+    y_scale = draw(H.log_uniform(-10, 2))
+    ra = draw(st.floats(-10, 7.99))
+    rb = draw(st.one_of(st.floats(-10, 7.99), st.floats(-16, -10), st.just(ra)))
+    a_scale, b_scale = H.f32(y_scale * 2.0 ** ra), H.f32(y_scale * 2.0 ** rb)
+    assume(ref.add_parameters(a_scale, b_scale, y_scale) is not None)
+    return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
+                y_scale=y_scale, y_zp=draw(H.zero_points), activation=draw(st.sampled_from(H.ACTIVATIONS)),
+                constant=constant)
+
+
+@st.composite
+def mul_cases(draw):
+    a_shape, b_shape = draw(broadcast_shapes())
+    a, b, constant = quantized_inputs(draw, a_shape, b_shape)
+    a_scale, b_scale = draw(H.log_uniform(-10, 2)), draw(H.log_uniform(-10, 2))
+    # (a - zp) * (b - zp) is typically ~ +-75 * 75: put that around +-40 quanta, times a factor.
+    y_scale = H.f32(a_scale * b_scale * 75.0 * 75.0 / 40.0 * 2.0 ** draw(st.floats(-6, 4)))
+    activation = draw(st.sampled_from(H.ACTIVATIONS))
+    a_scale, y_scale = H.fit_activation(draw, activation, a_scale, y_scale)
+    return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
+                y_scale=y_scale, y_zp=draw(H.zero_points), activation=activation, constant=constant)
+
+
+def check(variant, op_type, case):
+    args = {k: v for k, v in case.items() if k != "constant"}
+    expected = (ref.add if op_type == "ADD" else ref.mul)(**args)
+    got = H.binary(variant, op_type, constant=case["constant"], **args)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(200))
+@given(case=add_cases())
+def test_add_broadcast_matches_reference(variant, case):
+    check(variant, "ADD", case)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(200))
+@given(case=mul_cases())
+def test_mul_matches_reference(variant, case):
+    check(variant, "MUL", case)
+    if case["activation"] == "NONE":  # the fp32 form is within one quantum of the real product
+        args = {k: v for k, v in case.items() if k != "constant"}
+        assert np.abs(ref.mul(**args).astype(np.int32) - ref.mul_float(**args)).max(initial=0) <= 1
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_add_simd_and_64_bit_paths(variant):
+    """Every int8 pair, same shape (the SIMD loop in the SIMD modules): scale ratios whose sums fit in
+    int32 (SIMD path) and ratios near 2**-10 where they do not (the 64-bit scalar path)."""
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    a, b = a.reshape(1, 16, 64, 64), b.reshape(1, 16, 64, 64)
+    small = H.f32(1.5 * 2.0 ** -10)
+    for a_scale, a_zp, b_scale, b_zp, y_scale, y_zp in [
+            (H.f32(0.2), -5, H.f32(0.31), 12, H.f32(0.37), -3), (small, -128, small, -128, 1.0, 0),
+            (H.f32(3.0), 127, H.f32(200.0), -128, 1.0, 5)]:
+        case = dict(a=a, a_scale=a_scale, a_zp=a_zp, b=b, b_scale=b_scale, b_zp=b_zp, y_scale=y_scale, y_zp=y_zp,
+                    activation="NONE", constant=None)
+        check(variant, "ADD", case)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_mul_every_pair_and_channel_scale(variant):
+    """Every int8 pair (SIMD loop, extreme products), then the [1,H,W,C] x [1,1,1,C] pattern of
+    squeeze-excite blocks with a constant per-channel input, then x * scalar constant."""
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    for zps in ((0, 0, 0), (-128, 127, 3), (127, -128, -128)):
+        check(variant, "MUL", dict(a=a, a_scale=H.f32(0.02), a_zp=zps[0], b=b, b_scale=H.f32(0.5), b_zp=zps[1],
+                                   y_scale=H.f32(6.0), y_zp=zps[2], activation="NONE", constant=None))
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, (1, 7, 5, 67), dtype=np.int8)
+    s = rng.integers(-128, 128, (1, 1, 1, 67), dtype=np.int8)
+    check(variant, "MUL", dict(a=x, a_scale=H.f32(0.1), a_zp=-7, b=s, b_scale=H.f32(0.004), b_zp=-128,
+                               y_scale=H.f32(0.05), y_zp=4, activation="RELU", constant="b"))
+    check(variant, "MUL", dict(a=np.array([3], np.int8), a_scale=H.f32(0.5), a_zp=0, b=x, b_scale=H.f32(0.1),
+                               b_zp=-7, y_scale=H.f32(0.1), y_zp=0, activation="NONE", constant="a"))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_shapes_that_do_not_broadcast_are_unsupported(variant):
+    g = H.GraphBuilder()
+    a, b = g.input((1, 4, 4, 3), "int8", 0.1, 0), g.input((1, 4, 4, 2), "int8", 0.1, 0)
+    y = g.output((1, 4, 4, 3), "int8", 0.1, 0)
+    g.op("MUL", [a, b], [y], activation="NONE")
+    with pytest.raises(qnnweb.UnsupportedModelError, match="do not broadcast"):
+        H.run(g, variant, np.zeros((1, 4, 4, 3), np.int8), np.zeros((1, 4, 4, 2), np.int8))

@@ -1,0 +1,61 @@
+/* LUT: output[i] = table[(uint8) input[i]], the kernel of every unary int8 / uint8 op (LOGISTIC,
+ * TANH, HARD_SWISH, RELU..., uint8 <-> int8 conversions): the frontend computes the 256 entries.
+ * SIMD128: 16 i8x16.swizzle over the table's 16-byte chunks (a swizzle gives 0 for indices >= 16,
+ * so after subtracting 16 * j only chunk j contributes). */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+
+#if defined(__wasm_simd128__)
+  #include <wasm_simd128.h>
+#endif
+
+struct lut_op {
+  struct qnn_op base;
+  const uint8_t* input;
+  uint8_t* output;
+  size_t size;
+  uint8_t table[256] __attribute__((aligned(16)));
+};
+
+int32_t qnn_create_lut(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_lut_record* r = record;
+  if (r->size < 0) {
+    qnn_set_error("lut: negative size");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const uint8_t* input = (const uint8_t*) qnn_plan_tensor(plan, r->input, r->size, "lut input");
+  uint8_t* output = (uint8_t*) qnn_plan_tensor(plan, r->output, r->size, "lut output");
+  const uint8_t* table = qnn_plan_constant(r->table, 256, "lut table");
+  if (input == NULL || output == NULL || table == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct lut_op* op = qnn_plan_alloc(plan, sizeof(struct lut_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = input;
+  op->output = output;
+  op->size = (size_t) r->size;
+  qnn_memcpy(op->table, table, 256);
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_lut(const struct qnn_op* base) {
+  const struct lut_op* op = (const struct lut_op*) base;
+  const uint8_t* x = op->input;
+  uint8_t* y = op->output;
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  v128_t t[16];
+  for (int j = 0; j < 16; j++) t[j] = wasm_v128_load(op->table + 16 * j);
+  const v128_t sixteen = wasm_i8x16_splat(16);
+  for (; i + 16 <= op->size; i += 16) {
+    v128_t index = wasm_v128_load(x + i);
+    v128_t out = wasm_i8x16_swizzle(t[0], index);
+    for (int j = 1; j < 16; j++) {
+      index = wasm_i8x16_sub(index, sixteen);
+      out = wasm_v128_or(out, wasm_i8x16_swizzle(t[j], index));
+    }
+    wasm_v128_store(y + i, out);
+  }
+#endif
+  for (; i < op->size; i++) y[i] = op->table[x[i]];
+}

@@ -1,0 +1,76 @@
+/* TRANSPOSE of up to 4 dimensions (NCHW <-> NHWC at graph edges), elements of 1, 2 or 4 bytes. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+
+struct transpose_op {
+  struct qnn_op base;
+  const char* input;
+  char* output;
+  size_t element_bytes;
+  size_t dims[4];            /* output dimensions */
+  size_t strides[4];         /* input element stride of each output dimension */
+};
+
+int32_t qnn_create_transpose(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_transpose_record* r = record;
+  if (r->element_bytes != 1 && r->element_bytes != 2 && r->element_bytes != 4) {
+    qnn_set_error("transpose: element_bytes must be 1, 2 or 4");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!qnn_check_positive(r->input_dims, 4, "transpose")) return QNN_ERROR_INVALID_RECORD;
+  int seen = 0;
+  for (int k = 0; k < 4; k++) {
+    if (r->perm[k] < 0 || r->perm[k] > 3 || (seen & (1 << r->perm[k]))) {
+      qnn_set_error("transpose: perm is not a permutation of 0, 1, 2, 3");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+    seen |= 1 << r->perm[k];
+  }
+  int64_t size = 1;
+  for (int k = 0; k < 4; k++) {
+    size *= r->input_dims[k];
+    if (size > INT32_MAX) {
+      qnn_set_error("transpose: more than 2^31 elements");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+  }
+  const char* input = (const char*) qnn_plan_tensor(plan, r->input, size * r->element_bytes, "transpose input");
+  char* output = (char*) qnn_plan_tensor(plan, r->output, size * r->element_bytes, "transpose output");
+  if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct transpose_op* op = qnn_plan_alloc(plan, sizeof(struct transpose_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  size_t input_strides[4];
+  input_strides[3] = 1;
+  for (int k = 2; k >= 0; k--) input_strides[k] = input_strides[k + 1] * (size_t) r->input_dims[k + 1];
+  for (int k = 0; k < 4; k++) {
+    op->dims[k] = (size_t) r->input_dims[r->perm[k]];
+    op->strides[k] = input_strides[r->perm[k]];
+  }
+  op->input = input;
+  op->output = output;
+  op->element_bytes = (size_t) r->element_bytes;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_transpose(const struct qnn_op* base) {
+  const struct transpose_op* op = (const struct transpose_op*) base;
+  const size_t eb = op->element_bytes, n = op->dims[3], s3 = op->strides[3];
+  char* out = op->output;
+  for (size_t i0 = 0; i0 < op->dims[0]; i0++) {
+    for (size_t i1 = 0; i1 < op->dims[1]; i1++) {
+      for (size_t i2 = 0; i2 < op->dims[2]; i2++) {
+        const char* in = op->input + (i0 * op->strides[0] + i1 * op->strides[1] + i2 * op->strides[2]) * eb;
+        if (eb == 1) {
+          for (size_t i = 0; i < n; i++) out[i] = in[i * s3];
+        } else if (eb == 4) {
+          for (size_t i = 0; i < n; i++) qnn_memcpy(out + 4 * i, in + 4 * i * s3, 4);
+        } else {
+          for (size_t i = 0; i < n; i++) qnn_memcpy(out + 2 * i, in + 2 * i * s3, 2);
+        }
+        out += n * eb;
+      }
+    }
+  }
+}
