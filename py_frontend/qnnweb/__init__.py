@@ -33,10 +33,11 @@ def describe(source):
     return import_model(_read(source)).describe()
 
 
-def load(source, variant=None):
+def load(source, variant=None, keep_intermediates=False):
     """Load a model from a path or bytes. ``variant`` forces "relaxed", "simd128" or "scalar";
-    by default the best one this WebAssembly engine validates runs."""
-    return Model(import_model(_read(source)), variant)
+    by default the best one this WebAssembly engine validates runs. ``keep_intermediates`` keeps
+    every tensor of the last run readable with ``model.intermediate(name)`` (more memory)."""
+    return Model(import_model(_read(source)), variant, keep_intermediates)
 
 
 async def load_async(url, variant=None, progress=None):

@@ -34,11 +34,12 @@ class TensorInfo:
 
 
 class Model:
-    def __init__(self, graph, variant=None):
+    def __init__(self, graph, variant=None, keep_intermediates=False):
         self._graph = graph
         self._described = graph.describe()
         steps = lower(fold_pads(graph))
-        offsets, arena_bytes = plan_memory(steps, graph)
+        offsets, arena_bytes = plan_memory(steps, graph, keep_all=keep_intermediates)
+        self._offsets = offsets if keep_intermediates else None
         host = host_class()
         self.variant = kernels.select_variant(host, variant)
         self._host = host(kernels.wasm_bytes(self.variant))
@@ -101,6 +102,15 @@ class Model:
         if status != 0:
             raise KernelError(self._kernel_message())
         return [self._output(info) for info in self.outputs]
+
+    def intermediate(self, name):
+        """The last run's value of any tensor, by name (needs ``keep_intermediates=True``)."""
+        if self._offsets is None:
+            raise RuntimeError("load the model with keep_intermediates=True to read intermediate tensors")
+        matches = [t for t in self._graph.tensors if t.name == name and t.index in self._offsets]
+        if not matches:
+            raise KeyError(f"no activation tensor named {name!r}")
+        return self._output(TensorInfo(matches[-1], self._offsets[matches[-1].index]))
 
     def _output(self, info):
         data = self._host.read(self._arena + info.offset, info.nbytes)

@@ -8,8 +8,9 @@ with its inputs because both are live at that step.
 ALIGNMENT = 16
 
 
-def plan_memory(steps, graph):
-    """Returns ({tensor index: arena offset}, arena bytes) for every activation the steps touch."""
+def plan_memory(steps, graph, keep_all=False):
+    """Returns ({tensor index: arena offset}, arena bytes) for every activation the steps touch.
+    ``keep_all`` gives every tensor bytes of its own (nothing is overwritten: for inspection)."""
     root = {}
 
     def find(t):
@@ -49,7 +50,7 @@ def plan_memory(steps, graph):
         size = -(-sizes[t] // ALIGNMENT) * ALIGNMENT
         offset = 0
         for o, end, f, l in sorted(placed):
-            if l < first[t] or f > last[t]:
+            if not keep_all and (l < first[t] or f > last[t]):
                 continue
             if offset + size <= o:
                 break

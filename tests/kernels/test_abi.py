@@ -176,7 +176,7 @@ def valid_fields(k, kind):
         return f
     common = dict(input=0, output=1024)
     return {
-        "quantize": dict(common, size=100, inverse_scale=10.0, zero_point=0),
+        "quantize": dict(common, size=100, scale=0.1, zero_point=0),
         "dequantize": dict(common, size=100, scale=0.1, zero_point=0),
         "requantize": dict(common, size=100, scale=0.5, input_zero_point=0, output_zero_point=0),
         "add": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, a_multiplier=0.5,

@@ -212,9 +212,8 @@ def add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NON
 
 
 def quantize(x, scale, zero_point):
-    """float32 -> int8: x * float32(1 / scale), clamped, rounded half to even."""
-    inverse = np.float32(1.0 / float(scale))
-    return quantize_clamped(np.asarray(x, dtype=np.float32) * inverse, zero_point)
+    """float32 -> int8: rint(x / scale) + zero point in float32 (ONNX's and TFLite's reference)."""
+    return quantize_clamped(np.asarray(x, dtype=np.float32) / np.float32(scale), zero_point)
 
 
 def dequantize(x, scale, zero_point):

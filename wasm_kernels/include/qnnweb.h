@@ -59,7 +59,7 @@ enum qnn_status {
 struct qnn_quantize_record {
   int32_t op, words;
   int32_t input, output, size;
-  float inverse_scale;      /* 1 / output_scale */
+  float scale;              /* output scale: q = rint(x / scale) + zero point (ONNX and TFLite reference semantics) */
   int32_t zero_point;       /* output zero point */
 };
 

@@ -1,7 +1,7 @@
 """CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (a 1x1 convolution over the rows)."""
 
 from . import Step, Unsupported, lowering
-from .common import activation_range, float32_bytes, require_constant, require_int8, require_rank
+from .common import activation_range, float32, float32_bytes, require_constant, require_int8, require_rank
 
 
 def _weights(graph, op, axis):
@@ -30,7 +30,8 @@ def _requantization(graph, op, weight_scales):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
-    scales = [x_scale * s / y_scale for s in weight_scales]
+    # float32 arithmetic in this order, as XNNPACK and onnxruntime compute their requantization scales
+    scales = [float32(float32(x_scale * s) / y_scale) for s in weight_scales]
     lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
     return x, y, x_zp, y_zp, scales, lo, hi
 

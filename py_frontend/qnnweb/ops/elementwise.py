@@ -20,7 +20,7 @@ def lower_quantize(graph, op):
     y_scale, y_zp = require_int8(y, "output")
     if x.dtype == "float32":
         return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
-                                      inverse_scale=1.0 / y_scale, zero_point=y_zp))]
+                                      scale=y_scale, zero_point=y_zp))]
     x_scale, x_zp = require_int8(x, "input")
     return [Step("requantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                     scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp))]

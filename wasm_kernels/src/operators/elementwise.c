@@ -35,11 +35,15 @@ int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qn
   const struct qnn_quantize_record* r = record;
   if (r->size < 0) return negative_size("quantize: negative size");
   if (!qnn_check_int8(r->zero_point, "quantize")) return QNN_ERROR_INVALID_RECORD;
+  if (!(r->scale > 0.0f) || r->scale > 3.0e38f) {
+    qnn_set_error("quantize: the output scale must be positive and finite");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   struct unary_op* op;
   const int32_t status = create_unary(plan, r->input, (int64_t) r->size * 4, r->output, r->size, "quantize", &op);
   if (status != QNN_OK) return status;
   op->size = r->size;
-  op->scale = r->inverse_scale;
+  op->scale = r->scale;
   op->output_zero_point = r->zero_point;
   *result = &op->base;
   return QNN_OK;
@@ -50,7 +54,7 @@ void qnn_run_quantize(const struct qnn_op* base) {
   const float* x = op->input;
   int8_t* y = op->output;
   for (size_t i = 0; i < op->size; i++) {
-    y[i] = qnn_qs8_quantize_clamped(x[i] * op->scale, op->output_zero_point, -128, 127);
+    y[i] = qnn_qs8_quantize_clamped(x[i] / op->scale, op->output_zero_point, -128, 127);
   }
 }
 
