@@ -224,18 +224,18 @@ class OnnxImporter:
     def _qparams(self, scale_name, zero_point_name, what, allow_vector=False):
         """(scales, zero points as int8, source dtype) from constant scale / zero point inputs."""
         scale = self._scalar_constant(scale_name, f"{what} scale")
-        if scale.dtype != "float32":
-            raise Skip(f"{what} scale is {scale.dtype}; only float32 scales are supported")
+        if scale.dtype not in ("float32", "float16"):
+            raise Skip(f"{what} scale is {scale.dtype}; only float32 and float16 scales are supported")
         scales = scale.values()
         dtype = "uint8"
         if zero_point_name:
             zp = self._scalar_constant(zero_point_name, f"{what} zero point")
             dtype = zp.dtype
+            if dtype not in ("int8", "uint8"):
+                raise Skip(f"{what} is {dtype}; only int8 and uint8 are supported")
             zero_points = zp.values()
         else:
             zero_points = [0] * len(scales)
-        if dtype not in ("int8", "uint8"):
-            raise Skip(f"{what} is {dtype}; only int8 and uint8 are supported")
         if len(scales) != 1 and not allow_vector:
             raise Skip(f"{what} is quantized per axis; activations must be quantized per tensor")
         if len(zero_points) == 1 and len(scales) > 1:

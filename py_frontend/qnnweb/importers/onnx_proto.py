@@ -77,7 +77,7 @@ def tensor_bytes(tensor):
         data = struct.pack(f"<{len(tensor.uint64_data)}{code}", *tensor.uint64_data)
     else:
         data = b""
-    if size and len(data) != count * size:
+    if code is not None and len(data) != count * size:
         raise ModelError(f"tensor '{tensor.name}' has {len(data)} bytes of data for {dtype} {list(shape)}")
     return dtype, shape, data
 
