@@ -44,3 +44,24 @@ def test_truncated_external_buffers(model_path):
     exported = export_tflite(import_model(model_path("image_classification").read_bytes()), external_buffers=True)
     with pytest.raises(qnnweb.ModelError, match="truncated TFLite file: buffer"):
         qnnweb.load(exported[:-100])
+
+
+@pytest.mark.parametrize("name", ["efficientnet_lite0_u8s8", "mobilenet_v2_u8s8"])
+def test_onnx_model_exported_to_tflite(name, data_dir):
+    """ONNX -> qnnweb graph -> int8 TFLite (weights re-laid out, explicit pads as PAD ops, float32 NCHW
+    input through QUANTIZE): qnnweb runs it bit-exactly like the ONNX model, and LiteRT (XNNPACK)
+    agrees with it on EfficientNet's top-5 (MobileNetV2's random weights make its ranking chaotic)."""
+    from PIL import Image
+
+    original = (data_dir / "models" / f"{name}.onnx").read_bytes()
+    exported = export_tflite(import_model(original))
+    image = Image.open(data_dir / "samples" / "coffee.png").convert("RGB").resize((224, 224), Image.BILINEAR)
+    x = ((np.asarray(image, dtype=np.float32) - 127.5) / 127.5).transpose(2, 0, 1)[None].copy()
+    (ours,) = qnnweb.load(original, variant="relaxed").run(x)
+    (exported_ours,) = qnnweb.load(exported, variant="relaxed").run(x)
+    np.testing.assert_array_equal(exported_ours, ours)
+    theirs = litert_run(exported, x)
+    assert theirs.shape == ours.shape
+    if name.startswith("efficientnet"):
+        top5 = lambda v: list(np.argsort(-v.ravel(), kind="stable")[:5])  # noqa: E731
+        assert top5(theirs) == top5(ours)

@@ -17,6 +17,7 @@ from tflite.TensorType import TensorType
 
 from ..errors import ModelError
 from ..importers.tflite import _conv_padding
+from .tflite_layout import tflite_ready
 
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
                 "int32": TensorType.INT32, "int64": TensorType.INT64}
@@ -32,6 +33,7 @@ EXTERNAL_ALIGNMENT = 64
 
 
 def export_tflite(graph, external_buffers=False, description="qnnweb"):
+    graph = tflite_ready(graph)
     if not external_buffers:
         return _build(graph, description, None)
     # Offsets are absolute file positions after the flatbuffer, which is only sized once built: build

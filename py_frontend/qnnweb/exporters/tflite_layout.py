@@ -1,0 +1,98 @@
+"""Rewrites a Graph into what TFLite can express, before export: weights in TFLite's layouts
+(OHWI, [1,KH,KW,C] depthwise, [out,in] fully connected), explicit convolution padding that is neither
+SAME nor VALID as a PAD op, and the shape/permutation operands RESHAPE and TRANSPOSE take as tensors.
+A graph imported from TFLite passes through unchanged. Only byte slicing: no numpy."""
+
+import dataclasses
+import struct
+
+from tflite.Padding import Padding
+
+from ..errors import ModelError
+from ..graph import Graph, Op, Tensor
+from ..importers.tflite import _conv_padding
+
+
+def transpose_last_two(data, outer, rows, columns):
+    """[outer, rows, columns] bytes (1-byte items) -> [outer, columns, rows]."""
+    out = bytearray(len(data))
+    block = rows * columns
+    for o in range(outer):
+        source = data[o * block:(o + 1) * block]
+        target = bytearray(block)
+        for r in range(rows):
+            target[r::rows] = source[r * columns:(r + 1) * columns]
+        out[o * block:(o + 1) * block] = target
+    return bytes(out)
+
+
+def tflite_ready(graph):
+    tensors = [dataclasses.replace(t) for t in graph.tensors]
+    ops = []
+
+    def constant(name, values, shape=None):
+        index = len(tensors)
+        data = struct.pack(f"<{len(values)}i", *values)
+        tensors.append(Tensor(index, name, tuple(shape or (len(values),)), "int32", data=data))
+        return index
+
+    relaid = set()
+    for op in graph.ops:
+        op = dataclasses.replace(op, inputs=list(op.inputs), options=dict(op.options))
+        layout = op.options.pop("weights_layout", None)
+        if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and op.inputs[1] not in relaid:
+            _relayout_weights(tensors[op.inputs[1]], op.type, layout)
+            relaid.add(op.inputs[1])
+        if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            op = _explicit_padding(op, tensors, ops, constant)
+        elif op.type == "RESHAPE" and len(op.inputs) == 1:
+            op.inputs.append(constant(f"{tensors[op.outputs[0]].name}/shape", list(tensors[op.outputs[0]].shape)))
+        elif op.type == "TRANSPOSE" and len(op.inputs) == 1:
+            op.inputs.append(constant(f"{tensors[op.outputs[0]].name}/perm", list(op.options.pop("perm"))))
+        if op.options.get("count_include_pad"):
+            raise ModelError(f"op {op.index} {op.type}: count_include_pad has no TFLite equivalent")
+        op.options.pop("count_include_pad", None)
+        ops.append(op)
+    for i, op in enumerate(ops):
+        op.index = i
+    return Graph(tensors, ops, list(graph.inputs), list(graph.outputs), graph.format)
+
+
+def _relayout_weights(w, op_type, layout):
+    if layout in (None, "OHWI", "OI"):
+        return
+    data = bytes(w.data)
+    if op_type == "CONV_2D" and layout == "OIHW":
+        o, i, kh, kw = w.shape
+        w.data, w.shape = transpose_last_two(data, o, i, kh * kw), (o, kh, kw, i)
+    elif op_type == "DEPTHWISE_CONV_2D" and layout == "OIHW":
+        c, _, kh, kw = w.shape
+        w.data, w.shape = transpose_last_two(data, 1, c, kh * kw), (1, kh, kw, c)
+        w.quantized_dimension = 3
+    elif op_type == "FULLY_CONNECTED" and layout == "IO":
+        k, n = w.shape
+        w.data, w.shape = transpose_last_two(data, 1, k, n), (n, k)
+        w.quantized_dimension = 0
+    else:
+        raise ModelError(f"{op_type} weights in layout {layout} cannot be written to TFLite")
+
+
+def _explicit_padding(op, tensors, ops, constant):
+    """Padding that is neither SAME nor VALID becomes a PAD (with the input's zero point, exactly
+    what the convolution's own padding means) followed by a VALID convolution."""
+    x, w = tensors[op.inputs[0]], tensors[op.inputs[1]]
+    kh, kw = w.shape[1], w.shape[2]
+    (sh, sw), (dh, dw) = op.options["stride"], op.options["dilation"]
+    padding = list(op.options["padding"])
+    for mode in (Padding.SAME, Padding.VALID):
+        if _conv_padding(mode, x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw) == padding:
+            return op
+    top, bottom, left, right = padding
+    padded_shape = (x.shape[0], x.shape[1] + top + bottom, x.shape[2] + left + right, x.shape[3])
+    padded = len(tensors)
+    tensors.append(Tensor(padded, f"{x.name}/padded", padded_shape, x.dtype, x.scale, x.zero_point))
+    paddings = constant(f"{x.name}/paddings", [0, 0, top, bottom, left, right, 0, 0], (4, 2))
+    ops.append(Op(len(ops), "PAD", [op.inputs[0], paddings], [padded]))
+    op.inputs[0] = padded
+    op.options["padding"] = [0, 0, 0, 0]
+    return op
