@@ -2,13 +2,25 @@
 // WebAssembly kernels. Plain ES module, no bundler, nothing loaded from outside this server.
 //
 // Test hooks: document.body.dataset.state is "loading" | "ready" | "running" | "done" | "error";
-// dataset.pending counts queued tasks; dataset.runs counts finished ones. #results holds <li>
-// with data-label / data-score; #results carries data-model / data-photo / data-variant.
+// dataset.started is "1" once Pyodide and the lists are up; dataset.pending counts queued tasks;
+// dataset.runs counts finished ones. #results holds <li> with data-label / data-index / data-score;
+// #results carries data-model / data-photo / data-variant. #latency and #latency-median carry
+// data-ms (and data-n). window.qnnwebDemo holds the page's Pyodide and the last run's numbers.
+//
+// ?variant=scalar|simd128|relaxed forces a kernel build; ?model=NAME and ?photo=NAME pick the
+// first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
+const DEFAULT_MODEL = "efficientnet_lite0_u8s8";
+// Shown first, in this order (the rest of /api/samples follows).
+const PREFERRED_SAMPLES = ["chelsea.png", "coffee.png", "astronaut.png", "grace_hopper.jpg", "dog.jpg"];
+const HISTORY = 10; // latency median over this many runs (per model and variant)
+const BENCH_RUNS = 10;
 const $ = (id) => document.getElementById(id);
 const body = document.body;
-window.qnnwebDemo = { lastInput: null }; // for tests: the RGB bytes of the last run
+// For tests and the curious (DevTools): the page's Pyodide, the RGB bytes that went into the last
+// run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
+window.qnnwebDemo = { pyodide: null, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null };
 
 const page = {
   pyodide: null,
@@ -18,6 +30,8 @@ const page = {
   samples: new Map(), // name -> url
   upload: null, // {name, blob} of the user's own photo
   variant: null, // null = let qnnweb pick
+  history: new Map(), // `${name}|${variant}` -> latencies (ms) of the last HISTORY runs
+  last: null, // {key, name, photo, variant}: what the Python side holds as the last input
 };
 
 // ---------------------------------------------------------------- status, errors, task queue
@@ -102,6 +116,8 @@ import qnnweb
 import qnnweb.image
 from js import performance
 
+LAST = {}  # the model and input of the last classify(), for rerun()
+
 
 def _tensor(t):
     return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
@@ -120,15 +136,24 @@ def describe_model(model):
     return json.dumps(info, default=str)
 
 
-def classify(model, rgb, mean_std_json, k):
-    mean, std = json.loads(mean_std_json)
-    x = qnnweb.image.rgb_to_input(rgb.to_bytes(), model.inputs[0], mean, std)
+def classify(model, rgb, options_json):
+    opts = json.loads(options_json)
+    x = qnnweb.image.rgb_to_input(rgb.to_bytes(), model.inputs[0], opts["mean"], opts["std"])
+    LAST["model"], LAST["x"] = model, x
     t0 = performance.now()
     outputs = model.run(x)
     ms = performance.now() - t0
-    top = qnnweb.image.top_k(outputs[0], model.outputs[0], k)
-    return json.dumps({"ms": ms, "variant": model.variant,
+    info = model.outputs[0]
+    top = qnnweb.image.top_k(outputs[0], info, opts["k"], logits=opts["logits"])
+    raw = qnnweb.image.dequantize(outputs[0], info)
+    return json.dumps({"ms": ms, "variant": model.variant, "raw": raw,
                        "top": [[int(i), float(s)] for i, s in top]})
+
+
+def rerun():
+    t0 = performance.now()
+    LAST["model"].run(LAST["x"])
+    return performance.now() - t0
 `;
 
 async function fetchJSON(url) {
@@ -162,10 +187,12 @@ async function startPyodide() {
   const ns = pyodide.globals.get("dict")();
   await pyodide.runPythonAsync(PY_HELPERS, { globals: ns });
   page.pyodide = pyodide;
+  window.qnnwebDemo.pyodide = pyodide;
   page.helpers = {
     loadModel: ns.get("load_model"),
     describeModel: ns.get("describe_model"),
     classify: ns.get("classify"),
+    rerun: ns.get("rerun"),
   };
 }
 
@@ -193,12 +220,53 @@ async function loadLists() {
       text: `${m.name} (${m.format}, ${kb(m.size)}${m.error ? ", unusable" : ""})`,
     })),
   );
-  for (const s of samples) page.samples.set(s.name, s.url);
+  const rank = (name) => {
+    const i = PREFERRED_SAMPLES.indexOf(name);
+    return i < 0 ? PREFERRED_SAMPLES.length : i;
+  };
+  const ordered = [...samples].sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
+  for (const s of ordered) page.samples.set(s.name, s.url);
   fillSelect(
     $("photo-select"),
-    samples.map((s) => ({ value: s.name, text: s.name })),
+    ordered.map((s) => ({ value: s.name, text: s.name })),
   );
+  fillThumbs(ordered);
   if (!models.length) throw new Error("the server has no models (run ./build.sh build)");
+  const params = new URLSearchParams(location.search);
+  const wanted = [params.get("model"), DEFAULT_MODEL].find((n) => n && page.models.has(n));
+  if (wanted) $("model-select").value = wanted;
+  const photo = params.get("photo");
+  if (photo && page.samples.has(photo)) $("photo-select").value = photo;
+  markThumb();
+}
+
+function fillThumbs(samples) {
+  const box = $("thumbs");
+  box.replaceChildren();
+  for (const s of samples) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "thumb";
+    b.dataset.photo = s.name;
+    b.title = s.name;
+    b.disabled = true;
+    const img = document.createElement("img");
+    img.src = s.url;
+    img.alt = s.name;
+    img.loading = "lazy";
+    b.append(img);
+    b.addEventListener("click", () => {
+      $("photo-select").value = s.name;
+      markThumb();
+      enqueue("Run failed", runSelected);
+    });
+    box.append(b);
+  }
+}
+
+function markThumb() {
+  const value = $("photo-select").value;
+  for (const b of document.querySelectorAll("#thumbs .thumb")) b.classList.toggle("active", b.dataset.photo === value);
 }
 
 function readVariantParam() {
@@ -207,6 +275,8 @@ function readVariantParam() {
   if (!VARIANTS.includes(v)) throw new Error(`?variant=${v}: use one of ${VARIANTS.join(", ")}`);
   return v;
 }
+
+const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "run", "bench"];
 
 async function main() {
   body.dataset.state = "loading";
@@ -220,13 +290,19 @@ async function main() {
     body.dataset.state = "error";
     return;
   }
-  for (const id of ["model-select", "photo-select", "photo-file", "variant-select", "run"]) $(id).disabled = false;
+  for (const id of CONTROLS) $(id).disabled = false;
+  for (const b of document.querySelectorAll("#thumbs .thumb")) b.disabled = false;
   doneLoading(`Ready: Python ${page.pyodide.version ? "(Pyodide " + page.pyodide.version + ")" : ""}`);
   body.dataset.state = "ready";
+  body.dataset.started = "1";
 
   $("run").addEventListener("click", () => enqueue("Run failed", runSelected));
+  $("bench").addEventListener("click", () => enqueue("Benchmark failed", benchmark));
   $("model-select").addEventListener("change", () => enqueue("Run failed", runSelected));
-  $("photo-select").addEventListener("change", () => enqueue("Run failed", runSelected));
+  $("photo-select").addEventListener("change", () => {
+    markThumb();
+    enqueue("Run failed", runSelected);
+  });
   $("variant-select").addEventListener("change", () => {
     page.variant = $("variant-select").value || null;
     const url = new URL(location.href);
@@ -249,8 +325,10 @@ async function main() {
     opt.value = "upload:" + file.name;
     opt.textContent = `your photo: ${file.name}`;
     select.value = opt.value;
+    markThumb();
     enqueue("Run failed", runSelected);
   });
+  if (new URLSearchParams(location.search).get("autorun") !== "0") enqueue("Run failed", runSelected);
 }
 
 // ---------------------------------------------------------------- one run
@@ -293,25 +371,65 @@ async function photoBlob() {
 
 function inputSize(tensor) {
   const s = tensor.shape;
-  if (s.length === 4 && s[3] === 3) return { h: s[1], w: s[2] }; // NHWC
-  if (s.length === 4 && s[1] === 3) return { h: s[2], w: s[3] }; // NCHW
-  if (s.length === 3 && s[2] === 3) return { h: s[0], w: s[1] };
+  if (s.length === 4 && s[1] === 3 && s[3] !== 3) return { h: s[2], w: s[3], layout: "NCHW" };
+  if (s.length === 4 && s[3] === 3) return { h: s[1], w: s[2], layout: "NHWC" };
+  if (s.length === 3 && s[2] === 3) return { h: s[0], w: s[1], layout: "HWC" };
   throw new Error(`input shape [${s}] is not an RGB image`);
 }
 
+// ---------------------------------------------------------------- preprocessing
+
+// Python's round(): halves go to the even neighbour (the sidecars' crop offsets use it).
+function roundHalfEven(x) {
+  const f = Math.floor(x);
+  const d = x - f;
+  if (d > 0.5) return f + 1;
+  if (d < 0.5) return f;
+  return f % 2 === 0 ? f : f + 1;
+}
+
+// What to do with a photo of imgW x imgH for a model input of w x h, from the model's metadata:
+// with a numeric `resize`, the shorter side goes to `resize` (the longer to int(resize * long /
+// short), as torchvision does) and a centred `crop` (default: the input size) is cut out at
+// round((size - crop) / 2); otherwise the whole photo is resized to the input size.
+function preprocessPlan(pre, imgW, imgH, w, h) {
+  const resize = typeof pre.resize === "number" ? pre.resize : null;
+  if (resize === null) return { rw: w, rh: h, x0: 0, y0: 0, cw: w, ch: h, text: `resize to ${w}×${h}` };
+  let rw, rh;
+  if (imgW <= imgH) {
+    rw = resize;
+    rh = Math.trunc((resize * imgH) / imgW);
+  } else {
+    rh = resize;
+    rw = Math.trunc((resize * imgW) / imgH);
+  }
+  let cw = w, ch = h;
+  if (typeof pre.crop === "number") cw = ch = pre.crop;
+  else if (Array.isArray(pre.crop)) [ch, cw] = pre.crop;
+  if (cw > rw || ch > rh) throw new Error(`crop ${cw}×${ch} is larger than the resized photo ${rw}×${rh}`);
+  const x0 = roundHalfEven((rw - cw) / 2);
+  const y0 = roundHalfEven((rh - ch) / 2);
+  return { rw, rh, x0, y0, cw, ch, text: `shorter side to ${resize} (${rw}×${rh}), centre crop ${cw}×${ch} at (${x0}, ${y0})` };
+}
+
 // Bilinear resampling exactly as Pillow's Image.resize(size, Image.BILINEAR) does it for 8-bit
-// RGB (the model tests prepare photos that way): a triangle filter widened by the scale when
-// shrinking (antialiased), 22-bit fixed-point weights, horizontal pass first, then vertical.
+// RGB (ImagingResample): a triangle filter whose support is widened by the scale when shrinking
+// (antialiased), coefficients normalised then rounded to 22-bit fixed point, horizontal pass
+// first, then vertical, each rounded and clipped to 8 bits. A pass whose size does not change is
+// skipped, as in Pillow. Every output pixel only depends on its own coefficients, so computing
+// just a crop window of the resized image gives the same bytes as resizing then cropping.
 const PRECISION_BITS = 22;
 const ONE = 1 << PRECISION_BITS;
+const HALF = 1 << (PRECISION_BITS - 1);
 
 function resampleCoeffs(inSize, outSize) {
   const scale = inSize / outSize;
   const filterscale = Math.max(scale, 1.0);
-  const support = 1.0 * filterscale; // bilinear filter support is 1
+  const support = 1.0 * filterscale; // the bilinear (triangle) filter's support is 1
   const ksize = Math.ceil(support) * 2 + 1;
   const bounds = new Int32Array(outSize * 2);
   const kk = new Float64Array(outSize * ksize);
+  const w = new Float64Array(ksize);
   for (let xx = 0; xx < outSize; xx++) {
     const center = (xx + 0.5) * scale;
     const ss = 1.0 / filterscale;
@@ -321,7 +439,6 @@ function resampleCoeffs(inSize, outSize) {
     if (xmax > inSize) xmax = inSize;
     xmax -= xmin;
     let ww = 0.0;
-    const w = new Float64Array(xmax);
     for (let x = 0; x < xmax; x++) {
       const t = Math.abs((x + xmin - center + 0.5) * ss);
       w[x] = t < 1.0 ? 1.0 - t : 0.0;
@@ -338,77 +455,91 @@ function resampleCoeffs(inSize, outSize) {
 }
 
 function clip8(ss) {
-  const v = Math.floor(ss / ONE);
-  return v < 0 ? 0 : v > 255 ? 255 : v;
+  if (ss >= ONE * 256) return 255;
+  if (ss <= 0) return 0;
+  return Math.floor(ss / ONE);
 }
 
-// src: RGB(A) bytes with `channels` per pixel -> RGB bytes of outW x outH.
-function resizeBilinear(src, inW, inH, channels, outW, outH) {
-  let cur = src;
-  let curW = inW;
-  let curC = channels;
+// src: pixels with `channels` bytes each (RGB or RGBA), inW x inH. Resize to outW x outH and return
+// the window [x0, x0 + cw) x [y0, y0 + ch) of the result as RGB bytes.
+function resizeCrop(src, inW, inH, channels, outW, outH, x0, y0, cw, ch) {
+  const C = channels;
+  // source rows the vertical pass reads (all the window's rows when there is no vertical pass)
+  const vert = outH !== inH ? resampleCoeffs(inH, outH) : null;
+  let rowLo = y0, rowHi = y0 + ch;
+  if (vert) {
+    rowLo = Infinity;
+    rowHi = -Infinity;
+    for (let yy = y0; yy < y0 + ch; yy++) {
+      rowLo = Math.min(rowLo, vert.bounds[yy * 2]);
+      rowHi = Math.max(rowHi, vert.bounds[yy * 2] + vert.bounds[yy * 2 + 1]);
+    }
+  }
+  const rows = rowHi - rowLo;
+  // horizontal pass (or a plain copy of the window's columns) over those rows -> tmp, cw x rows
+  const tmp = new Uint8Array(cw * rows * 3);
   if (outW !== inW) {
     const { ksize, bounds, kk } = resampleCoeffs(inW, outW);
-    const out = new Uint8Array(outW * inH * 3);
-    for (let y = 0; y < inH; y++) {
-      for (let xx = 0; xx < outW; xx++) {
-        const xmin = bounds[xx * 2];
-        const xmax = bounds[xx * 2 + 1];
-        let r = ONE / 2, g = ONE / 2, b = ONE / 2;
+    for (let y = 0; y < rows; y++) {
+      const rowStart = (y + rowLo) * inW;
+      for (let xx = 0; xx < cw; xx++) {
+        const xmin = bounds[(xx + x0) * 2];
+        const xmax = bounds[(xx + x0) * 2 + 1];
+        const kbase = (xx + x0) * ksize;
+        let r = HALF, g = HALF, b = HALF;
         for (let x = 0; x < xmax; x++) {
-          const k = kk[xx * ksize + x];
-          const i = (y * curW + x + xmin) * curC;
-          r += cur[i] * k;
-          g += cur[i + 1] * k;
-          b += cur[i + 2] * k;
+          const k = kk[kbase + x];
+          const i = (rowStart + x + xmin) * C;
+          r += src[i] * k;
+          g += src[i + 1] * k;
+          b += src[i + 2] * k;
         }
-        const o = (y * outW + xx) * 3;
-        out[o] = clip8(r);
-        out[o + 1] = clip8(g);
-        out[o + 2] = clip8(b);
+        const o = (y * cw + xx) * 3;
+        tmp[o] = clip8(r);
+        tmp[o + 1] = clip8(g);
+        tmp[o + 2] = clip8(b);
       }
     }
-    cur = out;
-    curW = outW;
-    curC = 3;
-  }
-  if (outH !== inH) {
-    const { ksize, bounds, kk } = resampleCoeffs(inH, outH);
-    const out = new Uint8Array(curW * outH * 3);
-    for (let yy = 0; yy < outH; yy++) {
-      const ymin = bounds[yy * 2];
-      const ymax = bounds[yy * 2 + 1];
-      for (let x = 0; x < curW; x++) {
-        let r = ONE / 2, g = ONE / 2, b = ONE / 2;
-        for (let y = 0; y < ymax; y++) {
-          const k = kk[yy * ksize + y];
-          const i = ((y + ymin) * curW + x) * curC;
-          r += cur[i] * k;
-          g += cur[i + 1] * k;
-          b += cur[i + 2] * k;
-        }
-        const o = (yy * curW + x) * 3;
-        out[o] = clip8(r);
-        out[o + 1] = clip8(g);
-        out[o + 2] = clip8(b);
+  } else {
+    for (let y = 0; y < rows; y++) {
+      for (let xx = 0; xx < cw; xx++) {
+        const i = ((y + rowLo) * inW + xx + x0) * C;
+        const o = (y * cw + xx) * 3;
+        tmp[o] = src[i];
+        tmp[o + 1] = src[i + 1];
+        tmp[o + 2] = src[i + 2];
       }
     }
-    cur = out;
-    curC = 3;
   }
-  if (curC === 3) return cur;
-  const rgb = new Uint8Array(outW * outH * 3); // same size: just drop alpha
-  for (let i = 0, j = 0; j < rgb.length; i += curC, j += 3) {
-    rgb[j] = cur[i];
-    rgb[j + 1] = cur[i + 1];
-    rgb[j + 2] = cur[i + 2];
+  if (!vert) return tmp;
+  // vertical pass over the window's rows
+  const { ksize, bounds, kk } = vert;
+  const out = new Uint8Array(cw * ch * 3);
+  for (let yy = 0; yy < ch; yy++) {
+    const ymin = bounds[(yy + y0) * 2] - rowLo;
+    const ymax = bounds[(yy + y0) * 2 + 1];
+    const kbase = (yy + y0) * ksize;
+    for (let x = 0; x < cw; x++) {
+      let r = HALF, g = HALF, b = HALF;
+      for (let y = 0; y < ymax; y++) {
+        const k = kk[kbase + y];
+        const i = ((y + ymin) * cw + x) * 3;
+        r += tmp[i] * k;
+        g += tmp[i + 1] * k;
+        b += tmp[i + 2] * k;
+      }
+      const o = (yy * cw + x) * 3;
+      out[o] = clip8(r);
+      out[o + 1] = clip8(g);
+      out[o + 2] = clip8(b);
+    }
   }
-  return rgb;
+  return out;
 }
 
-// Decode the photo without colour management (as Pillow reads it), resize the whole photo to
-// the model's input size (no crop) and show what the model sees. Returns H*W*3 RGB bytes.
-async function photoToRGB(blob, w, h) {
+// Decode the photo without colour management (as Pillow reads it), resize and crop it as the
+// model's metadata says, show what the model sees. Returns H*W*3 RGB bytes.
+async function photoToRGB(blob, pre, w, h) {
   const bitmap = await createImageBitmap(blob, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
   const full = document.createElement("canvas");
   full.width = bitmap.width;
@@ -416,8 +547,14 @@ async function photoToRGB(blob, w, h) {
   const fctx = full.getContext("2d", { willReadFrequently: true });
   fctx.drawImage(bitmap, 0, 0);
   bitmap.close();
-  const rgba = fctx.getImageData(0, 0, full.width, full.height).data;
-  const rgb = resizeBilinear(rgba, full.width, full.height, 4, w, h);
+  const W = full.width, H = full.height;
+  const rgba = fctx.getImageData(0, 0, W, H).data;
+  const plan = preprocessPlan(pre, W, H, w, h);
+  let rgb = resizeCrop(rgba, W, H, 4, plan.rw, plan.rh, plan.x0, plan.y0, plan.cw, plan.ch);
+  if (plan.cw !== w || plan.ch !== h) {
+    rgb = resizeCrop(rgb, plan.cw, plan.ch, 3, w, h, 0, 0, w, h); // a crop that is not the input size
+    plan.text += `, resized to ${w}×${h}`;
+  }
 
   const canvas = $("input-canvas");
   canvas.width = w;
@@ -431,7 +568,8 @@ async function photoToRGB(blob, w, h) {
   }
   canvas.getContext("2d").putImageData(view, 0, 0);
   window.qnnwebDemo.lastInput = rgb;
-  return rgb;
+  window.qnnwebDemo.lastPreprocess = { photo: [W, H], ...plan };
+  return { rgb, plan, photoSize: [W, H] };
 }
 
 function showPhoto(name, blob) {
@@ -443,7 +581,7 @@ function showPhoto(name, blob) {
   $("photo-name").textContent = name;
 }
 
-function showModelInfo(name, info) {
+function showModelInfo(name, info, record) {
   $("variant").textContent = info.variant;
   $("variant").dataset.variant = info.variant;
   const k = $("kernels");
@@ -459,12 +597,13 @@ function showModelInfo(name, info) {
   const out = info.outputs[0];
   const ops = (info.ops || []).length;
   $("model-summary").textContent =
-    `${name}: ${inp.dtype} [${inp.shape}] → ${out.dtype} [${out.shape}], ${ops} ops, ` +
+    `${name} (${record.format}): ${inp.dtype} [${inp.shape}] → ${out.dtype} [${out.shape}], ${ops} ops, ` +
     `weights ${kb(info.weight_bytes || 0)}, arena ${kb(info.arena_bytes || 0)}`;
+  $("model-summary").title = record.description || "";
   $("model-info").textContent = JSON.stringify(info, null, 2);
 }
 
-function showResults(top, labels, meta) {
+function showResults(top, labels, meta, probabilities) {
   const ol = $("results");
   ol.replaceChildren();
   for (const [index, score] of top) {
@@ -476,6 +615,7 @@ function showResults(top, labels, meta) {
     const name = document.createElement("span");
     name.className = "label";
     name.textContent = label;
+    name.title = `class ${index}: ${label}`;
     const bar = document.createElement("span");
     bar.className = "bar";
     const fill = document.createElement("span");
@@ -483,11 +623,78 @@ function showResults(top, labels, meta) {
     bar.append(fill);
     const value = document.createElement("span");
     value.className = "score";
-    value.textContent = score.toFixed(3);
+    value.textContent = probabilities ? `${(score * 100).toFixed(1)} %` : score.toFixed(3);
     li.append(name, bar, value);
     ol.append(li);
   }
   Object.assign(ol.dataset, meta);
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+function fmtMs(ms) {
+  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`;
+}
+
+// One more latency for the current model and variant: show it, the median of the last runs and
+// the list of those runs.
+function recordLatency(key, ms) {
+  const h = page.history.get(key) || [];
+  h.push(ms);
+  while (h.length > HISTORY) h.shift();
+  page.history.set(key, h);
+  $("latency").textContent = fmtMs(ms);
+  $("latency").dataset.ms = String(ms);
+  showMedian(key);
+}
+
+function showMedian(key) {
+  const h = page.history.get(key) || [];
+  const el = $("latency-median");
+  if (!h.length) {
+    el.textContent = "–";
+    delete el.dataset.ms;
+    delete el.dataset.n;
+    $("latency-runs").textContent = "";
+    return;
+  }
+  const m = median(h);
+  el.textContent = `${fmtMs(m)} (last ${h.length} run${h.length > 1 ? "s" : ""})`;
+  el.dataset.ms = String(m);
+  el.dataset.n = String(h.length);
+  $("latency-runs").textContent = h.map((v) => v.toFixed(1)).join(" · ");
+}
+
+function isLogits(record) {
+  const meaning = (record.output && record.output.meaning) || "";
+  if (meaning) return /logit/i.test(meaning);
+  return false; // TFLite demo models end in SOFTMAX: their outputs already are probabilities
+}
+
+function clearShown() {
+  $("results").replaceChildren();
+  for (const k of ["model", "photo", "variant"]) delete $("results").dataset[k];
+  $("latency").textContent = "–";
+  delete $("latency").dataset.ms;
+  $("latency-total").textContent = "";
+  $("latency-median").textContent = "–";
+  delete $("latency-median").dataset.ms;
+  delete $("latency-median").dataset.n;
+  $("latency-runs").textContent = "";
+  $("variant").textContent = "–";
+  delete $("variant").dataset.variant;
+  $("kernels").replaceChildren();
+  $("model-summary").textContent = "–";
+  $("preprocess").textContent = "–";
+  $("model-info").textContent = "";
+  $("scores-kind").textContent = "";
+  window.qnnwebDemo.lastOutput = null;
+  window.qnnwebDemo.lastTop = null;
+  page.last = null;
 }
 
 async function runSelected() {
@@ -495,38 +702,52 @@ async function runSelected() {
   if (!name) throw new Error("pick a model");
   const record = page.models.get(name);
   // Clear the previous answer first, so nothing stale is on screen if this run fails.
-  $("results").replaceChildren();
-  for (const k of ["model", "photo", "variant"]) delete $("results").dataset[k];
-  $("latency").textContent = "–";
-  delete $("latency").dataset.ms;
-  $("latency-total").textContent = "";
-  $("variant").textContent = "–";
-  delete $("variant").dataset.variant;
-  $("kernels").replaceChildren();
-  $("model-summary").textContent = "–";
-  $("model-info").textContent = "";
+  clearShown();
 
   const [{ model, info }, photo] = await Promise.all([getModel(name), photoBlob()]);
-  showModelInfo(name, info);
+  showModelInfo(name, info, record);
   showPhoto(photo.name, photo.blob);
-  const { h, w } = inputSize(info.inputs[0]);
-  const rgb = await photoToRGB(photo.blob, w, h);
-
+  const { h, w, layout } = inputSize(info.inputs[0]);
   const pre = record.preprocess || {};
+  const t0 = performance.now();
+  const { rgb, plan } = await photoToRGB(photo.blob, pre, w, h);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
+  $("preprocess").textContent =
+    `${plan.text} (Pillow's bilinear); (pixel − [${mean}]) / [${std}]; ${layout} ${info.inputs[0].dtype}`;
+  const logits = isLogits(record);
   const k = Math.min(5, (record.labels || []).length || 5);
-  const t0 = performance.now();
-  const result = JSON.parse(page.helpers.classify(model, rgb, JSON.stringify([mean, std]), k));
+  const result = JSON.parse(page.helpers.classify(model, rgb, JSON.stringify({ mean, std, k, logits })));
   const total = performance.now() - t0;
 
-  $("latency").textContent = `${result.ms.toFixed(1)} ms`;
-  $("latency").dataset.ms = String(result.ms);
-  $("latency-total").textContent = `(${total.toFixed(1)} ms with pre/post-processing)`;
+  const key = `${name}|${result.variant}`;
+  recordLatency(key, result.ms);
+  $("latency-total").textContent = `(${fmtMs(total)} with decoding, resizing and post-processing)`;
   $("variant").textContent = result.variant;
   $("variant").dataset.variant = result.variant;
-  showResults(result.top, record.labels, { model: name, photo: photo.name, variant: result.variant });
-  setStatus(`${name} on ${photo.name}: ${result.ms.toFixed(1)} ms with ${result.variant} kernels.`, 1);
+  $("scores-kind").textContent = logits ? "softmax of the model's logits" : "the model's output";
+  showResults(result.top, record.labels, { model: name, photo: photo.name, variant: result.variant }, true);
+  window.qnnwebDemo.lastOutput = result.raw;
+  window.qnnwebDemo.lastTop = result.top;
+  page.last = { key, name, photo: photo.name, variant: result.variant };
+  setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels.`, 1);
+}
+
+// Run the last input BENCH_RUNS more times (after a fresh run if the selection changed), one at a
+// time so the page stays responsive, and show every latency and the median.
+async function benchmark() {
+  const name = $("model-select").value;
+  const photo = $("photo-select").value.replace(/^upload:/, "");
+  const sameVariant = !page.variant || (page.last && page.last.variant === page.variant);
+  if (!page.last || page.last.name !== name || page.last.photo !== photo || !sameVariant) await runSelected();
+  const { key } = page.last;
+  for (let i = 1; i <= BENCH_RUNS; i++) {
+    setStatus(`Benchmark: run ${i} of ${BENCH_RUNS}…`, (i - 1) / BENCH_RUNS);
+    await new Promise((r) => setTimeout(r, 0)); // let the page paint
+    recordLatency(key, page.helpers.rerun());
+  }
+  const m = median(page.history.get(key));
+  setStatus(`Benchmark: median ${fmtMs(m)} over the last ${page.history.get(key).length} runs (${page.last.variant} kernels).`, 1);
 }
 
 main();

@@ -2,8 +2,12 @@
 
 The server runs uvicorn in a background thread on a free 127.0.0.1 port and serves the real
 data dir (wheels, samples, Pyodide) with a temporary models folder: copies of the prepared
-models plus ``corrupt.tflite`` (garbage bytes). Nothing is skipped: a missing browser, data
-dir or Pyodide is a failure that says what to run.
+models (the two TFLite demo models and EfficientNet-Lite0 int8, the page's default) plus
+``corrupt.tflite`` (garbage bytes). Nothing is skipped: a missing browser, data dir or Pyodide
+is a failure that says what to run.
+
+One demo page per kernel variant (``variant_page``, session-scoped: Pyodide starts once per
+variant for every test module).
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-MODELS = ["visual_wake_words", "image_classification"]
-PHOTOS = ["grace_hopper.jpg", "chelsea.png"]
+VARIANTS = ["scalar", "simd128", "relaxed"]
+MODELS = ["visual_wake_words.tflite", "image_classification.tflite", "efficientnet_lite0_u8s8.onnx"]
+PHOTOS = ["grace_hopper.jpg", "chelsea.png", "coffee.png"]
 CORRUPT = b"this is not a TFLite model, just garbage bytes\x00\xff" * 64
 
 
@@ -53,9 +58,9 @@ def demo_folders(tmp_path_factory) -> dict[str, Path]:
     for photo in PHOTOS:
         _require(DATA_DIR / "samples" / photo, "sample photo")
     models = tmp_path_factory.mktemp("models")
-    for name in MODELS:
-        for ext in (".tflite", ".json"):
-            shutil.copy(_require(DATA_DIR / "models" / (name + ext), "demo model"), models / (name + ext))
+    for file in MODELS:
+        for name in (file, Path(file).stem + ".json"):
+            shutil.copy(_require(DATA_DIR / "models" / name, "demo model"), models / name)
     (models / "corrupt.tflite").write_bytes(CORRUPT)
     return {"data": DATA_DIR, "models": models, "pyodide": PYODIDE_DIR}
 
@@ -67,7 +72,8 @@ def server_url(demo_folders) -> str:
     from qnnweb_server import Settings, create_app
 
     settings = Settings(
-        data_dir=demo_folders["data"], models_dir=demo_folders["models"], pyodide_dir=demo_folders["pyodide"]
+        data_dir=demo_folders["data"], models_dir=demo_folders["models"], pyodide_dir=demo_folders["pyodide"],
+        wheels_dir=os.environ.get("QNNWEB_WHEELS_DIR") or None,
     )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -118,13 +124,16 @@ class DemoPage:
             self.foreign_requests.append(url)
 
     def open(self, query: str = "") -> "DemoPage":
+        """Open the page and wait until Pyodide is up and the first (automatic) run is over."""
         self.page.goto(f"{self.base_url}/{query}")
         self.page.wait_for_function(
-            "['ready', 'error'].includes(document.body.dataset.state)", timeout=self.LOAD_TIMEOUT_MS
+            "document.body.dataset.started === '1' || document.body.dataset.state === 'error'",
+            timeout=self.LOAD_TIMEOUT_MS,
         )
-        state = self.state()
-        if state != "ready":
+        if self.page.evaluate("document.body.dataset.started") != "1":
             pytest.fail(f"the demo page did not start: {self.error_text()!r} (status {self.text('#status')!r})")
+        if self.wait_idle() not in ("done", "ready"):
+            pytest.fail(f"the demo page's first run failed: {self.error_text()!r}")
         return self
 
     def state(self) -> str:
@@ -139,7 +148,7 @@ class DemoPage:
 
     def wait_idle(self) -> str:
         self.page.wait_for_function(
-            "['done', 'error'].includes(document.body.dataset.state) && document.body.dataset.pending === '0'",
+            "['done', 'error', 'ready'].includes(document.body.dataset.state) && document.body.dataset.pending === '0'",
             timeout=self.RUN_TIMEOUT_MS,
         )
         return self.state()
@@ -162,6 +171,35 @@ class DemoPage:
     def results_meta(self) -> dict[str, str]:
         return self.page.eval_on_selector("#results", "el => ({...el.dataset})")
 
+    def top(self) -> list[tuple[int, float]]:
+        """The shown top-k as (class index, score), scores exactly as the page computed them."""
+        return [
+            (int(i), float(s))
+            for i, s in self.page.eval_on_selector_all(
+                "#results li", "els => els.map(e => [e.dataset.index, e.dataset.score])"
+            )
+        ]
+
+    def run_python(self, source: str, globals_: dict | None = None) -> str:
+        """Run ``source`` with runPythonAsync in the page's own Pyodide (fresh globals); its stdout."""
+        return self.page.evaluate(
+            """async ([source, globals]) => {
+                const py = window.qnnwebDemo.pyodide;
+                const ns = py.globals.get("dict")();
+                for (const [k, v] of Object.entries(globals)) ns.set(k, v);
+                const lines = [];
+                py.setStdout({ batched: (line) => lines.push(line) });
+                try {
+                    await py.runPythonAsync(source, { globals: ns });
+                } finally {
+                    py.setStdout();
+                    ns.destroy();
+                }
+                return lines.join("\\n");
+            }""",
+            [source, globals_ or {}],
+        )
+
 
 @pytest.fixture(scope="session")
 def open_demo(browser, server_url):
@@ -177,3 +215,22 @@ def open_demo(browser, server_url):
     yield open_
     for context in pages:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def page_for(open_demo):
+    """page_for(variant) -> the session's DemoPage forced to that kernel variant (opened once)."""
+    pages = {}
+
+    def get(variant):
+        if variant not in pages:
+            pages[variant] = open_demo(f"?variant={variant}")
+        return pages[variant]
+
+    return get
+
+
+@pytest.fixture(scope="session", params=VARIANTS)
+def variant_page(request, page_for):
+    """(variant, DemoPage forced to that kernel variant); one page per variant for the session."""
+    return request.param, page_for(request.param)

@@ -11,17 +11,12 @@ import pytest
 from PIL import Image
 
 VARIANTS = ["scalar", "simd128", "relaxed"]
+
 KNOWN_ANSWERS = [
     # model, photo, expected top-1, input size
     ("visual_wake_words", "grace_hopper.jpg", "person", 96),
     ("image_classification", "chelsea.png", "cat", 32),
 ]
-
-
-@pytest.fixture(scope="module", params=VARIANTS)
-def variant_page(request, open_demo):
-    variant = request.param
-    return variant, open_demo(f"?variant={variant}")
 
 
 @pytest.mark.parametrize("model,photo,expected,size", KNOWN_ANSWERS, ids=[f"{m}-{p}" for m, p, _, _ in KNOWN_ANSWERS])
@@ -79,6 +74,11 @@ def test_everything_is_same_origin(variant_page) -> None:
 
 def test_auto_variant_and_own_photo(open_demo, demo_folders) -> None:
     demo = open_demo("")
+    # EfficientNet-Lite0 int8 is the default model, and the page runs it at once on the first photo
+    assert demo.page.input_value("#model-select") == "efficientnet_lite0_u8s8"
+    assert demo.results_meta()["model"] == "efficientnet_lite0_u8s8"
+    assert demo.results_meta()["photo"] == "chelsea.png"
+    assert len(demo.results()) == 5
     # the user's own photo through the file input
     demo.page.select_option("#model-select", "visual_wake_words")
     demo.page.set_input_files("#photo-file", str(demo_folders["data"] / "samples" / "grace_hopper.jpg"))

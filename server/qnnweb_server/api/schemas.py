@@ -20,7 +20,11 @@ class Preprocess(BaseModel):
 
     mean: list[float] | None = Field(None, examples=[[128, 128, 128]])
     std: list[float] | None = Field(None, examples=[[128, 128, 128]])
-    resize: str | None = Field(None, examples=["bilinear"])
+    resize: int | str | None = Field(
+        None, examples=[256, "bilinear"],
+        description="a number: the shorter side is resized to it (then `crop`); a string: the filter used to resize "
+        "straight to the input size",
+    )
 
 
 class ModelInfo(BaseModel):
@@ -37,6 +41,10 @@ class ModelInfo(BaseModel):
     description: str | None = None
     source: str | None = None
     preprocess: Preprocess | None = None
+    output: dict[str, Any] | None = Field(
+        None, description="the sidecar's notes on the output, e.g. `meaning`: logits (apply softmax)",
+        examples=[{"meaning": "logits (apply softmax for probabilities)"}],
+    )
     error: str | None = Field(None, description="Why the model cannot be used (parse failure), else null")
 
 

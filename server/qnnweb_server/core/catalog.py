@@ -182,6 +182,7 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
     rec["description"] = side.get("description")
     rec["source"] = side.get("source")
     rec["preprocess"] = side.get("preprocess")
+    rec["output"] = side.get("output") if isinstance(side.get("output"), dict) else None
     rec["error"] = "; ".join(errors) if errors else None
     return rec
 
