@@ -12,6 +12,9 @@ CACHE="$ROOT/.cache"
 DOWNLOADS="$CACHE/downloads"
 PYODIDE_DIR="$CACHE/pyodide"
 PYODIDE_VERSION="314.0.7"
+# The other browser engines the benchmark (./build.sh bench) compares with, pinned; served under /vendor/.
+NPM_DIR="$CACHE/npm"
+NPM_BENCH_PACKAGES=("@litertjs/core@2.5.3" "@litertjs/wasm-utils@2.5.3" "onnxruntime-web@1.30.0")
 TFLITE_VERSION="2.18.0"
 DATA="$ROOT/data"
 WHEELS="$DATA/wheels"
@@ -49,6 +52,13 @@ Usage: ./build.sh COMMAND [ARGS]
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
+  bench [--model PATH ...] [ARGS]     setup + build if needed, then benchmark qnnweb against LiteRT.js and
+                                      ONNX Runtime Web in headless Chromium (tools/bench.py --help):
+                                      [--engines qnnweb,litert,ort] [--variants relaxed,simd128,scalar]
+                                      [--runs N] [--warmup N] [--threads 1] [--out DIR] [--native] [--quick];
+                                      writes DIR/bench.json, bench.md, bench.png (default results/)
+  kernel-bench [ARGS]                 per-kernel micro-benchmark through wasmtime (tools/kernel_bench.py;
+                                      also: bench --kernels)
   help                                this text
 EOF
 }
@@ -210,12 +220,28 @@ EOF
   done
 }
 
+# npm packages of the benchmark's other engines into .cache/npm/node_modules (skipped when the
+# stamp lists exactly the pinned versions).
+setup_npm_bench() {
+  local stamp="$NPM_DIR/.qnnweb-npm" want="${NPM_BENCH_PACKAGES[*]}"
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -d "$NPM_DIR/node_modules/onnxruntime-web/dist" ]; then
+    return 0
+  fi
+  log "npm install ${NPM_BENCH_PACKAGES[*]} into .cache/npm"
+  mkdir -p "$NPM_DIR"
+  [ -f "$NPM_DIR/package.json" ] || echo '{"name": "qnnweb-bench-engines", "private": true}' >"$NPM_DIR/package.json"
+  npm install --prefix "$NPM_DIR" --no-audit --no-fund --ignore-scripts --save-exact "${NPM_BENCH_PACKAGES[@]}" >&2 \
+    || die "npm install ${NPM_BENCH_PACKAGES[*]} failed"
+  echo "$want" >"$stamp"
+}
+
 cmd_setup() {
   local t0=$SECONDS
   setup_system
   setup_venv
   setup_pyodide
   setup_pyodide_wheels
+  setup_npm_bench
   log "setup done ($((SECONDS - t0)) s)"
 }
 
@@ -394,6 +420,29 @@ cmd_serve() {
   exec "$PY" -m qnnweb_server --host "$host" --port "$port" --data-dir "$DATA" --pyodide-dir "$PYODIDE_DIR" "${rest[@]}"
 }
 
+cmd_bench() {
+  cmd_setup
+  cmd_build
+  local a
+  for a in "$@"; do
+    if [ "$a" = "--kernels" ]; then
+      local -a rest=()
+      for a in "$@"; do [ "$a" = "--kernels" ] || rest+=("$a"); done
+      log "tools/kernel_bench.py ${rest[*]}"
+      exec "$PY" tools/kernel_bench.py "${rest[@]}"
+    fi
+  done
+  log "tools/bench.py $*"
+  exec "$PY" tools/bench.py "$@"
+}
+
+cmd_kernel_bench() {
+  cmd_setup
+  cmd_build kernels
+  log "tools/kernel_bench.py $*"
+  exec "$PY" tools/kernel_bench.py "$@"
+}
+
 cmd_test() {
   cmd_setup
   cmd_build
@@ -409,6 +458,8 @@ main() {
     build) cmd_build "$@" ;;
     serve) cmd_serve "$@" ;;
     test) cmd_test "$@" ;;
+    bench) cmd_bench "$@" ;;
+    kernel-bench) cmd_kernel_bench "$@" ;;
     help|-h|--help) usage ;;
     *) usage >&2; die "unknown command '$cmd'" ;;
   esac

@@ -167,4 +167,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticDir(settings.web_dir), name="static")
     app.mount("/pyodide", StaticDir(settings.pyodide_dir), name="pyodide")
     app.mount("/samples", StaticDir(settings.samples_dir), name="samples")
+    # npm packages of the benchmark's other engines (LiteRT.js, onnxruntime-web): ./build.sh setup
+    app.mount("/vendor", StaticDir(settings.vendor_dir), name="vendor")
     return app

@@ -43,6 +43,8 @@ def tflite_ready(graph):
         if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and op.inputs[1] not in relaid:
             _relayout_weights(tensors[op.inputs[1]], op.type, layout)
             relaid.add(op.inputs[1])
+            if len(op.inputs) > 2 and op.inputs[2] >= 0:
+                _quantize_bias(tensors[op.inputs[2]], tensors[op.inputs[0]], tensors[op.inputs[1]])
         if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D"):
             op = _explicit_padding(op, tensors, ops, constant)
         elif op.type == "RESHAPE" and len(op.inputs) == 1:
@@ -75,6 +77,17 @@ def _relayout_weights(w, op_type, layout):
         w.quantized_dimension = 0
     else:
         raise ModelError(f"{op_type} weights in layout {layout} cannot be written to TFLite")
+
+
+def _quantize_bias(bias, x, w):
+    """TFLite's int32 bias carries scale input_scale * weight_scale (XNNPACK refuses the op without)."""
+    if bias.scale:
+        return
+    channels = bias.shape[0]
+    scales = w.scale if len(w.scale) == channels else w.scale * channels
+    bias.scale = tuple(x.scale[0] * s for s in scales)
+    bias.zero_point = (0,) * len(bias.scale)
+    bias.quantized_dimension = 0
 
 
 def _explicit_padding(op, tensors, ops, constant):

@@ -29,6 +29,7 @@ class Settings(BaseModel):
     samples_dir: Path | None = None  # default <data_dir>/samples
     pyodide_dir: Path = Path(".cache/pyodide")
     web_dir: Path | None = None  # default: the repo's web/ (or ./web)
+    vendor_dir: Path = Path(".cache/npm/node_modules")  # npm packages of the benchmark's other engines, /vendor/
 
     @model_validator(mode="after")
     def _derive_and_resolve(self) -> "Settings":
@@ -44,6 +45,7 @@ class Settings(BaseModel):
             "samples_dir": self.samples_dir or data / "samples",
             "pyodide_dir": self.pyodide_dir,
             "web_dir": web,
+            "vendor_dir": self.vendor_dir,
         }
         for name, value in values.items():
             object.__setattr__(self, name, Path(value).expanduser().resolve())
@@ -52,7 +54,7 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, environ: os._Environ[str] | dict[str, str] | None = None, **overrides: object) -> "Settings":
         """Settings from ``QNNWEB_DATA_DIR``, ``QNNWEB_MODELS_DIR``, ``QNNWEB_WHEELS_DIR``,
-        ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR`` and ``QNNWEB_WEB_DIR``; keyword
+        ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR``, ``QNNWEB_WEB_DIR`` and ``QNNWEB_VENDOR_DIR``; keyword
         arguments that are not None win over the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}

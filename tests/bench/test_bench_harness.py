@@ -1,0 +1,141 @@
+"""The benchmark harness (tools/bench.py) in its short CI mode, and the kernel micro-benchmark.
+
+``--quick`` runs one model (the smallest default ONNX model whose TFLite twin exports) on every
+engine and every qnnweb variant with a few rounds. The test checks that the output is complete:
+every engine has a record without error, the top-5 on the sample photo agree across engines, the
+JSON / Markdown / PNG files are written. Timing numbers are never asserted. Nothing is skipped: a
+missing browser, npm package or build output fails with what to run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "tools" / "bench.py"
+KERNEL_BENCH = REPO / "tools" / "kernel_bench.py"
+VARIANTS = ["relaxed", "simd128", "scalar"]
+TIMEOUT_S = 240
+
+
+def _bench_module():
+    """tools/bench.py as a module (by path: tests/bench/ must not shadow it)."""
+    import importlib.util
+
+    if "qnnweb_tools_bench" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("qnnweb_tools_bench", BENCH)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return sys.modules["qnnweb_tools_bench"]
+
+
+def _run(args, timeout=TIMEOUT_S):
+    proc = subprocess.run([sys.executable, *map(str, args)], cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return proc
+
+
+@pytest.fixture(scope="module")
+def quick_bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    proc = _run([BENCH, "--quick", "--out", out])
+    if proc.returncode != 0:
+        pytest.fail(f"tools/bench.py --quick failed (exit {proc.returncode}); if something is missing run "
+                    f"./build.sh setup && ./build.sh build.\nstderr:\n{proc.stderr[-4000:]}", pytrace=False)
+    return out, proc
+
+
+def test_quick_writes_every_file(quick_bench):
+    out, _ = quick_bench
+    for name in ("bench.json", "bench.md", "bench.png", "bench_meta.json"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, f"{name} not written"
+    assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    md = (out / "bench.md").read_text()
+    for text in ("Machine:", "Browser:", "onnxruntime-web 1.30.0", "@litertjs/core 2.5.3", "| engine |"):
+        assert text in md, f"bench.md lacks {text!r}"
+
+
+def test_quick_every_engine_ran(quick_bench):
+    out, proc = quick_bench
+    records = json.loads((out / "bench.json").read_text())
+    errors = [f"{r['engine']} {r.get('variant') or ''}: {r['error']}" for r in records if "error" in r]
+    assert not errors, "engines that did not run:\n" + "\n".join(errors) + "\n" + proc.stderr[-3000:]
+    seen = {(r["engine"], r.get("variant")) for r in records}
+    expected = {("qnnweb", v) for v in VARIANTS} | {("litert", None), ("ort", None)}
+    assert expected <= seen, f"missing engines: {sorted(expected - seen, key=str)}"
+    assert len({r["model"] for r in records}) == 1, "--quick runs one model"
+    for r in records:
+        for key in ("ttfi_ms", "ttfi_warm_ms", "median_ms", "min_ms", "p90_ms", "runs", "top5", "threads",
+                    "ratio_to_qnnweb_median"):
+            assert r.get(key) is not None, f"{r['engine']} {r.get('variant')}: no {key}"
+        assert r["runs"] >= 1 and len(r["top5"]) == 5
+        assert r["min_ms"] <= r["median_ms"] <= r["p90_ms"]
+    by = {(r["engine"], r.get("variant")): r for r in records}
+    # which wasm each engine really ran
+    assert by[("ort", None)]["wasm"] and all(w.endswith(".wasm") for w in by[("ort", None)]["wasm"])
+    assert any("litert_wasm" in w for w in by[("litert", None)]["wasm"])
+    for v in VARIANTS:
+        r = by[("qnnweb", v)]
+        assert r["variant"] == v and r["kernels"]["gemm"], r
+        assert r["kernel_median_ms"] is not None and r["kernel_median_ms"] <= r["median_ms"] * 1.5
+    assert by[("qnnweb", "relaxed")]["ratio_to_qnnweb_median"] == pytest.approx(1.0)
+
+
+def test_quick_top5_agree_across_engines(quick_bench):
+    out, _ = quick_bench
+    records = json.loads((out / "bench.json").read_text())
+    meta = json.loads((out / "bench_meta.json").read_text())
+    disagree = [f"{r['engine']} {r.get('variant') or ''}: {r['top5']} (max |diff| {r.get('max_abs_diff_vs_qnnweb')})"
+                for r in records if not r.get("top5_agrees_with_qnnweb")]
+    ref = next(r for r in records if r["engine"] == "qnnweb" and r["variant"] == "relaxed")
+    assert not disagree, f"top-5 differ from qnnweb's {ref['top5']}:\n" + "\n".join(disagree)
+    # the TFLite twin LiteRT.js ran was checked with native ai-edge-litert against onnxruntime
+    model = meta["models"][0]
+    assert model["twin_check"] and model["twin_check"]["agree"], model
+    # qnnweb's three variants are bit-exact: identical top-5
+    tops = {json.dumps(r["top5"]) for r in records if r["engine"] == "qnnweb"}
+    assert len(tops) == 1, tops
+
+
+def test_engine_that_cannot_read_a_model_is_recorded(tmp_path):
+    """A .tflite model: ORT cannot read it, and says so in the record (no browser run for it)."""
+    bench = _bench_module()
+    model = REPO / "data" / "models" / "visual_wake_words.tflite"
+    if not model.is_file():
+        pytest.fail(f"{model} missing: run ./build.sh build", pytrace=False)
+    m = bench.BenchModel(0, str(model))
+    file, why = m.file_for("ort")
+    assert file is None and "ONNX" in why
+    file, why = m.file_for("litert")
+    assert file is m.file and why is None
+    assert m.file.input_bytes is not None and len(m.file.input_bytes) == 96 * 96 * 3 * 4
+
+
+def test_top5_agree_tolerates_ties_not_differences():
+    bench = _bench_module()
+    a = np.array([0.1, 0.5, 0.2, 0.2, 0.0, 0.0, 0.0])
+    assert bench.top5_agree(a, a.copy())[0]
+    b = a.copy()
+    b[2], b[3] = 0.2, 0.2001  # a near-tie swaps order
+    assert bench.top5_agree(a, b)[0]
+    c = np.array([0.5, 0.1, 0.2, 0.2, 0.0, 0.0, 0.0])  # a different winner
+    assert not bench.top5_agree(a, c)[0]
+
+
+def test_kernel_bench_runs(tmp_path):
+    out = tmp_path / "k.json"
+    proc = _run([KERNEL_BENCH, "--repeats", "1", "--warmup", "0", "--only", "add 28", "--json", out], timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| add 28x28x40 |" in proc.stdout
+    data = json.loads(out.read_text())
+    row = data["rows"][0]
+    for v in VARIANTS:
+        assert row[v]["median_ms"] > 0 and row[v]["g_per_s"] > 0, row
