@@ -22,6 +22,9 @@ simd128_srcs=(src/qs8-igemm/*-simd128.c src/qs8-dwconv/*-simd128.c)
 relaxed_srcs=(src/qs8-igemm/*-relaxed.c)
 cflags=(-O3 -std=c99 -Iinclude -Isrc -Wall -Wextra -Werror -ffreestanding
         -mbulk-memory -mnontrapping-fptoint -mmutable-globals -msign-ext)
+# Extra flags for testing only, e.g. QNN_EXTRA_CFLAGS=-DQNN_RELAXED_DOT_KIND=1 (see src/config.c).
+read -r -a extra_cflags <<< "${QNN_EXTRA_CFLAGS:-}"
+cflags+=("${extra_cflags[@]}")
 
 objdir="$(mktemp -d)"
 trap 'rm -rf "$objdir"' EXIT

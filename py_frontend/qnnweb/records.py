@@ -19,7 +19,7 @@ RECORDS = {
     "conv2d": (4, "input output batch input_height input_width input_channels output_height output_width "
                   "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
                   "dilation_width padding_top padding_left weights weights_layout bias scales input_zero_point "
-                  "output_zero_point output_min output_max"),
+                  "output_zero_point output_min output_max weights_zero_point"),
     "dwconv2d": (5, "input output batch input_height input_width input_channels output_height output_width "
                     "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
                     "dilation_width padding_top padding_left depth_multiplier weights weights_layout bias scales "
@@ -42,12 +42,15 @@ RECORDS = {
     "transpose": (14, "input output element_bytes input_dim0 input_dim1 input_dim2 input_dim3 perm0 perm1 perm2 "
                       "perm3"),
     "lut": (15, "input output size table"),
+    # per-channel (ONNX per-axis) quantization of a tensor viewed as [outer, channels, inner]
+    "quantize_channels": (16, "input output outer channels inner scales zero_points"),
+    "dequantize_channels": (17, "input output outer channels inner scales zero_points"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
-CONSTANT_FIELDS = ("weights", "bias", "scales", "input_b", "table")
+CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "input_b", "table")
 
 
 def _layout(kind):

@@ -76,8 +76,9 @@ def run(builder, variant, *inputs):
 # ----------------------------------------------------------------------------- one-op runners
 
 def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
-           padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None):
-    """CONV_2D (w: OHWI) or DEPTHWISE_CONV_2D (w: [1, KH, KW, C*M]); padding (top, bottom, left, right)."""
+           padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None, w_zp=0):
+    """CONV_2D (w: OHWI) or DEPTHWISE_CONV_2D (w: [1, KH, KW, C*M]); padding (top, bottom, left, right);
+    w_zp: the weights' per-tensor zero point."""
     n, ih, iw, _ = x.shape
     kh, kw = w.shape[1], w.shape[2]
     oc = w.shape[3] if depthwise else w.shape[0]
@@ -87,7 +88,7 @@ def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     w_scales = tuple(w_scales)
     axis = 3 if depthwise else 0
-    wi = g.constant(w, "int8", w_scales, (0,) * len(w_scales), quantized_dimension=axis if len(w_scales) > 1 else 0)
+    wi = g.constant(w, "int8", w_scales, (w_zp,) * len(w_scales), quantized_dimension=axis if len(w_scales) > 1 else 0)
     inputs = [xi, wi]
     if bias is not None:
         scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
@@ -100,13 +101,13 @@ def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(
     return run(g, variant, x)[0]
 
 
-def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE"):
+def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE", w_zp=0):
     oc, k = w.shape
     rows = x.size // k
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     w_scales = tuple(w_scales)
-    wi = g.constant(w, "int8", w_scales, (0,) * len(w_scales))
+    wi = g.constant(w, "int8", w_scales, (w_zp,) * len(w_scales))
     inputs = [xi, wi]
     if bias is not None:
         scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]

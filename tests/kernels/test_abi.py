@@ -57,7 +57,7 @@ def test_record_words_match_frontend(variant):
     for kind, (op_type, _) in RECORDS.items():
         assert host.call("qnn_record_words", op_type) == record_words(kind), kind
         assert LAYOUTS[kind][2].size == 4 * record_words(kind)
-    for unknown in (0, -1, 16, 99, 1 << 30):
+    for unknown in (0, -1, 18, 99, 1 << 30):
         assert host.call("qnn_record_words", unknown) == 0
 
 
@@ -152,7 +152,7 @@ def conv_fields(k, **changes):
                   stride_width=1, dilation_height=1, dilation_width=1, padding_top=1, padding_left=1,
                   weights=k.constant(np.ones(5 * 9 * 3, np.int8), 0), weights_layout=0, bias=k.constant(np.zeros(5, np.int32), 256),
                   scales=k.constant(np.full(5, 0.01, np.float32), 512), input_zero_point=0, output_zero_point=0,
-                  output_min=-128, output_max=127)
+                  output_min=-128, output_max=127, weights_zero_point=0)
     fields.update(changes)
     return fields
 
@@ -172,6 +172,7 @@ def valid_fields(k, kind):
         return conv_fields(k)
     if kind == "dwconv2d":
         f = conv_fields(k, output_channels=3, depth_multiplier=1)
+        del f["weights_zero_point"]
         f["weights"] = k.constant(np.ones(9 * 3, np.int8), 0)
         return f
     common = dict(input=0, output=1024)
@@ -191,6 +192,11 @@ def valid_fields(k, kind):
         "transpose": dict(common, element_bytes=4, input_dim0=1, input_dim1=3, input_dim2=4, input_dim3=5, perm0=0,
                           perm1=2, perm2=3, perm3=1),
         "lut": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.uint8), 0)),
+        "quantize_channels": dict(common, outer=2, channels=5, inner=10, scales=k.constant(np.full(5, 0.5, np.float32), 0),
+                                  zero_points=k.constant(np.array([-128, -1, 0, 3, 127], np.int32), 64)),
+        "dequantize_channels": dict(common, outer=2, channels=5, inner=10,
+                                    scales=k.constant(np.full(5, 0.5, np.float32), 0),
+                                    zero_points=k.constant(np.array([-128, -1, 0, 3, 127], np.int32), 64)),
         "avgpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
                           kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, padding_top=0,
                           padding_left=0, scale=1.0, input_zero_point=0, output_zero_point=0, output_min=-128,
@@ -234,13 +240,13 @@ def test_tensor_outside_arena_rejected(variant, kind):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
-                                  "copy_slice", "transpose"])
+                                  "copy_slice", "transpose", "quantize_channels", "dequantize_channels"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
                                     "kernel_width", "stride_height", "stride_width", "dilation_height",
                                     "dilation_width", "rows", "columns", "depth_multiplier", "dim0", "dim1",
-                                    "dim2", "dim3", "outer", "inner_input", "inner_output", "input_dim0",
+                                    "dim2", "dim3", "outer", "inner", "inner_input", "inner_output", "input_dim0",
                                     "input_dim1", "input_dim2", "input_dim3")]
     for field in fields_with_dims:
         for value in (0, -1, -(1 << 31)):
@@ -276,7 +282,7 @@ def test_zero_point_outside_int8_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("op_type", [0, -1, 16, 17, 99, 1 << 30])
+@pytest.mark.parametrize("op_type", [0, -1, 18, 19, 99, 1 << 30])
 def test_unknown_op_type_rejected(variant, op_type):
     k = Kernel(variant)
     record = bytearray(pack_record("copy", valid_fields(k, "copy")))
@@ -344,6 +350,7 @@ def test_huge_window_rejected_not_trapping(variant, kind):
                          weights=weights, output=8192)
     if kind == "dwconv2d":
         fields["depth_multiplier"] = 1
+        del fields["weights_zero_point"]
     try:
         status = k.add_record(kind, **fields)
     except wasmtime.Trap as e:  # pragma: no cover - the failure this test is for
@@ -362,7 +369,7 @@ def test_random_records_never_trap(variant, kind, data):
     _, names, layout = LAYOUTS[kind]
     codes = layout.format.lstrip("<")[2:]
     for name, code in zip(names, codes):
-        if name in ("weights", "bias", "scales"):
+        if name in ("weights", "bias", "scales", "zero_points"):
             continue
         if data.draw(st.integers(0, 3)) == 0:
             if code == "f":
@@ -407,3 +414,24 @@ def test_new_record_fields_rejected(variant, kind, changes, words):
     fields = valid_fields(k, kind)
     fields.update(changes)
     assert_rejected(k, k.add_record(kind, **fields), kind.split("2d")[0], words)
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("kind", ["quantize_channels", "dequantize_channels"])
+def test_channel_quantization_constants_rejected(variant, kind):
+    """Per-channel zero points outside int8, scales that are not positive and finite, and element
+    counts past 2^31 are rejected at qnn_plan_add."""
+    for zero_point in (128, -129, 1 << 20):
+        k = Kernel(variant)
+        fields = valid_fields(k, kind)
+        fields["zero_points"] = k.constant(np.array([0, 0, zero_point, 0, 0], np.int32), 64)
+        assert_rejected(k, k.add_record(kind, **fields), kind, "int8")
+    for scale in (0.0, -1.0, float("inf"), float("nan")):
+        k = Kernel(variant)
+        fields = valid_fields(k, kind)
+        fields["scales"] = k.constant(np.array([1, 1, 1, 1, scale], np.float32), 0)
+        assert_rejected(k, k.add_record(kind, **fields), kind, "scale")
+    k = Kernel(variant)
+    assert_rejected(k, k.add_record(kind, **dict(valid_fields(k, kind), outer=1 << 20, inner=1 << 20)), "2^31")
+    k = Kernel(variant)
+    assert_rejected(k, k.add_record(kind, **dict(valid_fields(k, kind), zero_points=0)), "constant")

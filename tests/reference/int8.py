@@ -6,12 +6,14 @@ quantization parameters a test gives its graph are the ones it gives these funct
 
 Conventions
   * activations are NHWC int8; conv weights OHWI int8, depthwise weights [1, KH, KW, C*M] int8;
-    weights are symmetric (zero point 0), per tensor or per output channel; bias is int32.
+    scales per tensor or per output channel; weights are symmetric (zero point 0) except that conv2d
+    and fully_connected take a per-tensor weight zero point w_zp; bias is int32.
   * padding is (top, bottom, left, right); stride and dilation are (h, w).
   * fp32 requantization (XNNPACK "minmax_fp32", qnnweb.h): float32(acc) * float32(scale), clamped
     in float32 to [min - zp, max - zp], rounded half to even, plus zp.
-  * requantization scales are computed in float64 from the tensors' scales and then rounded to
-    float32, as the TFLite converter / frontend do (input_scale * weight_scale / output_scale).
+  * convolution requantization scales are float32(float32(input_scale * weight_scale) / output_scale),
+    as the frontend, XNNPACK and onnxruntime compute them; other ops' scales are computed in float64
+    and rounded to float32.
 """
 
 import math
@@ -104,13 +106,15 @@ def _requant_scales(input_scale, weight_scales, output_scale, channels):
     if len(weight_scales) == 1:
         weight_scales = weight_scales * channels
     assert len(weight_scales) == channels
-    return np.array([float(input_scale) * float(s) / float(output_scale) for s in weight_scales], dtype=np.float32)
+    # float32 arithmetic in this order, as the frontend (qnnweb/ops/conv.py), XNNPACK and onnxruntime
+    return np.array([np.float32(np.float32(float(input_scale) * float(s)) / np.float32(output_scale))
+                     for s in weight_scales], dtype=np.float32)
 
 
 # ----------------------------------------------------------------------------- convolutions
 
-def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0)):
-    """int64 accumulators bias + sum((x - x_zp) * w), NHWC input, OHWI weights."""
+def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0), w_zp=0):
+    """int64 accumulators bias + sum((x - x_zp) * (w - w_zp)), NHWC input, OHWI weights."""
     n, ih, iw, ic = x.shape
     oc, kh, kw, wic = w.shape
     assert wic == ic
@@ -118,7 +122,7 @@ def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 
     ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
     assert oh >= 1 and ow >= 1
     xc = x.astype(np.float64) - x_zp          # padding with 0 here == padding with x_zp before
-    wf = w.astype(np.float64)
+    wf = w.astype(np.float64) - w_zp
     acc = np.zeros((n, oh, ow, oc), dtype=np.float64)  # integers < 2**53: exact in float64
     for ky, kx, view in _windows(xc, (kh, kw), stride, dilation, padding, (oh, ow)):
         acc += view @ wf[:, ky, kx, :].T
@@ -129,8 +133,9 @@ def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 
 
 
 def conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
-           padding=(0, 0, 0, 0), activation="NONE"):
-    acc = conv2d_acc(x, x_zp, w, bias, stride, dilation, padding)
+           padding=(0, 0, 0, 0), activation="NONE", w_zp=0):
+    """w_zp: a per-tensor weight zero point (ONNX's asymmetric weights); 0 in TFLite models."""
+    acc = conv2d_acc(x, x_zp, w, bias, stride, dilation, padding, w_zp)
     scales = _requant_scales(x_scale, w_scales, y_scale, w.shape[0])
     lo, hi = activation_range(activation, y_scale, y_zp)
     return requantize_fp32(acc, scales, y_zp, lo, hi)
@@ -162,11 +167,12 @@ def depthwise_conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=
     return requantize_fp32(acc, scales, y_zp, lo, hi)
 
 
-def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE"):
-    """x: any shape whose size is a multiple of K; w: [OC, K]. Returns [rows, OC]."""
+def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE", w_zp=0):
+    """x: any shape whose size is a multiple of K; w: [OC, K] with per-tensor zero point w_zp.
+    Returns [rows, OC]."""
     oc, k = w.shape
     rows = x.reshape(-1, k).astype(np.float64) - x_zp
-    acc = (rows @ w.astype(np.float64).T).astype(np.int64)
+    acc = (rows @ (w.astype(np.float64) - w_zp).T).astype(np.int64)
     if bias is not None:
         acc += np.asarray(bias, dtype=np.int64)
     scales = _requant_scales(x_scale, w_scales, y_scale, oc)
@@ -218,6 +224,32 @@ def quantize(x, scale, zero_point):
 
 def dequantize(x, scale, zero_point):
     return (x.astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)
+
+
+def _channel_view(values, shape, axis):
+    """Per-channel parameters shaped to broadcast along ``axis`` of ``shape``."""
+    view = [1] * len(shape)
+    view[axis] = len(values)
+    return np.asarray(values).reshape(view)
+
+
+def quantize_per_axis(x, scales, zero_points, axis):
+    """ONNX QuantizeLinear with ``axis``: element-wise ``quantize`` with its channel's scale and zero point."""
+    scales = _channel_view(np.asarray(scales, dtype=np.float32), x.shape, axis)
+    zero_points = _channel_view(np.asarray(zero_points, dtype=np.int32), x.shape, axis)
+    f = np.asarray(x, dtype=np.float32) / scales
+    lo, hi = (-128 - zero_points).astype(np.float32), (127 - zero_points).astype(np.float32)
+    f = np.where(f < lo, lo, f)
+    f = np.where(f > hi, hi, f)
+    r = np.rint(f)
+    r = np.where(np.isnan(r), 0, r)
+    return (r.astype(np.int32) + zero_points).astype(np.int8)
+
+
+def dequantize_per_axis(x, scales, zero_points, axis):
+    scales = _channel_view(np.asarray(scales, dtype=np.float32), x.shape, axis)
+    zero_points = _channel_view(np.asarray(zero_points, dtype=np.int32), x.shape, axis)
+    return (x.astype(np.int32) - zero_points).astype(np.float32) * scales
 
 
 def requantize(x, x_scale, x_zp, y_scale, y_zp):

@@ -17,7 +17,8 @@
  * structs field by field; tests/kernels/test_abi.py checks the two agree (qnn_record_words).
  *
  * Numbers follow the TFLite int8 quantization spec: asymmetric int8 activations, symmetric int8
- * weights (per tensor or per output channel), int32 bias with scale input_scale * weight_scale.
+ * weights (per tensor or per output channel; CONV_2D also takes a per-tensor weight zero point, as
+ * ONNX models have), int32 bias with scale input_scale * weight_scale.
  * Requantization is fp32 (as XNNPACK's minmax_fp32 kernels): acc * scale in float32, clamped in
  * float to [min - zp, max - zp], rounded to nearest-even, plus the output zero point. The same
  * float32 operations in the same order run in every variant, so all variants are bit-exact.
@@ -43,7 +44,9 @@ enum qnn_op_type {
   QNN_OP_COPY_SLICE = 13, /* [outer, inner_in] into columns of [outer, inner_out] (CONCATENATION) */
   QNN_OP_TRANSPOSE = 14,  /* any permutation of up to 4 dimensions, 1-, 2- or 4-byte elements */
   QNN_OP_LUT = 15,        /* byte -> byte through a 256-entry table (unary int8 / uint8 ops) */
-  QNN_OP_TYPE_COUNT = 16,
+  QNN_OP_QUANTIZE_CHANNELS = 16,    /* float32 -> int8, one scale / zero point per channel (ONNX axis) */
+  QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
+  QNN_OP_TYPE_COUNT = 18,
 };
 
 enum qnn_status {
@@ -70,6 +73,24 @@ struct qnn_dequantize_record {
   int32_t zero_point;       /* input zero point */
 };
 
+/* Per-channel (per-axis) conversions of a tensor viewed as [outer][channels][inner]: element
+ * (o, c, i) uses scales[c] and zero_points[c], with the per-tensor records' arithmetic. */
+struct qnn_quantize_channels_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t outer, channels, inner;
+  int32_t scales;           /* address: float [channels], positive and finite (copied at qnn_plan_add) */
+  int32_t zero_points;      /* address: int32 [channels], each in int8 range (copied at qnn_plan_add) */
+};
+
+struct qnn_dequantize_channels_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t outer, channels, inner;
+  int32_t scales;           /* address: float [channels] */
+  int32_t zero_points;      /* address: int32 [channels], each in int8 range */
+};
+
 struct qnn_requantize_record {
   int32_t op, words;
   int32_t input, output, size;
@@ -88,7 +109,10 @@ enum qnn_weights_layout {
 };
 
 /* 2-D convolution, NHWC activations. Padding is explicit (top/left); the output size fixes the
- * bottom/right padding. Padded taps read a buffer filled with input_zero_point. */
+ * bottom/right padding. Padded taps read a buffer filled with input_zero_point.
+ * weights_zero_point zw (per tensor, int8): acc = bias + sum (x - input_zp) (w - zw), computed as
+ * [bias + sum (x - input_zp) w] - zw * R[p] with R[p] = sum over pixel p's taps of (x - input_zp);
+ * 0 (symmetric weights) costs nothing. */
 struct qnn_conv2d_record {
   int32_t op, words;
   int32_t input, output;
@@ -104,6 +128,7 @@ struct qnn_conv2d_record {
   int32_t scales;           /* address: float [output_channels] = input_scale * weight_scale[c] / output_scale */
   int32_t input_zero_point, output_zero_point;
   int32_t output_min, output_max;  /* fused activation, in the output's quantized domain */
+  int32_t weights_zero_point;      /* per-tensor weight zero point, int8; 0 for symmetric weights */
 };
 
 /* Depthwise convolution: output channel c reads input channel c / depth_multiplier. */

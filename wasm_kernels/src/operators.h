@@ -25,5 +25,7 @@ QNN_DECLARE_OPERATOR(maxpool2d)
 QNN_DECLARE_OPERATOR(copy_slice)
 QNN_DECLARE_OPERATOR(transpose)
 QNN_DECLARE_OPERATOR(lut)
+QNN_DECLARE_OPERATOR(quantize_channels)
+QNN_DECLARE_OPERATOR(dequantize_channels)
 
 #endif

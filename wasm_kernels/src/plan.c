@@ -28,6 +28,8 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_COPY_SLICE] = QNN_OP_KIND(qnn_copy_slice_record, copy_slice),
   [QNN_OP_TRANSPOSE] = QNN_OP_KIND(qnn_transpose_record, transpose),
   [QNN_OP_LUT] = QNN_OP_KIND(qnn_lut_record, lut),
+  [QNN_OP_QUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_quantize_channels_record, quantize_channels),
+  [QNN_OP_DEQUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_dequantize_channels_record, dequantize_channels),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

@@ -12,6 +12,10 @@ struct qnn_qs8_minmax_params {
   float output_max_less_zero_point;
   int32_t output_zero_point;
   int32_t activation_xor;   /* relaxed usdot kernels flip activations to uint8 with 0x80 */
+  /* IGEMM only: NULL, or MR int32 values added to every accumulator of row m (after the whole dot
+   * product and the bias, before the float conversion): -zw * sum(x - x_zp) of the row's pixel
+   * for weights with a zero point zw. Rows past mr repeat the last row's value. */
+  const int32_t* row_correction;
 };
 
 static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
@@ -21,6 +25,7 @@ static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
   p.output_max_less_zero_point = (float) (output_max - output_zero_point);
   p.output_zero_point = output_zero_point;
   p.activation_xor = activation_xor;
+  p.row_correction = 0;
   return p;
 }
 

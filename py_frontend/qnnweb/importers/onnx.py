@@ -88,6 +88,7 @@ class OnnxImporter:
         self.quantized_constants = {}   # ONNX name (DQ output) -> QuantizedConstant
         self.views = {}             # ONNX name (float DQ output) -> ONNX name of the int8 tensor it dequantizes
         self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point) in int8 terms
+        self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
         self.consumers = defaultdict(list)
         self.done = set()           # ids of nodes already handled (fused into an earlier op)
         self.transposed = {}        # (IR index, perm) -> IR index
@@ -267,14 +268,16 @@ class OnnxImporter:
         if dtype not in ("int8", "uint8"):
             raise Skip(f"weights '{name}' are {dtype}; only int8 and uint8 weights are supported")
         axis = axis % len(constant.shape) if constant.shape else 0
-        data = self._centered_weights(name, constant, dtype, zero_points, axis)
-        return self._tensor(name, constant.shape, "int8", scales, (0,) * len(zero_points), data, axis)
+        data, weight_zero_point = self._centered_weights(name, constant, dtype, zero_points, axis)
+        return self._tensor(name, constant.shape, "int8", scales, (weight_zero_point,) * len(zero_points), data, axis)
 
     def _centered_weights(self, name, constant, dtype, zero_points, axis):
-        """int8 bytes of w - zero_point, which the kernels take (they assume symmetric weights). Exact
-        whenever w - zero_point fits in int8, which holds for symmetric int8 weights and for uint8
-        weights with zero point 128; done with bytes.translate, so it costs no Python loop per weight.
-        Zero points are in int8 terms (uint8 ones already moved by -128)."""
+        """(int8 bytes, weight zero point). Centred, (w - zero_point, 0), whenever w - zero_point fits
+        in int8, which holds for symmetric int8 weights and for uint8 weights with zero point 128: then
+        the kernels run their symmetric path, at no cost. Otherwise the int8 weights (uint8 XOR 0x80,
+        exact) and their per-tensor zero point, which CONV_2D and FULLY_CONNECTED subtract at run time;
+        per-channel zero points must fit. Done with bytes.translate, so it costs no Python loop per
+        weight. Zero points are in int8 terms (uint8 ones already moved by -128)."""
         # Offset domain: u = w + 128 for int8 data, u = w for uint8 data; zero point u_zp = zp + 128.
         data = constant.data if dtype == "uint8" else constant.data.translate(XOR_0x80)
         if len(set(zero_points)) == 1:
@@ -291,9 +294,12 @@ class OnnxImporter:
                 continue
             u_zp = zero_point + 128
             if min(chunk) - u_zp < -128 or max(chunk) - u_zp > 127:
-                raise Skip(f"weights '{name}' minus their zero point do not fit in int8")
+                if len(slices) > 1:
+                    raise Skip(f"weights '{name}' have per-channel zero points and minus them do not fit in int8 "
+                               "(only a per-tensor weight zero point is supported)")
+                return self._int8_data(constant, dtype), zero_point
             out[start:end] = chunk.translate(bytes((u - u_zp) & 0xFF for u in range(256)))
-        return bytes(out)
+        return bytes(out), 0
 
     def _bias(self, name, input_scale, weight_scales, channels):
         """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),
@@ -385,7 +391,10 @@ class OnnxImporter:
 
     def _op_QuantizeLinear(self, node, attrs):
         x, out = node.input[0], node.output[0]
-        params = self._qparams(node.input[1], node.input[2] if len(node.input) > 2 else "", "QuantizeLinear output")
+        params, axis = self._qdq_params(node, attrs, "QuantizeLinear output")
+        if axis is not None:
+            self._quantize_per_axis(x, out, params, axis)
+            return
         if x in self.views:  # DQ -> Q: requantize
             source = self.views[x]
             value = self.values[source]
@@ -426,7 +435,10 @@ class OnnxImporter:
             return
         if q not in self.values:
             raise Skip(f"dequantizes '{q}', which is not available")
-        params = self._qparams(node.input[1], node.input[2] if len(node.input) > 2 else "", "DequantizeLinear")
+        params, axis = self._qdq_params(node, attrs, "DequantizeLinear")
+        if axis is not None:
+            self._dequantize_per_axis(q, out, params, axis)
+            return
         self._adopt_quantization(q, params)
         value = self.values[q]
         t = self.tensors[value.index]
@@ -437,6 +449,88 @@ class OnnxImporter:
             index = self._tensor(out, t.shape, "float32")
             self._op("DEQUANTIZE", [value.index], [index])
             self.values[out] = Value(index, value.nhwc)
+
+    # Per-axis QuantizeLinear / DequantizeLinear of activations: only at a model's edges (a float model
+    # input quantized per axis, dequantized into a model output), where the tensors keep ONNX's layout;
+    # int8 ops take tensors quantized per tensor.
+
+    def _qdq_params(self, node, attrs, what):
+        """(params, axis) of a QuantizeLinear / DequantizeLinear of an activation; axis is None when it
+        is quantized per tensor."""
+        if attrs.get("block_size", 0):
+            raise Skip(f"{what} uses blocked quantization (block_size); activations are quantized per tensor "
+                       "or per axis")
+        zero_point_name = node.input[2] if len(node.input) > 2 else ""
+        params = self._qparams(node.input[1], zero_point_name, what, allow_vector=True)
+        if len(params[0]) == 1 and len(params[1]) == 1:
+            return params, None
+        if len(self.constants[node.input[1]].shape) != 1 or len(params[0]) != len(params[1]):
+            raise Skip(f"{what}: scales of shape {list(self.constants[node.input[1]].shape)} (blocked quantization) "
+                       "are not supported; activations are quantized per tensor or per axis")
+        return params, attrs.get("axis", 1)
+
+    def _per_axis_dimension(self, axis, shape, channels, what):
+        if not -len(shape) <= axis < len(shape):
+            raise Skip(f"{what}: axis {axis} out of range for shape {list(shape)}")
+        axis %= len(shape)
+        if shape[axis] != channels:
+            raise Skip(f"{what}: {channels} scales for dimension {axis} of size {shape[axis]}")
+        return axis
+
+    def _quantize_per_axis(self, x, out, params, axis):
+        scales, zero_points, dtype = params
+        graph_inputs = {v.name for v in self.graph.input}
+        value = self.values.get(x)
+        if (x in self.views or value is None or value.nhwc or x not in graph_inputs
+                or self.tensors[value.index].dtype != "float32"):
+            raise Skip(f"quantizes '{x}' per axis; only a float model input can be quantized per axis "
+                       "(activations between int8 ops are quantized per tensor)")
+        for consumer in self.consumers[out]:
+            if consumer.op_type != "DequantizeLinear":
+                raise Skip(f"'{out}' is quantized per axis and used by {consumer.op_type}; int8 ops take activations "
+                           "quantized per tensor")
+        shape = self.tensors[value.index].shape
+        axis = self._per_axis_dimension(axis, shape, len(scales), "QuantizeLinear")
+        index = self._tensor(out, shape, "int8", scales, zero_points, axis=axis)
+        self._op("QUANTIZE", [value.index], [index])
+        self.values[out] = Value(index)
+        self.per_axis[out] = index
+        if dtype == "uint8" and out in self.outputs:  # handed back as uint8: XOR 0x80
+            edge = self._tensor(out, shape, "uint8", scales, tuple(z + 128 for z in zero_points), axis=axis)
+            self._op("QUANTIZE", [index], [edge])
+            self.values[out] = Value(edge)
+
+    def _dequantize_per_axis(self, q, out, params, axis):
+        scales, zero_points, _ = params
+        if out not in self.outputs or self.consumers[out]:
+            raise Skip(f"dequantizes '{q}' per axis into a tensor used by other ops; only model outputs can be "
+                       "dequantized per axis (int8 ops take activations quantized per tensor)")
+        value = self.values[q]
+        t = self.tensors[value.index]
+        if q in self.per_axis:
+            index = self.per_axis[q]
+            t = self.tensors[index]
+            axis = self._per_axis_dimension(axis, t.shape, len(scales), "DequantizeLinear")
+            if (t.scale, t.zero_point, t.quantized_dimension) != (scales, zero_points, axis):
+                raise Skip(f"dequantizes '{q}' with other parameters than it was quantized with")
+        elif q in {v.name for v in self.graph.input} and not t.scale and not value.nhwc:
+            axis = self._per_axis_dimension(axis, t.shape, len(scales), "DequantizeLinear")
+            index = value.index
+            if t.dtype == "int8":
+                t.scale, t.zero_point, t.quantized_dimension = scales, zero_points, axis
+            elif t.dtype == "uint8":  # a uint8 model input: XOR 0x80 into int8
+                t.scale, t.zero_point, t.quantized_dimension = scales, tuple(z + 128 for z in zero_points), axis
+                index = self._tensor(q + "/int8", t.shape, "int8", scales, zero_points, axis=axis)
+                self._op("QUANTIZE", [value.index], [index])
+            else:
+                raise Skip(f"input '{q}' is {t.dtype}; expected int8 or uint8")
+            self.per_axis[q] = index
+        else:
+            raise Skip(f"dequantizes '{q}' per axis; only a model input or a float model input quantized per axis "
+                       "can be (int8 ops produce activations quantized per tensor)")
+        y = self._tensor(out, self.tensors[index].shape, "float32")
+        self._op("DEQUANTIZE", [index], [y])
+        self.values[out] = Value(y)
 
     # ---------------------------------------------------------------- convolution and matmul
 

@@ -1,19 +1,32 @@
-"""CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (a 1x1 convolution over the rows)."""
+"""CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED (a 1x1 convolution over the rows). CONV_2D and
+FULLY_CONNECTED take weights with a per-tensor zero point; DEPTHWISE_CONV_2D needs symmetric weights."""
 
 from . import Step, Unsupported, lowering
 from .common import activation_range, float32, float32_bytes, require_constant, require_int8, require_rank
 
 
-def _weights(graph, op, axis):
+def _weights(graph, op, axis, allow_zero_point=False):
+    """(tensor, int8 bytes, per-channel scales, weight zero point). A non-zero zero point must be one
+    int8 value for the whole tensor (the kernels subtract zw * sum(x - x_zp) per output pixel), and
+    only where ``allow_zero_point`` (CONV_2D, FULLY_CONNECTED)."""
     w = graph.tensors[op.inputs[1]]
     data = require_constant(w, "weights", "int8")
     channels = w.shape[axis]
     if len(w.scale) not in (1, channels) or (len(w.scale) == channels > 1 and w.quantized_dimension != axis):
         raise Unsupported(f"weights '{w.name}' must be quantized per tensor or per output channel (axis {axis})")
-    if any(z != 0 for z in w.zero_point):
-        raise Unsupported(f"weights '{w.name}' must be symmetric (zero point 0)")
+    zero_points = set(w.zero_point) or {0}
+    if zero_points != {0}:
+        if not allow_zero_point:
+            raise Unsupported(f"weights '{w.name}' have a zero point; {op.type} needs symmetric weights "
+                              "(zero point 0)")
+        if len(zero_points) != 1:
+            raise Unsupported(f"weights '{w.name}' have per-channel zero points; only one zero point for the "
+                              "whole tensor is supported")
+    zero_point = zero_points.pop()
+    if not -128 <= zero_point <= 127:
+        raise Unsupported(f"weights '{w.name}' have a zero point outside int8")
     scales = list(w.scale) if len(w.scale) == channels else [w.scale[0]] * channels
-    return w, data, scales
+    return w, data, scales, zero_point
 
 
 def _bias(graph, op, channels):
@@ -54,7 +67,8 @@ def lower_conv2d(graph, op):
     depthwise = op.type == "DEPTHWISE_CONV_2D"
     layout = _layout(op, DEPTHWISE_LAYOUTS if depthwise else CONV_LAYOUTS, "OHWI")
     oihw = layout == "OIHW"
-    w, weights, weight_scales = _weights(graph, op, 3 if depthwise and not oihw else 0)
+    w, weights, weight_scales, w_zp = _weights(graph, op, 3 if depthwise and not oihw else 0,
+                                               allow_zero_point=not depthwise)
     x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
     for tensor, role in ((x, "input"), (y, "output"), (w, "weights")):
         require_rank(tensor, 4, role)
@@ -86,6 +100,8 @@ def lower_conv2d(graph, op):
         weights_layout=(DEPTHWISE_LAYOUTS if depthwise else CONV_LAYOUTS)[layout])
     if depthwise:
         fields["depth_multiplier"] = out_c // in_c
+    else:
+        fields["weights_zero_point"] = w_zp
     constants = {"weights": weights, "scales": float32_bytes(scales)}
     if bias is not None:
         constants["bias"] = bias
@@ -99,7 +115,7 @@ def lower_fully_connected(graph, op):
     if op.options.get("weights_format", 0) != 0:
         raise Unsupported("shuffled weights format not supported")
     layout = _layout(op, FC_LAYOUTS, "OI")
-    w, weights, weight_scales = _weights(graph, op, 0 if layout == "OI" else 1)
+    w, weights, weight_scales, w_zp = _weights(graph, op, 0 if layout == "OI" else 1, allow_zero_point=True)
     x, y, x_zp, y_zp, scales, lo, hi = _requantization(graph, op, weight_scales)
     require_rank(w, 2, "weights")
     out_c, k = w.shape if layout == "OI" else w.shape[::-1]
@@ -112,7 +128,8 @@ def lower_fully_connected(graph, op):
         input_channels=k, output_height=rows, output_width=1, output_channels=out_c,
         kernel_height=1, kernel_width=1, stride_height=1, stride_width=1, dilation_height=1,
         dilation_width=1, padding_top=0, padding_left=0, input_zero_point=x_zp,
-        output_zero_point=y_zp, output_min=lo, output_max=hi, weights_layout=FC_LAYOUTS[layout])
+        output_zero_point=y_zp, output_min=lo, output_max=hi, weights_layout=FC_LAYOUTS[layout],
+        weights_zero_point=w_zp)
     constants = {"weights": weights, "scales": float32_bytes(scales)}
     if bias is not None:
         constants["bias"] = bias

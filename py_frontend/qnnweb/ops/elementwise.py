@@ -1,9 +1,55 @@
-"""QUANTIZE, DEQUANTIZE, ADD and MUL (numpy broadcasting up to rank 4, one input may be constant)."""
+"""QUANTIZE, DEQUANTIZE, ADD and MUL (numpy broadcasting up to rank 4, one input may be constant).
+
+QUANTIZE float32 -> int8 and DEQUANTIZE int8 -> float32 also take a tensor quantized per axis (one
+scale and zero point per channel along ``quantized_dimension``, ONNX's per-axis QuantizeLinear /
+DequantizeLinear at a model's edges); uint8 <-> int8 of such a tensor is XOR 0x80."""
+
+import struct
 
 from . import Step, Unsupported, lowering
-from .common import (activation_range, broadcast_shape, broadcast_strides, require_byte_quantized,
+from .common import (activation_range, broadcast_shape, broadcast_strides, float32_bytes, require_byte_quantized,
                      require_constant, require_int8)
 from .unary import requantize_table
+
+XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
+
+
+def _per_axis(tensor):
+    return len(tensor.scale) > 1 or len(tensor.zero_point) > 1
+
+
+def _channel_fields(tensor, role):
+    """(record fields, constants) of a per-channel conversion: the tensor as [outer, channels, inner]."""
+    if tensor.dtype != "int8":
+        raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype} quantized per axis; expected int8")
+    axis, shape = tensor.quantized_dimension, tensor.shape
+    if not 0 <= axis < len(shape) or not len(tensor.scale) == len(tensor.zero_point) == shape[axis]:
+        raise Unsupported(f"{role} '{tensor.name}' {list(shape)} has {len(tensor.scale)} scales along axis {axis}")
+    if any(not 0 < s < float("inf") for s in tensor.scale) or any(not -128 <= z <= 127 for z in tensor.zero_point):
+        raise Unsupported(f"{role} '{tensor.name}' has an invalid scale or zero point")
+    outer = inner = 1
+    for d in shape[:axis]:
+        outer *= d
+    for d in shape[axis + 1:]:
+        inner *= d
+    fields = dict(outer=outer, channels=shape[axis], inner=inner)
+    constants = {"scales": float32_bytes(tensor.scale),
+                 "zero_points": struct.pack(f"<{shape[axis]}i", *tensor.zero_point)}
+    return fields, constants
+
+
+def _lower_per_axis_quantize(op, x, y):
+    if x.dtype == "float32":
+        fields, constants = _channel_fields(y, "output")
+        return [Step("quantize_channels", dict(fields, input=op.inputs[0], output=op.outputs[0]), constants)]
+    # uint8 <-> int8 at a model's edge: same scales, zero points 128 apart, so the bytes XOR 0x80.
+    shift = 128 if (x.dtype, y.dtype) == ("int8", "uint8") else -128 if (x.dtype, y.dtype) == ("uint8", "int8") else None
+    if (shift is None or x.scale != y.scale or x.quantized_dimension != y.quantized_dimension
+            or len(x.zero_point) != len(y.zero_point)
+            or any(zy - zx != shift for zx, zy in zip(x.zero_point, y.zero_point))):
+        raise Unsupported(f"'{x.name}' or '{y.name}' is quantized per axis: only float32 <-> int8 conversions "
+                          "(and uint8 <-> int8 with equal scales) of such tensors are supported")
+    return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": XOR_0x80_TABLE})]
 
 
 @lowering("QUANTIZE")
@@ -11,6 +57,8 @@ def lower_quantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if x.size != y.size:
         raise Unsupported("input and output sizes differ")
+    if _per_axis(x) or _per_axis(y):
+        return _lower_per_axis_quantize(op, x, y)
     if "uint8" in (x.dtype, y.dtype) and x.dtype != "float32":
         # uint8 <-> int8 (graph edges): a 256-entry table; with equal scales it is x ^ 0x80.
         x_scale, x_zp = require_byte_quantized(x, "input")
@@ -31,9 +79,12 @@ def lower_dequantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if x.dtype == "uint8":
         raise Unsupported("DEQUANTIZE of uint8 is not supported (QUANTIZE it to int8 first)")
-    x_scale, x_zp = require_int8(x, "input")
     if y.dtype != "float32" or x.size != y.size:
         raise Unsupported(f"output must be float32 of the input's size, got {y.dtype} {list(y.shape)}")
+    if _per_axis(x):
+        fields, constants = _channel_fields(x, "input")
+        return [Step("dequantize_channels", dict(fields, input=op.inputs[0], output=op.outputs[0]), constants)]
+    x_scale, x_zp = require_int8(x, "input")
     return [Step("dequantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size, scale=x_scale, zero_point=x_zp))]
 
 

@@ -1,4 +1,10 @@
-/* CONV_2D (and FULLY_CONNECTED as a 1x1 conv): indirect GEMM over packed weights. */
+/* CONV_2D (and FULLY_CONNECTED as a 1x1 conv): indirect GEMM over packed weights.
+ *
+ * Weights with a zero point zw: the packed weights are the raw int8 w and the kernels compute
+ * bias + sum (x - x_zp) w as for symmetric weights; per tile of mr output pixels the operator sums
+ * R[p] = sum (x - x_zp) over the pixel's taps and channels (padded taps read the zero buffer, which
+ * holds x_zp, and add 0) and the kernels add -zw * R[p] to the row before requantization. int32
+ * arithmetic wraps (computed in uint32), as the kernels' accumulators do. */
 #include "qnnweb.h"
 #include "common.h"
 #include "config.h"
@@ -14,6 +20,8 @@ struct conv2d_op {
   int8_t* output;
   size_t pixels, output_channels, input_channels, taps;
   struct qnn_qs8_minmax_params params;
+  int32_t input_zero_point, weights_zero_point;
+  int32_t* correction;      /* mr values per tile; NULL when weights_zero_point is 0 */
 };
 
 int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
@@ -32,7 +40,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     return QNN_ERROR_INVALID_RECORD;
   }
   if (!qnn_check_int8(r->input_zero_point, "conv2d") || !qnn_check_int8(r->output_zero_point, "conv2d") ||
-      !qnn_check_int8(r->output_min, "conv2d") || !qnn_check_int8(r->output_max, "conv2d")) {
+      !qnn_check_int8(r->output_min, "conv2d") || !qnn_check_int8(r->output_max, "conv2d") ||
+      !qnn_check_int8(r->weights_zero_point, "conv2d")) {
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
@@ -53,7 +62,11 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
   void* packed = qnn_plan_alloc(
       plan, qnn_pack_qs8_igemm_size(r->output_channels, taps, r->input_channels, config->nr, config->kr));
-  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  int32_t* correction = r->weights_zero_point != 0 ? qnn_plan_alloc(plan, (int64_t) config->mr * 4) : NULL;
+  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL ||
+      (r->weights_zero_point != 0 && correction == NULL)) {
+    return QNN_ERROR_OUT_OF_MEMORY;
+  }
 
   qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
   const struct qnn_window window = {
@@ -83,16 +96,48 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->input_channels = r->input_channels;
   op->taps = (size_t) taps;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
+  op->input_zero_point = r->input_zero_point;
+  op->weights_zero_point = r->weights_zero_point;
+  op->correction = correction;
   *result = &op->base;
   return QNN_OK;
+}
+
+/* correction[m] = -zw * sum over the taps and channels of (x - x_zp) for the tile's rows; rows
+ * past `rows` (up to mr) repeat the last one, as the kernels repeat the last row. */
+static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr) {
+  const size_t ks = op->taps, kc = op->input_channels;
+  const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks * kc);
+  const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
+  for (size_t m = 0; m < rows; m++) {
+    uint32_t sum = 0;
+    for (size_t t = 0; t < ks; t++) {
+      const int8_t* x = a[m * ks + t];
+      for (size_t k = 0; k < kc; k++) sum += (uint32_t) (int32_t) x[k];
+    }
+    op->correction[m] = (int32_t) (minus_zw * (sum - zero_sum));
+  }
+  for (size_t m = rows; m < mr; m++) op->correction[m] = op->correction[rows - 1];
 }
 
 void qnn_run_conv2d(const struct qnn_op* base) {
   const struct conv2d_op* op = (const struct conv2d_op*) base;
   const size_t mr = op->config->mr;
+  if (op->correction == NULL) {
+    for (size_t p = 0; p < op->pixels; p += mr) {
+      op->config->igemm(qnn_min_size(mr, op->pixels - p), op->output_channels, op->input_channels, op->taps,
+                        op->indirection + p * op->taps, op->packed, op->output + p * op->output_channels,
+                        op->output_channels, &op->params);
+    }
+    return;
+  }
+  struct qnn_qs8_minmax_params params = op->params;
+  params.row_correction = op->correction;
   for (size_t p = 0; p < op->pixels; p += mr) {
-    op->config->igemm(qnn_min_size(mr, op->pixels - p), op->output_channels, op->input_channels, op->taps,
-                      op->indirection + p * op->taps, op->packed, op->output + p * op->output_channels,
-                      op->output_channels, &op->params);
+    const size_t rows = qnn_min_size(mr, op->pixels - p);
+    const int8_t* const* a = op->indirection + p * op->taps;
+    row_corrections(op, a, rows, mr);
+    op->config->igemm(rows, op->output_channels, op->input_channels, op->taps, a, op->packed,
+                      op->output + p * op->output_channels, op->output_channels, &params);
   }
 }

@@ -28,6 +28,12 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar(
         wp += 4;
       }
     }
+    if (params->row_correction != NULL) {  /* weights with a zero point (see requantization.h) */
+      for (int n = 0; n < 4; n++) {
+        acc0[n] = (int32_t) ((uint32_t) acc0[n] + (uint32_t) params->row_correction[0]);
+        acc1[n] = (int32_t) ((uint32_t) acc1[n] + (uint32_t) params->row_correction[1]);
+      }
+    }
     const size_t nb = qnn_min_size(4, nc - n0);
     for (size_t n = 0; n < nb; n++) {
       c1[n0 + n] = qnn_qs8_requantize_fp32(acc1[n], scale[n], params);

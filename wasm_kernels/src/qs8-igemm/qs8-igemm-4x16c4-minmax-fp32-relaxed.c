@@ -75,13 +75,21 @@ static inline void store_partial(int8_t* o, v128_t v, size_t n) {
     QNN_DOT4(vacc##m##x, va) \
   } }
 
-/* Requantizes and stores row m (the bias is already in vacc, the hi part is added here). */
+/* Requantizes and stores row m (the bias is already in vacc, the hi part and the row correction of
+ * weights with a zero point are added here). */
 #define QNN_ROW_STORE(m) { \
   if (mode == MODE_SPLIT) { \
     vacc##m##x0 = wasm_i32x4_add(vacc##m##x0, wasm_i32x4_shl(vacc_hi##m##x0, 1)); \
     vacc##m##x1 = wasm_i32x4_add(vacc##m##x1, wasm_i32x4_shl(vacc_hi##m##x1, 1)); \
     vacc##m##x2 = wasm_i32x4_add(vacc##m##x2, wasm_i32x4_shl(vacc_hi##m##x2, 1)); \
     vacc##m##x3 = wasm_i32x4_add(vacc##m##x3, wasm_i32x4_shl(vacc_hi##m##x3, 1)); \
+  } \
+  if (corrected) { \
+    const v128_t vcorr = wasm_v128_load32_splat(params->row_correction + m); \
+    vacc##m##x0 = wasm_i32x4_add(vacc##m##x0, vcorr); \
+    vacc##m##x1 = wasm_i32x4_add(vacc##m##x1, vcorr); \
+    vacc##m##x2 = wasm_i32x4_add(vacc##m##x2, vcorr); \
+    vacc##m##x3 = wasm_i32x4_add(vacc##m##x3, vcorr); \
   } \
   const v128_t vout = wasm_i8x16_narrow_i16x8( \
       wasm_i16x8_narrow_i32x4(requantize4(vacc##m##x0, vscale0, vlo, vhi, vzp), \
@@ -96,11 +104,12 @@ static inline void store_partial(int8_t* o, v128_t v, size_t n) {
 
 enum { MODE_SINGLE, MODE_HALVES, MODE_SPLIT };
 
-/* The shared body; `mode` is a compile-time constant in every caller. */
+/* The shared body; `mode` and `corrected` (params->row_correction != NULL: weights with a zero
+ * point) are compile-time constants in every caller, so the symmetric-weights code is unchanged. */
 static inline __attribute__((always_inline)) void igemm_4x16c4(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const int mode) {
+    const struct qnn_qs8_minmax_params* params, const int mode, const int corrected) {
   kc = qnn_round_up(kc, 4);
   /* Rows past mr repeat the previous row (same pointers, same outputs). */
   const int8_t* const* a0 = a;
@@ -169,19 +178,31 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
-  igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SINGLE);
+  if (params->row_correction != NULL) {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SINGLE, 1);
+  } else {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SINGLE, 0);
+  }
 }
 
 void qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
-  igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_HALVES);
+  if (params->row_correction != NULL) {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_HALVES, 1);
+  } else {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_HALVES, 0);
+  }
 }
 
 void qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_split(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
-  igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SPLIT);
+  if (params->row_correction != NULL) {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SPLIT, 1);
+  } else {
+    igemm_4x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SPLIT, 0);
+  }
 }

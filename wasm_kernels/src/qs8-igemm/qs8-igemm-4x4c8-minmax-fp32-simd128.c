@@ -42,6 +42,9 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128(
   const v128_t vlo = wasm_f32x4_splat(params->output_min_less_zero_point);
   const v128_t vhi = wasm_f32x4_splat(params->output_max_less_zero_point);
   const v128_t vzp = wasm_i32x4_splat(params->output_zero_point);
+  /* Weights with a zero point: -zw * sum(x - x_zp) per row (requantization.h); NULL otherwise. The
+   * values are loaded where they are added, so nothing extra stays live in the zw = 0 path. */
+  const int32_t* correction = params->row_correction;
 
   for (size_t n0 = 0; n0 < nc; n0 += 4) {
     const v128_t vbias = wasm_v128_load(w);
@@ -88,10 +91,20 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128(
       }
     }
 
-    const v128_t vout0 = requantize4(wasm_i32x4_add(vbias, reduce4(vacc0x0, vacc0x1, vacc0x2, vacc0x3)), vscale, vlo, vhi, vzp);
-    const v128_t vout1 = requantize4(wasm_i32x4_add(vbias, reduce4(vacc1x0, vacc1x1, vacc1x2, vacc1x3)), vscale, vlo, vhi, vzp);
-    const v128_t vout2 = requantize4(wasm_i32x4_add(vbias, reduce4(vacc2x0, vacc2x1, vacc2x2, vacc2x3)), vscale, vlo, vhi, vzp);
-    const v128_t vout3 = requantize4(wasm_i32x4_add(vbias, reduce4(vacc3x0, vacc3x1, vacc3x2, vacc3x3)), vscale, vlo, vhi, vzp);
+    v128_t vsum0 = wasm_i32x4_add(vbias, reduce4(vacc0x0, vacc0x1, vacc0x2, vacc0x3));
+    v128_t vsum1 = wasm_i32x4_add(vbias, reduce4(vacc1x0, vacc1x1, vacc1x2, vacc1x3));
+    v128_t vsum2 = wasm_i32x4_add(vbias, reduce4(vacc2x0, vacc2x1, vacc2x2, vacc2x3));
+    v128_t vsum3 = wasm_i32x4_add(vbias, reduce4(vacc3x0, vacc3x1, vacc3x2, vacc3x3));
+    if (correction != NULL) {
+      vsum0 = wasm_i32x4_add(vsum0, wasm_v128_load32_splat(correction + 0));
+      vsum1 = wasm_i32x4_add(vsum1, wasm_v128_load32_splat(correction + 1));
+      vsum2 = wasm_i32x4_add(vsum2, wasm_v128_load32_splat(correction + 2));
+      vsum3 = wasm_i32x4_add(vsum3, wasm_v128_load32_splat(correction + 3));
+    }
+    const v128_t vout0 = requantize4(vsum0, vscale, vlo, vhi, vzp);
+    const v128_t vout1 = requantize4(vsum1, vscale, vlo, vhi, vzp);
+    const v128_t vout2 = requantize4(vsum2, vscale, vlo, vhi, vzp);
+    const v128_t vout3 = requantize4(vsum3, vscale, vlo, vhi, vzp);
     /* Values are already in [output_min, output_max], so the saturating narrows are exact.
      * Bytes: row 0 channels 0-3, row 1 channels 0-3, ... */
     v128_t vout = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(vout0, vout1), wasm_i16x8_narrow_i32x4(vout2, vout3));
