@@ -61,6 +61,8 @@ def tflite_ready(graph):
 
 
 def _relayout_weights(w, op_type, layout):
+    if any(w.zero_point):
+        raise ModelError(f"{op_type} weights '{w.name}' have a zero point; TFLite's int8 kernels need symmetric weights")
     if layout in (None, "OHWI", "OI"):
         return
     data = bytes(w.data)
