@@ -12,7 +12,7 @@
 #include "requantization.h"
 
 #if defined(__wasm_simd128__)
-  #include <wasm_simd128.h>
+  #include "requantization-simd128.h"
 #endif
 
 struct binary_shape {
@@ -253,13 +253,6 @@ struct mul_op {
 };
 
 #if defined(__wasm_simd128__)
-static inline v128_t mul_requantize4(v128_t acc, v128_t scale, v128_t lo, v128_t hi, v128_t zp) {
-  v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc), scale);
-  f = wasm_f32x4_pmax(f, lo);  /* f < lo ? lo : f */
-  f = wasm_f32x4_pmin(f, hi);  /* f > hi ? hi : f */
-  return wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), zp);
-}
-
 static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                               const struct mul_params* p) {
   const v128_t va_zp = wasm_i16x8_splat((int16_t) p->a_zero_point);
@@ -276,10 +269,10 @@ static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
     const v128_t va_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(va), va_zp);
     const v128_t vb_lo = wasm_i16x8_sub(wasm_i16x8_extend_low_i8x16(vb), vb_zp);
     const v128_t vb_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(vb), vb_zp);
-    const v128_t out0 = mul_requantize4(wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
-    const v128_t out1 = mul_requantize4(wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
-    const v128_t out2 = mul_requantize4(wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
-    const v128_t out3 = mul_requantize4(wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
+    const v128_t out0 = qnn_requantize4_fp32(wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
+    const v128_t out1 = qnn_requantize4_fp32(wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
+    const v128_t out2 = qnn_requantize4_fp32(wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
+    const v128_t out3 = qnn_requantize4_fp32(wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
     wasm_v128_store(output + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(out0, out1),
                                                         wasm_i16x8_narrow_i32x4(out2, out3)));
   }

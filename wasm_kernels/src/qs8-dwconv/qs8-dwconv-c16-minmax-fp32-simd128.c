@@ -7,13 +7,7 @@
 
 #include "common.h"
 #include "microkernels.h"
-
-static inline v128_t requantize4(v128_t acc, v128_t scale, v128_t lo, v128_t hi, v128_t zp) {
-  v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc), scale);
-  f = wasm_f32x4_pmax(f, lo);  /* f < lo ? lo : f */
-  f = wasm_f32x4_pmin(f, hi);  /* f > hi ? hi : f */
-  return wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), zp);
-}
+#include "requantization-simd128.h"
 
 void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128(
     size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
@@ -43,10 +37,10 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128(
     }
     block = (const char*) k;
 
-    const v128_t vout0 = requantize4(vacc0, wasm_v128_load(scale), vlo, vhi, vzp);
-    const v128_t vout1 = requantize4(vacc1, wasm_v128_load(scale + 4), vlo, vhi, vzp);
-    const v128_t vout2 = requantize4(vacc2, wasm_v128_load(scale + 8), vlo, vhi, vzp);
-    const v128_t vout3 = requantize4(vacc3, wasm_v128_load(scale + 12), vlo, vhi, vzp);
+    const v128_t vout0 = qnn_requantize4_fp32(vacc0, wasm_v128_load(scale), vlo, vhi, vzp);
+    const v128_t vout1 = qnn_requantize4_fp32(vacc1, wasm_v128_load(scale + 4), vlo, vhi, vzp);
+    const v128_t vout2 = qnn_requantize4_fp32(vacc2, wasm_v128_load(scale + 8), vlo, vhi, vzp);
+    const v128_t vout3 = qnn_requantize4_fp32(vacc3, wasm_v128_load(scale + 12), vlo, vhi, vzp);
     /* Already within [output_min, output_max]: the saturating narrows are exact. */
     v128_t vout = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(vout0, vout1), wasm_i16x8_narrow_i32x4(vout2, vout3));
 
@@ -55,24 +49,7 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128(
     if (remaining >= 16) {
       wasm_v128_store(o, vout);
     } else {
-      if (remaining & 8) {
-        wasm_v128_store64_lane(o, vout, 0);
-        vout = wasm_i64x2_shuffle(vout, vout, 1, 1);
-        o += 8;
-      }
-      if (remaining & 4) {
-        wasm_v128_store32_lane(o, vout, 0);
-        vout = wasm_u64x2_shr(vout, 32);
-        o += 4;
-      }
-      if (remaining & 2) {
-        wasm_v128_store16_lane(o, vout, 0);
-        vout = wasm_u32x4_shr(vout, 16);
-        o += 2;
-      }
-      if (remaining & 1) {
-        wasm_v128_store8_lane(o, vout, 0);
-      }
+      qnn_store_partial(o, vout, remaining);
     }
   }
 }

@@ -23,33 +23,7 @@
 
 #include "common.h"
 #include "microkernels.h"
-
-static inline v128_t requantize4(v128_t acc, v128_t scale, v128_t lo, v128_t hi, v128_t zp) {
-  v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc), scale);
-  f = wasm_f32x4_pmax(f, lo);  /* f < lo ? lo : f */
-  f = wasm_f32x4_pmin(f, hi);  /* f > hi ? hi : f */
-  return wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), zp);
-}
-
-/* Stores the first n (< 16) bytes of v. */
-static inline void store_partial(int8_t* o, v128_t v, size_t n) {
-  if (n & 8) {
-    wasm_v128_store64_lane(o, v, 0);
-    v = wasm_i64x2_shuffle(v, v, 1, 1);
-    o += 8;
-  }
-  if (n & 4) {
-    wasm_v128_store32_lane(o, v, 0);
-    v = wasm_u64x2_shr(v, 32);
-    o += 4;
-  }
-  if (n & 2) {
-    wasm_v128_store16_lane(o, v, 0);
-    v = wasm_u32x4_shr(v, 16);
-    o += 2;
-  }
-  if (n & 1) wasm_v128_store8_lane(o, v, 0);
-}
+#include "requantization-simd128.h"
 
 /* acc##j += dot(vb##j, va) for the 4 weight vectors (channels 4j .. 4j+3). */
 #define QNN_DOT4(acc, va) \
@@ -92,14 +66,14 @@ static inline void store_partial(int8_t* o, v128_t v, size_t n) {
     vacc##m##x3 = wasm_i32x4_add(vacc##m##x3, vcorr); \
   } \
   const v128_t vout = wasm_i8x16_narrow_i16x8( \
-      wasm_i16x8_narrow_i32x4(requantize4(vacc##m##x0, vscale0, vlo, vhi, vzp), \
-                              requantize4(vacc##m##x1, vscale1, vlo, vhi, vzp)), \
-      wasm_i16x8_narrow_i32x4(requantize4(vacc##m##x2, vscale2, vlo, vhi, vzp), \
-                              requantize4(vacc##m##x3, vscale3, vlo, vhi, vzp))); \
+      wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc##m##x0, vscale0, vlo, vhi, vzp), \
+                              qnn_requantize4_fp32(vacc##m##x1, vscale1, vlo, vhi, vzp)), \
+      wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc##m##x2, vscale2, vlo, vhi, vzp), \
+                              qnn_requantize4_fp32(vacc##m##x3, vscale3, vlo, vhi, vzp))); \
   if (nb == 16) { \
     wasm_v128_store(c##m + n0, vout); \
   } else { \
-    store_partial(c##m + n0, vout, nb); \
+    qnn_store_partial(c##m + n0, vout, nb); \
   } }
 
 enum { MODE_SINGLE, MODE_HALVES, MODE_SPLIT };

@@ -6,21 +6,13 @@
 
 #include "common.h"
 #include "microkernels.h"
+#include "requantization-simd128.h"
 
 /* [sum(x0), sum(x1), sum(x2), sum(x3)] of four i32x4 partial sums. */
 static inline v128_t reduce4(v128_t x0, v128_t x1, v128_t x2, v128_t x3) {
   const v128_t x01 = wasm_i32x4_add(wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7));
   const v128_t x23 = wasm_i32x4_add(wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5), wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7));
   return wasm_i32x4_add(wasm_i32x4_shuffle(x01, x23, 0, 1, 4, 5), wasm_i32x4_shuffle(x01, x23, 2, 3, 6, 7));
-}
-
-/* qnn_qs8_requantize_fp32 on 4 lanes, before the narrowing: pmax/pmin are exactly the scalar
- * `f < lo ? lo : f` and `f > hi ? hi : f` (NaN included); trunc_sat matches the scalar cast. */
-static inline v128_t requantize4(v128_t acc, v128_t scale, v128_t lo, v128_t hi, v128_t zp) {
-  v128_t f = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc), scale);
-  f = wasm_f32x4_pmax(f, lo);
-  f = wasm_f32x4_pmin(f, hi);
-  return wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), zp);
 }
 
 void qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128(
@@ -101,10 +93,10 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128(
       vsum2 = wasm_i32x4_add(vsum2, wasm_v128_load32_splat(correction + 2));
       vsum3 = wasm_i32x4_add(vsum3, wasm_v128_load32_splat(correction + 3));
     }
-    const v128_t vout0 = requantize4(vsum0, vscale, vlo, vhi, vzp);
-    const v128_t vout1 = requantize4(vsum1, vscale, vlo, vhi, vzp);
-    const v128_t vout2 = requantize4(vsum2, vscale, vlo, vhi, vzp);
-    const v128_t vout3 = requantize4(vsum3, vscale, vlo, vhi, vzp);
+    const v128_t vout0 = qnn_requantize4_fp32(vsum0, vscale, vlo, vhi, vzp);
+    const v128_t vout1 = qnn_requantize4_fp32(vsum1, vscale, vlo, vhi, vzp);
+    const v128_t vout2 = qnn_requantize4_fp32(vsum2, vscale, vlo, vhi, vzp);
+    const v128_t vout3 = qnn_requantize4_fp32(vsum3, vscale, vlo, vhi, vzp);
     /* Values are already in [output_min, output_max], so the saturating narrows are exact.
      * Bytes: row 0 channels 0-3, row 1 channels 0-3, ... */
     v128_t vout = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(vout0, vout1), wasm_i16x8_narrow_i32x4(vout2, vout3));
