@@ -27,9 +27,10 @@ def quantization(draw):
 
 
 @st.composite
-def pool_cases(draw):
+def pool_cases(draw, batches=(1, 1, 2, 3), extra=16):
+    """Windows with padding smaller than the kernel, inputs at least one window large."""
     c = draw(H.channels)
-    batch = draw(st.sampled_from([1, 1, 2, 3]))
+    batch = draw(st.sampled_from(batches))
     kh = draw(H.kernel_sizes)
     kw = draw(st.one_of(st.just(kh), H.kernel_sizes))
     sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
@@ -37,7 +38,7 @@ def pool_cases(draw):
     for k, s in ((kh, sh), (kw, sw)):
         before, after = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
         lo = max(1, k - before - after)
-        sizes.append(draw(st.integers(lo, lo + 16)))
+        sizes.append(draw(st.integers(lo, lo + extra)))
         padding += [before, after]
     rng = np.random.default_rng(draw(H.seeds))
     x = H.int8_array(rng, (batch, sizes[0], sizes[1], c), draw(H.data_kinds))

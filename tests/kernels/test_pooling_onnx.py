@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import harness as H
 import qnnweb
 from reference import int8 as ref
-from test_average_pool import quantization
+from test_average_pool import pool_cases, quantization
 
 
 @st.composite
@@ -57,24 +57,8 @@ def test_max_pool_needs_equal_quantization(variant):
         H.run(g, variant, np.zeros((1, 4, 4, 3), np.int8))
 
 
-@st.composite
-def include_pad_cases(draw):
-    c = draw(H.channels)
-    batch = draw(st.sampled_from([1, 1, 2]))
-    kh = draw(H.kernel_sizes)
-    kw = draw(st.one_of(st.just(kh), H.kernel_sizes))
-    sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    padding, sizes = [], []
-    for k in (kh, kw):
-        before, after = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
-        lo = max(1, k - before - after)
-        sizes.append(draw(st.integers(lo, lo + 12)))
-        padding += [before, after]
-    rng = np.random.default_rng(draw(H.seeds))
-    x = H.int8_array(rng, (batch, sizes[0], sizes[1], c), draw(H.data_kinds))
-    x_scale, x_zp, y_scale, y_zp = draw(quantization())
-    return dict(x=x, x_scale=x_scale, x_zp=x_zp, y_scale=y_scale, y_zp=y_zp, kernel=(kh, kw), stride=(sh, sw),
-                padding=tuple(padding), activation=draw(st.sampled_from(H.ACTIVATIONS)))
+def include_pad_cases():
+    return pool_cases(batches=(1, 1, 2), extra=12)
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
