@@ -55,6 +55,7 @@ class Model:
 
     def _build_plan(self, steps, offsets, arena_bytes):
         real = [s for s in steps if not s.alias]
+        self._steps = real
         plan = self._host.call("qnn_plan_create", len(real), arena_bytes)
         if plan == 0:
             raise MemoryError(self._kernel_message())
@@ -102,6 +103,28 @@ class Model:
         if status != 0:
             raise KernelError(self._kernel_message())
         return [self._output(info) for info in self.outputs]
+
+    def profile(self, *inputs, repeats=10):
+        """Per-op timing: runs each op of the plan `repeats` times (after one full run with these
+        inputs) and returns one dict per op: index, kind, output shape, shape details, median ms."""
+        self.run(*inputs)
+        times = [[] for _ in self._steps]
+        for _ in range(repeats):
+            for i in range(len(self._steps)):
+                start = time.perf_counter()
+                status = self._host.call("qnn_run_ops", self._plan, i, 1)
+                times[i].append((time.perf_counter() - start) * 1000.0)
+                if status != 0:
+                    raise KernelError(self._kernel_message())
+        rows = []
+        for i, (step, t) in enumerate(zip(self._steps, times)):
+            f = step.fields
+            details = {k: f[k] for k in ("input_channels", "output_channels", "kernel_height", "kernel_width",
+                                         "stride_height", "output_height", "output_width") if k in f}
+            rows.append({"index": i, "kind": step.kind, "output": self._graph.tensors[step.outputs[0]].name,
+                         "shape": list(self._graph.tensors[step.outputs[0]].shape), "details": details,
+                         "ms": sorted(t)[len(t) // 2]})
+        return rows
 
     def intermediate(self, name):
         """The last run's value of any tensor, by name (needs ``keep_intermediates=True``)."""

@@ -23,7 +23,8 @@ from qnnweb.records import LAYOUTS, RECORDS, pack_record, record_words
 
 VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
 DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", "qnn_plan_arena",
-                      "qnn_plan_packed_bytes", "qnn_run", "qnn_record_words", "qnn_variant", "qnn_error_message",
+                      "qnn_plan_packed_bytes", "qnn_run", "qnn_run_ops", "qnn_record_words", "qnn_variant",
+                      "qnn_error_message",
                       "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name"}
 STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
 

@@ -126,3 +126,16 @@ def test_info_reports_what_runs(model_path):
 def test_default_variant_is_the_best_the_engine_validates(model_path):
     model = qnnweb.load(model_path("image_classification"))
     assert model.variant == qnnweb.supported_variants(type(model._host))[0] == "relaxed"
+
+
+def test_profile_times_every_op_and_leaves_the_same_outputs(model_path, photo):
+    model = qnnweb.load(model_path("visual_wake_words"), variant="simd128")
+    x = photo("grace_hopper.jpg", (96, 96)).astype(np.float32)
+    (expected,) = model.run(x)
+    rows = model.profile(x, repeats=3)
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("dwconv2d") == 13 and kinds.count("conv2d") == 15 and kinds[0] == "quantize"
+    assert all(r["ms"] >= 0 for r in rows) and [r["index"] for r in rows] == list(range(len(rows)))
+    assert rows[1]["details"]["output_channels"] == 8 and rows[1]["shape"] == [1, 48, 48, 8]
+    (again,) = model.run(x)
+    np.testing.assert_array_equal(again, expected)

@@ -271,6 +271,7 @@ struct qnn_lut_record {
  *   int32   qnn_plan_arena(plan)                -> arena address (write inputs, read outputs there)
  *   int32   qnn_plan_packed_bytes(plan)         -> bytes of packed weights and indirection
  *   int32   qnn_run(plan)                       -> enum qnn_status
+ *   int32   qnn_run_ops(plan, first, count)     runs ops [first, first + count) only (profiling)
  *   int32   qnn_record_words(op_type)           -> words in that op's record (0 if unknown)
  *   int32   qnn_variant()                       -> 0 scalar, 1 simd128, 2 relaxed
  *   int32   qnn_error_message()                 -> address of a NUL-terminated message for the last error

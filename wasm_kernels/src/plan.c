@@ -99,6 +99,23 @@ int32_t QNN_EXPORT(qnn_run)(const struct qnn_plan* plan) {
   return QNN_OK;
 }
 
+/* Runs ops [first, first + count) of a complete plan: for per-op profiling (Model.profile). */
+int32_t QNN_EXPORT(qnn_run_ops)(const struct qnn_plan* plan, int32_t first, int32_t count) {
+  if (plan->count != plan->capacity) {
+    qnn_set_error("run: the plan is missing ops (an earlier qnn_plan_add failed)");
+    return QNN_ERROR_PLAN_INCOMPLETE;
+  }
+  if (first < 0 || count < 0 || first > plan->count || count > plan->count - first) {
+    qnn_set_error("run_ops: op range outside the plan");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  for (int32_t i = first; i < first + count; i++) {
+    const struct qnn_op* op = plan->ops[i];
+    op_kinds[op->type].run(op);
+  }
+  return QNN_OK;
+}
+
 void qnn_set_error2(const char* what, const char* problem) {
   char message[200];
   size_t n = 0;

@@ -3,6 +3,9 @@
 #include "common.h"
 #include "operators.h"
 #include "requantization.h"
+#if defined(__wasm_simd128__)
+  #include <wasm_simd128.h>
+#endif
 
 struct unary_op {
   struct qnn_op base;
@@ -53,7 +56,25 @@ void qnn_run_quantize(const struct qnn_op* base) {
   const struct unary_op* op = (const struct unary_op*) base;
   const float* x = op->input;
   int8_t* y = op->output;
-  for (size_t i = 0; i < op->size; i++) {
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  /* The scalar operations lane by lane: the same division, pmax/pmin as the scalar clamps, nearest
+   * + trunc_sat as rintf + the cast; values end in [-128, 127], so the narrows are exact. */
+  const v128_t vscale = wasm_f32x4_splat(op->scale);
+  const v128_t vlo = wasm_f32x4_splat((float) (-128 - op->output_zero_point));
+  const v128_t vhi = wasm_f32x4_splat((float) (127 - op->output_zero_point));
+  const v128_t vzp = wasm_i32x4_splat(op->output_zero_point);
+  for (; i + 16 <= op->size; i += 16) {
+    v128_t q[4];
+    for (int j = 0; j < 4; j++) {
+      v128_t f = wasm_f32x4_div(wasm_v128_load(x + i + 4 * j), vscale);
+      f = wasm_f32x4_pmin(wasm_f32x4_pmax(f, vlo), vhi);
+      q[j] = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), vzp);
+    }
+    wasm_v128_store(y + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3])));
+  }
+#endif
+  for (; i < op->size; i++) {
     y[i] = qnn_qs8_quantize_clamped(x[i] / op->scale, op->output_zero_point, -128, 127);
   }
 }
