@@ -126,7 +126,8 @@ def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="
     return run(g, variant, a, b)[0]
 
 
-def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE"):
+def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",
+                   count_include_pad=False):
     n, ih, iw, c = x.shape
     oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
     ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
@@ -134,7 +135,7 @@ def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, pad
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
     g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
-         activation=activation)
+         activation=activation, count_include_pad=count_include_pad)
     return run(g, variant, x)[0]
 
 
@@ -362,16 +363,6 @@ def max_pool2d(variant, x, scale, zp, kernel, stride, padding, dilation=(1, 1), 
     return run(g, variant, x)[0]
 
 
-def average_pool2d_include_pad(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE"):
-    n, ih, iw, c = x.shape
-    oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
-    ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
-    g = GraphBuilder()
-    xi = g.input(x.shape, "int8", x_scale, x_zp)
-    yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
-    g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
-         activation=activation, count_include_pad=True)
-    return run(g, variant, x)[0]
 
 
 def concatenation(variant, inputs, axis, y_scale, y_zp):

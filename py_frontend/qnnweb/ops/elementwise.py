@@ -126,27 +126,27 @@ def _binary_fields(graph, op, a_index, b_index, a, b, y):
     return fields, constants
 
 
-@lowering("ADD")
-def lower_add(graph, op):
+def _binary_quantized(graph, op):
+    """Fields and constants shared by ADD and MUL, plus the three scales."""
     a_index, b_index, a, b, y = _binary_operands(graph, op)
     a_scale, a_zp = require_int8(a, "input a")
     b_scale, b_zp = require_int8(b, "input b")
     y_scale, y_zp = require_int8(y, "output")
     fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
     lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
-    fields.update(a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp, a_multiplier=a_scale / y_scale,
-                  b_multiplier=b_scale / y_scale, output_min=lo, output_max=hi)
+    fields.update(a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp, output_min=lo, output_max=hi)
+    return fields, constants, a_scale, b_scale, y_scale
+
+
+@lowering("ADD")
+def lower_add(graph, op):
+    fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
+    fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale)
     return [Step("add", fields, constants)]
 
 
 @lowering("MUL")
 def lower_mul(graph, op):
-    a_index, b_index, a, b, y = _binary_operands(graph, op)
-    a_scale, a_zp = require_int8(a, "input a")
-    b_scale, b_zp = require_int8(b, "input b")
-    y_scale, y_zp = require_int8(y, "output")
-    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
-    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
-    fields.update(a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp, scale=a_scale * b_scale / y_scale,
-                  output_min=lo, output_max=hi)
+    fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
+    fields.update(scale=a_scale * b_scale / y_scale)
     return [Step("mul", fields, constants)]
