@@ -1,6 +1,6 @@
 """Writes ONNX's protobuf schema (the serialized FileDescriptorProto of onnx-ml.proto, as shipped in the
 pinned `onnx` wheel's generated onnx_ml_pb2 module) into the qnnweb package, where
-qnnweb.importers.onnx_proto builds message classes from it in a private descriptor pool with the
+qnnweb.importers.onnx.proto builds message classes from it in a private descriptor pool with the
 pure-Python protobuf runtime (no onnx package needed at run time, and none in Pyodide).
 
     python tools/onnx_schema.py [OUTPUT]

@@ -10,18 +10,27 @@ import flatbuffers
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.AddOptions import AddOptions
 from tflite.BuiltinOperator import BuiltinOperator
+from tflite.BuiltinOptions import BuiltinOptions
+from tflite.ConcatenationOptions import ConcatenationOptions
 from tflite.Conv2DOptions import Conv2DOptions
 from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
+from tflite.GatherOptions import GatherOptions
+from tflite.LeakyReluOptions import LeakyReluOptions
 from tflite.Model import Model as TFLiteModel
+from tflite.MulOptions import MulOptions
+from tflite.PackOptions import PackOptions
 from tflite.Padding import Padding
 from tflite.Pool2DOptions import Pool2DOptions
 from tflite.ReducerOptions import ReducerOptions
 from tflite.SoftmaxOptions import SoftmaxOptions
+from tflite.StridedSliceOptions import StridedSliceOptions
 from tflite.TensorType import TensorType
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
+from . import shape_folding as folding
+from .shape_folding import FoldError
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {v: k.lower() for k, v in vars(TensorType).items() if not k.startswith("_")}
@@ -55,9 +64,7 @@ def _read(data):
     subgraph = model.Subgraphs(0)
     opcodes = []
     for i in range(_bounded(model.OperatorCodesLength(), "operator code")):
-        code = model.OperatorCodes(i)
-        # Newer converters store codes >= 127 in BuiltinCode and a placeholder in the deprecated field.
-        opcodes.append(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()))
+        opcodes.append(_builtin_code(model.OperatorCodes(i)))
 
     tensors = [_tensor(model, subgraph.Tensors(i), i, buf) for i in range(_bounded(subgraph.TensorsLength(), "tensor"))]
     ops = []
@@ -79,7 +86,17 @@ def _read(data):
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < len(tensors):
             raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
-    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite")
+    return Graph(tensors, _fold_shape_arithmetic(tensors, ops), graph_inputs, graph_outputs, "tflite")
+
+
+def _builtin_code(code):
+    """The op code as TFLite's ``GetBuiltinCode`` reads it: the larger of the two raw fields. Older
+    files set only ``deprecated_builtin_code`` (an int8, codes < 127), newer converters (ai-edge-quantizer,
+    litert-torch) only ``builtin_code``. The ``tflite`` package's ``BuiltinCode()`` is not used: it returns
+    the deprecated field whenever ``builtin_code`` < 127, so such files would read as all ADD (0)."""
+    o = code._tab.Offset(10)
+    raw = code._tab.Get(flatbuffers.number_types.Int32Flags, o + code._tab.Pos) if o else 0
+    return max(raw, code.DeprecatedBuiltinCode())
 
 
 def _tensor(model, t, index, buf):
@@ -126,12 +143,28 @@ def _buffer_data(model, buffer_index, buf):
     return memoryview(buf)[start:start + size] if size else None
 
 
-def _table(op, options_class):
-    table = op.BuiltinOptions()
-    if table is None:
-        return None
+def _empty_table():
+    """Bytes and position of a table with no fields: reading any options class from it gives the
+    schema's defaults (what TFLite uses when a field, or the whole options table, is absent)."""
+    builder = flatbuffers.Builder(16)
+    builder.StartObject(0)
+    builder.Finish(builder.EndObject())
+    data = bytes(builder.Output())
+    return data, flatbuffers.encode.Get(flatbuffers.packer.uoffset, data, 0)
+
+
+EMPTY_TABLE = _empty_table()
+
+
+def _table(op, options_class, options_type):
+    """The op's options as ``options_class``; an absent table, or one of another type, reads as the
+    schema's defaults, as TFLite's own parser does (``builtin_options_as_X()`` is null -> defaults)."""
     options = options_class()
-    options.Init(table.Bytes, table.Pos)
+    table = op.BuiltinOptions() if op.BuiltinOptionsType() == options_type else None
+    if table is None:
+        options.Init(*EMPTY_TABLE)
+    else:
+        options.Init(table.Bytes, table.Pos)
     return options
 
 
@@ -144,53 +177,156 @@ def _same_padding(in_size, kernel, stride, dilation):
 
 def _conv_padding(padding, in_h, in_w, kh, kw, sh, sw, dh, dw):
     if padding == Padding.SAME:
+        if min(sh, sw, dh, dw) < 1:
+            return [0, 0, 0, 0]  # lowering refuses the stride / dilation with a clear message
         top, bottom = _same_padding(in_h, kh, sh, dh)
         left, right = _same_padding(in_w, kw, sw, dw)
         return [top, bottom, left, right]
     return [0, 0, 0, 0]
 
 
+def _activation(o):
+    return ACTIVATIONS.get(o.FusedActivationFunction(), "UNKNOWN")
+
+
+def _spatial(tensor):
+    return (tensor.shape[1], tensor.shape[2]) if len(tensor.shape) == 4 else (1, 1)
+
+
+def _conv_options(o, tensors, inputs):
+    x = tensors[inputs[0]]
+    w = tensors[inputs[1]] if len(inputs) > 1 and inputs[1] >= 0 else None
+    kh, kw = (w.shape[1], w.shape[2]) if w is not None and len(w.shape) == 4 else (1, 1)
+    sh, sw, dh, dw = o.StrideH(), o.StrideW(), o.DilationHFactor(), o.DilationWFactor()
+    return {"stride": (sh, sw), "dilation": (dh, dw), "activation": _activation(o),
+            "padding": _conv_padding(o.Padding(), *_spatial(x), kh, kw, sh, sw, dh, dw)}
+
+
+def _pool_options(o, tensors, inputs):
+    kh, kw, sh, sw = o.FilterHeight(), o.FilterWidth(), o.StrideH(), o.StrideW()
+    return {"kernel": (kh, kw), "stride": (sh, sw), "activation": _activation(o),
+            "padding": _conv_padding(o.Padding(), *_spatial(tensors[inputs[0]]), kh, kw, sh, sw, 1, 1)}
+
+
+# op type -> (options class, its BuiltinOptions union type, reader of the IR options)
+OPTIONS = {
+    "CONV_2D": (Conv2DOptions, BuiltinOptions.Conv2DOptions, _conv_options),
+    "DEPTHWISE_CONV_2D": (DepthwiseConv2DOptions, BuiltinOptions.DepthwiseConv2DOptions, _conv_options),
+    "AVERAGE_POOL_2D": (Pool2DOptions, BuiltinOptions.Pool2DOptions, _pool_options),
+    "MAX_POOL_2D": (Pool2DOptions, BuiltinOptions.Pool2DOptions, _pool_options),
+    "FULLY_CONNECTED": (FullyConnectedOptions, BuiltinOptions.FullyConnectedOptions,
+                        lambda o, t, i: {"activation": _activation(o), "weights_format": o.WeightsFormat()}),
+    "ADD": (AddOptions, BuiltinOptions.AddOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "MUL": (MulOptions, BuiltinOptions.MulOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "CONCATENATION": (ConcatenationOptions, BuiltinOptions.ConcatenationOptions,
+                      lambda o, t, i: {"axis": o.Axis(), "activation": _activation(o)}),
+    "SOFTMAX": (SoftmaxOptions, BuiltinOptions.SoftmaxOptions, lambda o, t, i: {"beta": o.Beta()}),
+    "MEAN": (ReducerOptions, BuiltinOptions.ReducerOptions, lambda o, t, i: {"keep_dims": bool(o.KeepDims())}),
+    "LEAKY_RELU": (LeakyReluOptions, BuiltinOptions.LeakyReluOptions, lambda o, t, i: {"alpha": o.Alpha()}),
+    "STRIDED_SLICE": (StridedSliceOptions, BuiltinOptions.StridedSliceOptions,
+                      lambda o, t, i: {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(),
+                                       "ellipsis_mask": o.EllipsisMask(), "new_axis_mask": o.NewAxisMask(),
+                                       "shrink_axis_mask": o.ShrinkAxisMask(), "offset": bool(o.Offset())}),
+    "PACK": (PackOptions, BuiltinOptions.PackOptions, lambda o, t, i: {"axis": o.Axis()}),
+    "GATHER": (GatherOptions, BuiltinOptions.GatherOptions,
+               lambda o, t, i: {"axis": o.Axis(), "batch_dims": o.BatchDims()}),
+}
+
+
 def _options(op, op_type, tensors, inputs):
-    if op_type in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-        o = _table(op, Conv2DOptions if op_type == "CONV_2D" else DepthwiseConv2DOptions)
-        if o is None:
-            raise ModelError(f"corrupt TFLite flatbuffer: {op_type} without options")
-        x, w = tensors[inputs[0]], tensors[inputs[1]]
-        kh, kw = (w.shape[1], w.shape[2]) if len(w.shape) == 4 else (1, 1)
-        in_h, in_w = (x.shape[1], x.shape[2]) if len(x.shape) == 4 else (1, 1)
-        sh, sw, dh, dw = o.StrideH(), o.StrideW(), o.DilationHFactor(), o.DilationWFactor()
-        return {
-            "stride": (sh, sw),
-            "dilation": (dh, dw),
-            "padding": _conv_padding(o.Padding(), in_h, in_w, kh, kw, sh, sw, dh, dw),
-            "activation": ACTIVATIONS.get(o.FusedActivationFunction(), "UNKNOWN"),
-        }
-    if op_type in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-        o = _table(op, Pool2DOptions)
-        if o is None:
-            raise ModelError(f"corrupt TFLite flatbuffer: {op_type} without options")
-        x = tensors[inputs[0]]
-        kh, kw, sh, sw = o.FilterHeight(), o.FilterWidth(), o.StrideH(), o.StrideW()
-        in_h, in_w = (x.shape[1], x.shape[2]) if len(x.shape) == 4 else (1, 1)
-        return {
-            "kernel": (kh, kw),
-            "stride": (sh, sw),
-            "padding": _conv_padding(o.Padding(), in_h, in_w, kh, kw, sh, sw, 1, 1),
-            "activation": ACTIVATIONS.get(o.FusedActivationFunction(), "UNKNOWN"),
-        }
-    if op_type == "FULLY_CONNECTED":
-        o = _table(op, FullyConnectedOptions)
-        return {
-            "activation": ACTIVATIONS.get(o.FusedActivationFunction(), "UNKNOWN") if o else "NONE",
-            "weights_format": o.WeightsFormat() if o else 0,
-        }
-    if op_type == "ADD":
-        o = _table(op, AddOptions)
-        return {"activation": ACTIVATIONS.get(o.FusedActivationFunction(), "UNKNOWN") if o else "NONE"}
-    if op_type == "SOFTMAX":
-        o = _table(op, SoftmaxOptions)
-        return {"beta": o.Beta() if o else 1.0}
-    if op_type == "MEAN":
-        o = _table(op, ReducerOptions)
-        return {"keep_dims": bool(o.KeepDims()) if o else False}
-    return {}
+    if op_type not in OPTIONS:
+        return {}
+    options_class, options_type, read = OPTIONS[op_type]
+    return read(_table(op, options_class, options_type), tensors, inputs)
+
+
+# ---------------------------------------------------------------- shape arithmetic folded at import
+
+def _fold_shape_arithmetic(tensors, ops):
+    """Evaluate every op of integer shape arithmetic whose inputs are constants or static shapes
+    (SHAPE, STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST, RESHAPE, SQUEEZE, EXPAND_DIMS, ADD,
+    SUB, MUL, DIV on int32/int64): its output becomes a constant and the op is dropped."""
+    kept = []
+    for op in ops:
+        try:
+            value = _fold(op, tensors)
+        except FoldError:
+            value = None
+        if value is None:
+            kept.append(op)
+            continue
+        y = tensors[op.outputs[0]]
+        try:
+            y.data = value.to_bytes(y.dtype)
+        except FoldError:
+            kept.append(op)
+            continue
+        if y.shape != value.shape and _product(y.shape) == _product(value.shape):
+            y.shape = value.shape
+    return kept
+
+
+def _product(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+INTEGER = ("int32", "int64")
+
+
+def _constant(tensors, index):
+    t = tensors[index] if index >= 0 else None
+    if t is None or t.data is None or t.dtype not in INTEGER + ("float32",):
+        raise FoldError("not a constant")
+    return folding.Folded.from_bytes(t.dtype, t.shape, t.data)
+
+
+def _fold(op, tensors):
+    if len(op.outputs) != 1 or op.outputs[0] < 0:
+        return None
+    y = tensors[op.outputs[0]]
+    if y.dtype not in INTEGER or y.data is not None:
+        return None
+    if op.type == "SHAPE":
+        return folding.shape_of(tensors[op.inputs[0]].shape)
+    if op.type not in ("STRIDED_SLICE", "PACK", "CONCATENATION", "GATHER", "CAST", "RESHAPE", "SQUEEZE",
+                       "EXPAND_DIMS", *folding.ARITHMETIC):
+        return None
+    args = [_constant(tensors, i) for i in op.inputs]
+    o = op.options
+    if op.type == "PACK":
+        return folding.stack(args, o.get("axis", 0))
+    if op.type == "CONCATENATION":
+        return folding.concat(args, o.get("axis", 0))
+    if op.type == "GATHER":
+        return folding.gather(args[0], args[1], o.get("axis", 0))
+    if op.type in ("CAST", "RESHAPE", "SQUEEZE", "EXPAND_DIMS"):
+        return folding.reshape(args[0], y.shape)
+    if op.type in folding.ARITHMETIC:
+        return folding.elementwise(folding.ARITHMETIC[op.type], args[0], args[1])
+    return _strided_slice(args, o)
+
+
+def _strided_slice(args, o):
+    x, begin, end, strides = args
+    if len(x.shape) != 1 or len(begin.values) != 1 or o.get("ellipsis_mask") or o.get("new_axis_mask"):
+        raise FoldError("only 1-D strided slices")
+    step = int(strides.values[0])
+    b, e = int(begin.values[0]), int(end.values[0])
+    if o.get("offset"):
+        e += b
+    size = x.shape[0]
+    if o.get("begin_mask", 0) & 1:
+        b = 0 if step > 0 else size - 1
+    if o.get("end_mask", 0) & 1:
+        e = size if step > 0 else -size - 1
+    if o.get("shrink_axis_mask", 0) & 1:
+        if not -size <= b < size:
+            raise FoldError("index outside the tensor")
+        return folding.Folded((), [x.values[b % size]])
+    b, e = folding.clamp_bounds(b, e, step, size)
+    if step < 0 and e == -1:
+        e = None
+    return folding.slice_1d(x, b, e, step)

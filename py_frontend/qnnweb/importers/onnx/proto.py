@@ -6,7 +6,7 @@ import functools
 import struct
 from importlib import resources
 
-from ..errors import ModelError
+from ...errors import ModelError
 
 # TensorProto.DataType -> (qnnweb dtype, bytes per element, struct code)
 DATA_TYPES = {

@@ -1,0 +1,201 @@
+"""The importer's state and node loop, ONNX tensors as the IR sees them (layout, constants), and
+the names shared by every op family."""
+
+
+from collections import defaultdict
+
+from ...errors import ModelError, UnsupportedModelError
+from ...graph import Graph, Op, Tensor
+from .proto import tensor_bytes, tensor_dtype, unpack
+
+XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
+NCHW_TO_NHWC = (0, 2, 3, 1)
+NHWC_TO_NCHW = (0, 3, 1, 2)
+UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "Tanh": "TANH",
+                 "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP"}
+PASSTHROUGH_OPS = ("Identity", "Dropout")
+
+
+class Skip(Exception):
+    """Raised inside a node handler: the node cannot run, with the reason."""
+
+
+class Value:
+    """An ONNX tensor as the IR sees it: an IR tensor index, and whether that IR tensor holds the
+    ONNX NCHW tensor transposed to NHWC."""
+
+    def __init__(self, index, nhwc=False):
+        self.index, self.nhwc = index, nhwc
+
+
+class Constant:
+    def __init__(self, name, dtype, shape, data):
+        self.name, self.dtype, self.shape, self.data = name, dtype, tuple(shape), data
+
+    def values(self):
+        return unpack(self.dtype, self.data)
+
+
+class QuantizedConstant:
+    """DequantizeLinear of a constant: int8/int32 data with its scale(s) and zero point(s)."""
+
+    def __init__(self, constant, scale, zero_point, axis):
+        self.constant, self.scale, self.zero_point, self.axis = constant, scale, zero_point, axis
+
+
+def _attributes(node):
+    out = {}
+    for a in node.attribute:
+        kind = a.type
+        out[a.name] = {1: a.f, 2: a.i, 3: a.s.decode("utf-8", "replace"), 6: list(a.floats), 7: list(a.ints)}.get(
+            kind, a)
+    return out
+
+
+def _product(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+class ImporterBase:
+    """State, the node loop and the IR tensors; the op handlers (``_op_<OpType>``) live in the mixins."""
+
+    def __init__(self, model):
+        self.model = model
+        self.graph = model.graph
+        self.opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
+        self.tensors, self.ops, self.problems = [], [], []
+        self.values = {}            # ONNX name -> Value (int8 or float activations in the IR)
+        self.constants = {}         # ONNX name -> Constant
+        self.quantized_constants = {}   # ONNX name (DQ output) -> QuantizedConstant
+        self.views = {}             # ONNX name (float DQ output) -> ONNX name of the int8 tensor it dequantizes
+        self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point) in int8 terms
+        self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
+        self.consumers = defaultdict(list)
+        self.done = set()           # ids of nodes already handled (fused into an earlier op)
+        self.transposed = {}        # (IR index, perm) -> IR index
+        self.node_index = {}
+        self.failed = set()         # ONNX names that cannot be computed because an earlier op cannot run
+
+    # ---------------------------------------------------------------- driver
+
+    def run(self):
+        for t in self.graph.initializer:
+            dtype, shape, data = tensor_bytes(t)
+            self.constants[t.name] = Constant(t.name, dtype, shape, data)
+        for i, node in enumerate(self.graph.node):
+            self.node_index[id(node)] = i
+            for name in node.input:
+                if name:
+                    self.consumers[name].append(node)
+        self.outputs = [o.name for o in self.graph.output]
+        inputs = []
+        for value_info in self.graph.input:
+            if value_info.name in self.constants:
+                continue
+            inputs.append(self._graph_input(value_info))
+        for node in self.graph.node:
+            if id(node) in self.done:
+                continue
+            if any(name in self.failed for name in node.input):
+                self.failed.update(node.output)  # already reported where it started
+                continue
+            try:
+                self._node(node)
+            except Skip as e:
+                self.problems.append((self.node_index[id(node)], self._node_label(node), str(e)))
+                self.failed.update(node.output)
+        outputs = []
+        for name in self.outputs:
+            if name in self.values:
+                outputs.append(self._plain(name))
+            elif name not in self.failed:
+                self.problems.append((-1, f"output '{name}'", "is computed in float; only int8 ops run"))
+        if self.problems:
+            raise UnsupportedModelError(self.problems)
+        return Graph(self.tensors, self.ops, inputs, outputs, "onnx")
+
+    def _node_label(self, node):
+        domain = f"{node.domain}." if node.domain and node.domain != "ai.onnx" else ""
+        return f"{domain}{node.op_type}" + (f" '{node.name}'" if node.name else "")
+
+    def _node(self, node):
+        if node.domain not in ("", "ai.onnx", "com.microsoft"):
+            raise Skip(f"operator domain {node.domain} not supported")
+        handler = getattr(self, f"_op_{node.op_type}", None)
+        if handler is None:
+            raise Skip("operator not supported")
+        handler(node, _attributes(node))
+
+    # ---------------------------------------------------------------- tensors
+
+    def _tensor(self, name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
+        index = len(self.tensors)
+        self.tensors.append(Tensor(index, name, tuple(shape), dtype, tuple(scale), tuple(zero_point), axis, data))
+        return index
+
+    def _graph_input(self, value_info):
+        tensor_type = value_info.type.tensor_type
+        dtype = tensor_dtype(tensor_type.elem_type)
+        shape = []
+        for d in tensor_type.shape.dim:
+            if not d.HasField("dim_value") or d.dim_value <= 0:
+                # Dynamic batch: run with batch 1 (qnnweb plans memory for static shapes).
+                if len(shape) == 0 and d.HasField("dim_param"):
+                    shape.append(1)
+                    continue
+                raise ModelError(f"input '{value_info.name}' has a dynamic dimension; qnnweb needs static shapes")
+            shape.append(int(d.dim_value))
+        if dtype not in ("float32", "int8", "uint8"):
+            self.problems.append((-1, f"input '{value_info.name}'", f"dtype {dtype} not supported"))
+        index = self._tensor(value_info.name, shape, dtype)
+        self.values[value_info.name] = Value(index)
+        return index
+
+    def _op(self, op_type, inputs, outputs, **options):
+        self.ops.append(Op(len(self.ops), op_type, list(inputs), list(outputs), options))
+
+    def _shape(self, name):
+        return self.tensors[self.values[name].index].shape
+
+    def _onnx_shape(self, name):
+        """The tensor's shape in ONNX's layout."""
+        value = self.values[name]
+        shape = self.tensors[value.index].shape
+        return tuple(shape[i] for i in NHWC_TO_NCHW) if value.nhwc else shape
+
+    def _transpose(self, index, perm):
+        key = (index, tuple(perm))
+        if key not in self.transposed:
+            t = self.tensors[index]
+            out = self._tensor(t.name + "/transposed", [t.shape[p] for p in perm], t.dtype, t.scale, t.zero_point)
+            self._op("TRANSPOSE", [index], [out], perm=list(perm))
+            self.transposed[key] = out
+        return self.transposed[key]
+
+    def _nhwc(self, name):
+        """IR index of the int8 tensor `name` in NHWC (a 4-D ONNX tensor)."""
+        value = self.values[name]
+        if value.nhwc:
+            return value.index
+        shape = self.tensors[value.index].shape
+        if len(shape) != 4:
+            raise Skip(f"expected a 4-D NCHW tensor, '{name}' has shape {list(shape)}")
+        return self._transpose(value.index, NCHW_TO_NHWC)
+
+    def _plain(self, name):
+        """IR index of `name` in ONNX's own layout."""
+        value = self.values[name]
+        if not value.nhwc:
+            return value.index
+        shape = self.tensors[value.index].shape
+        if shape[1] == 1 and shape[2] == 1:  # [N,1,1,C] and [N,C,1,1] are the same bytes
+            t = self.tensors[value.index]
+            out = self._tensor(t.name + "/nchw", [shape[0], shape[3], 1, 1], t.dtype, t.scale, t.zero_point)
+            self._op("RESHAPE", [value.index], [out])
+            self.values[name] = Value(out)
+            return out
+        return self._transpose(value.index, NHWC_TO_NCHW)
+

@@ -1,0 +1,135 @@
+"""Add / Mul (QDQ and QLinear), with broadcasting and constant operands, and the unary ops run as 256-entry tables."""
+
+
+from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value
+
+
+class ElementwiseMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+
+    def _binary(self, op_type, node, a_name, b_name, out_names, params, activation):
+        values = []
+        for name in (a_name, b_name):
+            if name in self.values:
+                values.append(name)
+            else:
+                raise Skip(f"input '{name}' is not an int8 activation")
+        a, b = (self.values[n] for n in values)
+        a_shape, b_shape = self._onnx_shape(values[0]), self._onnx_shape(values[1])
+        rank = max(len(a_shape), len(b_shape))
+        pa, pb = (1,) * (rank - len(a_shape)) + a_shape, (1,) * (rank - len(b_shape)) + b_shape
+        out_shape = []
+        for x, y in zip(pa, pb):
+            if x != y and 1 not in (x, y):
+                raise Skip(f"shapes {list(a_shape)} and {list(b_shape)} do not broadcast")
+            out_shape.append(max(x, y))
+        nhwc = rank == 4 and (a.nhwc or b.nhwc)
+        if nhwc:
+            indexes = [self._nhwc_broadcastable(n) for n in values]
+            out_shape = [out_shape[i] for i in NCHW_TO_NHWC]
+        else:
+            indexes = [self._plain(n) for n in values]
+        out = self._new_output(out_names, out_shape, params, nhwc)
+        self._op(op_type, indexes, [out], activation=activation)
+
+    def _nhwc_broadcastable(self, name):
+        value = self.values[name]
+        if value.nhwc:
+            return value.index
+        shape = self.tensors[value.index].shape
+        shape = (1,) * (4 - len(shape)) + tuple(shape)
+        if shape[2] == 1 and shape[3] == 1:  # [N,C,1,1]: same bytes as [N,1,1,C]
+            t = self.tensors[value.index]
+            out = self._tensor(t.name + "/nhwc", [shape[0], 1, 1, shape[1]], t.dtype, t.scale, t.zero_point)
+            self._op("RESHAPE", [value.index], [out])
+            return out
+        return self._nhwc(name)
+
+    def _constant_operand(self, name):
+        """A dequantized int8 constant used as an element-wise operand: becomes an IR constant."""
+        if name in self.values:
+            return name
+        q = self.quantized_constants.get(name)
+        if q is None:
+            raise Skip(f"input '{name}' is neither an int8 activation nor a dequantized int8 constant")
+        if len(q.scale) != 1:
+            raise Skip(f"constant '{name}' is quantized per axis")
+        dtype = q.constant.dtype
+        if dtype not in ("int8", "uint8"):
+            raise Skip(f"constant '{name}' is {dtype}")
+        zero_point = q.zero_point[0] - (128 if dtype == "uint8" else 0)
+        index = self._tensor(name, q.constant.shape, "int8", q.scale, (zero_point,), self._int8_data(q.constant, dtype))
+        self.values[name] = Value(index)
+        return name
+
+    def _qdq_binary(self, op_type, node):
+        names = [self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n)
+                 for n in node.input[:2]]
+        out_names, params, activation = self._quantized_output(node)
+        self._binary(op_type, node, names[0], names[1], out_names, params, activation)
+
+    def _op_Add(self, node, attrs):
+        self._qdq_binary("ADD", node)
+
+    def _op_Mul(self, node, attrs):
+        self._qdq_binary("MUL", node)
+
+    def _qlinear_binary(self, op_type, node):
+        a_name, a_s, a_z, b_name, b_s, b_z, y_s = node.input[:7]
+        y_z = node.input[7] if len(node.input) > 7 else ""
+        operands = []
+        for name, s, z in ((a_name, a_s, a_z), (b_name, b_s, b_z)):
+            if name in self.constants:
+                scales, zps, dtype = self._qparams(s, z, f"constant '{name}'")
+                constant = self.constants[name]
+                index = self._tensor(name, constant.shape, "int8", scales, zps, self._int8_data(constant, dtype))
+                self.values[name] = Value(index)
+                operands.append(name)
+            else:
+                operands.append(self._qlinear_input(name, s, z))
+        params = self._qparams(y_s, y_z, f"{node.op_type} output")
+        self._binary(op_type, node, operands[0], operands[1], [node.output[0]], params, "NONE")
+        self._edge_uint8(node.output[0], params)
+
+    def _op_QLinearAdd(self, node, attrs):
+        self._qlinear_binary("ADD", node)
+
+    def _op_QLinearMul(self, node, attrs):
+        self._qlinear_binary("MUL", node)
+
+    def _unary(self, op_type, x_name, out_names, params, **options):
+        value = self.values[x_name]
+        shape = self.tensors[value.index].shape
+        out = self._new_output(out_names, shape, params, value.nhwc)
+        self._op(op_type, [value.index], [out], **options)
+
+    def _unary_options(self, node, attrs):
+        op_type = UNARY_LUT_OPS[node.op_type]
+        if op_type == "LEAKY_RELU":
+            return op_type, {"alpha": attrs.get("alpha", 0.01)}
+        if op_type == "CLIP":
+            low, high = self._clip_bounds(node)
+            return op_type, {"min": low, "max": high}
+        return op_type, {}
+
+    def _qdq_unary(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        op_type, options = self._unary_options(node, attrs)
+        out_names, params, activation = self._quantized_output(node)
+        if activation != "NONE":
+            raise Skip("two activations in a row")
+        self._unary(op_type, x, out_names, params, **options)
+
+    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
+
+    def _op_QLinearSigmoid(self, node, attrs):
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSigmoid output")
+        self._unary("LOGISTIC", x, [node.output[0]], params)
+        self._edge_uint8(node.output[0], params)
+
+    def _op_QLinearLeakyRelu(self, node, attrs):
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearLeakyRelu output")
+        self._unary("LEAKY_RELU", x, [node.output[0]], params, alpha=attrs.get("alpha", 0.01))
+        self._edge_uint8(node.output[0], params)

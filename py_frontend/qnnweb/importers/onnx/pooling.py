@@ -1,0 +1,73 @@
+"""AveragePool, GlobalAveragePool, MaxPool and their QLinear forms."""
+
+
+from .base import Skip
+
+
+class PoolingMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+
+    def _pool(self, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False):
+        x = self._nhwc(x_name)
+        n, h, w, c = self.tensors[x].shape
+        if global_pool:
+            kernel, strides, pads, ceil_mode = [h, w], [h, w], [0, 0, 0, 0], 0
+        else:
+            kernel = attrs.get("kernel_shape")
+            if not kernel or len(kernel) != 2:
+                raise Skip("only 2-D pooling is supported")
+            strides = attrs.get("strides", [1, 1])
+            if attrs.get("dilations", [1, 1]) != [1, 1]:
+                raise Skip("dilated pooling is not supported")
+            pads = self._pads(attrs, (h, w), kernel, strides, [1, 1])
+            ceil_mode = attrs.get("ceil_mode", 0)
+        sizes = []
+        for i, (size, before, after) in enumerate(((h, pads[0], pads[1]), (w, pads[2], pads[3]))):
+            span = size + before + after - kernel[i]
+            out = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
+            if ceil_mode and (out - 1) * strides[i] >= size + before:
+                out -= 1
+            sizes.append(out)
+            extra = max((out - 1) * strides[i] + kernel[i] - (size + before + after), 0)
+            if extra:
+                pads[2 * i + 1] += extra
+        options = dict(kernel=tuple(kernel), stride=tuple(strides), padding=pads, activation=activation)
+        if op_type == "AVERAGE_POOL_2D":
+            options["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
+            if options["count_include_pad"] and ceil_mode:
+                raise Skip("count_include_pad with ceil_mode is not supported")
+        out = self._new_output(out_names, (n, sizes[0], sizes[1], c), params, True)
+        self._op(op_type, [x], [out], **options)
+
+    def _op_AveragePool(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        out_names, params, activation = self._quantized_output(node)
+        self._pool("AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation)
+
+    def _op_GlobalAveragePool(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        out_names, params, activation = self._quantized_output(node)
+        self._pool("AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation, global_pool=True)
+
+    def _op_MaxPool(self, node, attrs):
+        if len(node.output) > 1 and node.output[1]:
+            raise Skip("MaxPool with an Indices output is not supported")
+        x = self._activation_input(node.input[0])
+        out_names, params, activation = self._quantized_output(node)
+        if params[:2] != (self.tensors[self.values[x].index].scale, self.tensors[self.values[x].index].zero_point):
+            raise Skip("MaxPool's input and output quantization differ")
+        self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
+
+    def _op_QLinearAveragePool(self, node, attrs):
+        if attrs.get("channels_last", 0):
+            raise Skip("channels_last QLinearAveragePool is not supported")
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
+        self._pool("AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE")
+
+    def _op_QLinearGlobalAveragePool(self, node, attrs):
+        if attrs.get("channels_last", 0):
+            raise Skip("channels_last QLinearGlobalAveragePool is not supported")
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
+        self._pool("AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE", global_pool=True)

@@ -1,0 +1,213 @@
+"""Quantization parameters, quantized constants (weights, bias) and the QDQ fusion of a float op's output."""
+
+import math
+
+from .base import Skip, Value, XOR_0x80, _attributes, _product
+
+
+class QuantizationMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+
+    def _scalar_constant(self, name, what):
+        if name not in self.constants:
+            raise Skip(f"{what} '{name}' must be a constant")
+        return self.constants[name]
+
+    def _qparams(self, scale_name, zero_point_name, what, allow_vector=False):
+        """(scales, zero points as int8, source dtype) from constant scale / zero point inputs."""
+        scale = self._scalar_constant(scale_name, f"{what} scale")
+        if scale.dtype not in ("float32", "float16"):
+            raise Skip(f"{what} scale is {scale.dtype}; only float32 and float16 scales are supported")
+        scales = scale.values()
+        dtype = "uint8"
+        if zero_point_name:
+            zp = self._scalar_constant(zero_point_name, f"{what} zero point")
+            dtype = zp.dtype
+            if dtype not in ("int8", "uint8"):
+                raise Skip(f"{what} is {dtype}; only int8 and uint8 are supported")
+            zero_points = zp.values()
+        else:
+            zero_points = [0] * len(scales)
+        if len(scales) != 1 and not allow_vector:
+            raise Skip(f"{what} is quantized per axis; activations must be quantized per tensor")
+        if len(zero_points) == 1 and len(scales) > 1:
+            zero_points = zero_points * len(scales)
+        if any(not (s > 0 and math.isfinite(s)) for s in scales):
+            raise Skip(f"{what} has a scale that is not positive and finite")
+        shift = 128 if dtype == "uint8" else 0
+        return tuple(scales), tuple(z - shift for z in zero_points), dtype
+
+    def _int8_data(self, constant, dtype):
+        return constant.data.translate(XOR_0x80) if dtype == "uint8" else constant.data
+
+    def _weights(self, name, scale_name=None, zero_point_name=None, axis=0):
+        """IR index of an int8 weight tensor: a DequantizeLinear of a constant (QDQ), or a constant with
+        explicit scale / zero point inputs (QOperator)."""
+        if scale_name is None:
+            q = self.quantized_constants.get(name)
+            if q is None:
+                raise Skip(f"weights '{name}' must be a dequantized int8 constant")
+            constant, scales, zero_points, axis = q.constant, q.scale, q.zero_point, q.axis
+            dtype = constant.dtype
+        else:
+            if name not in self.constants:
+                raise Skip(f"weights '{name}' must be a constant")
+            constant = self.constants[name]
+            scales, zero_points, dtype = self._qparams(scale_name, zero_point_name, "weights", allow_vector=True)
+            if dtype != constant.dtype:
+                raise Skip(f"weights are {constant.dtype} but their zero point is {dtype}")
+        if dtype not in ("int8", "uint8"):
+            raise Skip(f"weights '{name}' are {dtype}; only int8 and uint8 weights are supported")
+        axis = axis % len(constant.shape) if constant.shape else 0
+        data, weight_zero_point = self._centered_weights(name, constant, dtype, zero_points, axis)
+        return self._tensor(name, constant.shape, "int8", scales, (weight_zero_point,) * len(zero_points), data, axis)
+
+    def _centered_weights(self, name, constant, dtype, zero_points, axis):
+        """(int8 bytes, weight zero point). Centred, (w - zero_point, 0), whenever w - zero_point fits
+        in int8, which holds for symmetric int8 weights and for uint8 weights with zero point 128: then
+        the kernels run their symmetric path, at no cost. Otherwise the int8 weights (uint8 XOR 0x80,
+        exact) and their per-tensor zero point, which CONV_2D and FULLY_CONNECTED subtract at run time;
+        per-channel zero points must fit. Done with bytes.translate, so it costs no Python loop per
+        weight. Zero points are in int8 terms (uint8 ones already moved by -128)."""
+        # Offset domain: u = w + 128 for int8 data, u = w for uint8 data; zero point u_zp = zp + 128.
+        data = constant.data if dtype == "uint8" else constant.data.translate(XOR_0x80)
+        if len(set(zero_points)) == 1:
+            slices = [(0, len(data), zero_points[0])]
+        elif axis == 0 and len(zero_points) == constant.shape[0]:
+            step = len(data) // constant.shape[0]
+            slices = [(i * step, (i + 1) * step, z) for i, z in enumerate(zero_points)]
+        else:
+            raise Skip(f"weights '{name}' have per-channel zero points along axis != 0")
+        out = bytearray(len(data))
+        for start, end, zero_point in slices:
+            chunk = data[start:end]
+            if not chunk:
+                continue
+            u_zp = zero_point + 128
+            if min(chunk) - u_zp < -128 or max(chunk) - u_zp > 127:
+                if len(slices) > 1:
+                    raise Skip(f"weights '{name}' have per-channel zero points and minus them do not fit in int8 "
+                               "(only a per-tensor weight zero point is supported)")
+                return self._int8_data(constant, dtype), zero_point
+            out[start:end] = chunk.translate(bytes((u - u_zp) & 0xFF for u in range(256)))
+        return bytes(out), 0
+
+    def _bias(self, name, input_scale, weight_scales, channels):
+        """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),
+        whose scale must be input scale x weight scale (the TFLite / onnxruntime convention)."""
+        if not name:
+            return -1
+        if name in self.quantized_constants:
+            q = self.quantized_constants[name]
+            constant, scales = q.constant, q.scale
+            if any(z != 0 for z in q.zero_point):
+                raise Skip("bias has a non-zero zero point")
+        elif name in self.constants:
+            constant, scales = self.constants[name], None
+        else:
+            raise Skip(f"bias '{name}' must be an int32 constant")
+        if constant.dtype != "int32" or _product(constant.shape) != channels:
+            raise Skip(f"bias '{name}' must be int32 with {channels} values")
+        if scales is not None:
+            expected = [input_scale * w for w in (weight_scales if len(weight_scales) > 1 else weight_scales * channels)]
+            given = scales if len(scales) > 1 else scales * channels
+            if any(abs(g - e) > 1e-6 * e + 1e-30 for g, e in zip(given, expected)):
+                raise Skip("bias scale is not input scale x weight scale")
+        return self._tensor(name, (channels,), "int32", data=constant.data)
+
+    def _activation_input(self, name):
+        """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself."""
+        if name in self.views:
+            return self.views[name]
+        if name in self.values and self.tensors[self.values[name].index].dtype == "int8":
+            return name
+        raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
+
+    def _quantized_output(self, node, output_name=None):
+        """For a float op in QDQ form: (ONNX name of the int8 output, fused activation) after following
+        the float output through an optional Relu/Clip to the QuantizeLinear nodes that consume it."""
+        name = output_name or node.output[0]
+        activation = "NONE"
+        consumers = self.consumers[name]
+        if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in self.outputs:
+            fused = self._fusable_activation(consumers[0])
+            if fused is not None:
+                activation = fused
+                self.done.add(id(consumers[0]))
+                name = consumers[0].output[0]
+                consumers = self.consumers[name]
+        quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
+        if not quantizers or len(quantizers) != len(consumers) or name in self.outputs:
+            raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
+        first = quantizers[0]
+        params = self._qparams(first.input[1], first.input[2] if len(first.input) > 2 else "", "output")
+        for q in quantizers:
+            if self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]:
+                raise Skip("its output is quantized twice with different parameters")
+            self.done.add(id(q))
+        return [q.output[0] for q in quantizers], params, activation
+
+    def _fusable_activation(self, node):
+        if node.op_type == "Relu":
+            return "RELU"
+        low, high = self._clip_bounds(node)
+        if low == 0.0 and high == 6.0:
+            return "RELU6"
+        if low == 0.0 and high == math.inf:
+            return "RELU"
+        if low == -1.0 and high == 1.0:
+            return "RELU_N1_TO_1"
+        return None
+
+    def _clip_bounds(self, node):
+        attrs = _attributes(node)
+        low, high = attrs.get("min", -math.inf), attrs.get("max", math.inf)
+        for position, default in ((1, low), (2, high)):
+            if len(node.input) > position and node.input[position]:
+                constant = self._scalar_constant(node.input[position], "Clip bound")
+                value = constant.values()[0]
+                low, high = (value, high) if position == 1 else (low, value)
+        return low, high
+
+    def _new_output(self, names, shape, params, nhwc):
+        """Create the IR int8 tensor for ONNX outputs `names` (all aliases of one tensor)."""
+        scales, zero_points, _ = params
+        index = self._tensor(names[0], shape, "int8", scales, zero_points)
+        for name in names:
+            self.values[name] = Value(index, nhwc)
+            self.quantization[name] = (scales[0], zero_points[0])
+        return index
+
+    def _adopt_quantization(self, name, params):
+        """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is
+        converted to int8 there (XOR 0x80, exact)."""
+        if name not in self.values:
+            raise Skip(f"input '{name}' is not available")
+        value = self.values[name]
+        t = self.tensors[value.index]
+        if t.scale:
+            return
+        if t.dtype == "int8":
+            t.scale, t.zero_point = params[0], params[1]
+        elif t.dtype == "uint8":
+            t.scale, t.zero_point = params[0], tuple(z + 128 for z in params[1])
+            index = self._tensor(name + "/int8", t.shape, "int8", params[0], params[1])
+            self._op("QUANTIZE", [value.index], [index])
+            self.values[name] = Value(index, value.nhwc)
+        else:
+            raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
+
+    def _qlinear_input(self, name, scale_name, zero_point_name):
+        """A QOperator int8/uint8 input, requantized if it was quantized otherwise than this op says."""
+        params = self._qparams(scale_name, zero_point_name, f"input '{name}'")
+        self._adopt_quantization(name, params)
+        value = self.values[name]
+        t = self.tensors[value.index]
+        if t.dtype != "int8":
+            raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
+        if (t.scale[0], t.zero_point[0]) != (params[0][0], params[1][0]):
+            index = self._tensor(name + "/requantized", t.shape, "int8", params[0], params[1])
+            self._op("QUANTIZE", [value.index], [index])
+            self.values[name + "/requantized"] = Value(index, value.nhwc)
+            return name + "/requantized"
+        return name

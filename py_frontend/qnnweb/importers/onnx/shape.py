@@ -1,0 +1,146 @@
+"""Reshape / Flatten / Squeeze, Identity, Constant, Concat, Softmax and Transpose."""
+
+
+from .base import NCHW_TO_NHWC, Constant, Skip, Value, _product
+from .proto import tensor_bytes
+
+
+class ShapeMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+
+    def _reshape_to(self, x_name, shape, out_names):
+        """int8 reshape of `x_name` to ONNX `shape`: shares memory with its input."""
+        index = self._plain(x_name)
+        t = self.tensors[index]
+        if _product(shape) != t.size:
+            raise Skip(f"cannot reshape {list(t.shape)} to {list(shape)}")
+        out = self._tensor(out_names[0], shape, t.dtype, t.scale, t.zero_point)
+        self._op("RESHAPE", [index], [out])
+        for name in out_names:
+            self.values[name] = Value(out)
+
+    def _shape_passthrough(self, node, shape_of):
+        """Flatten/Reshape/Squeeze/Unsqueeze: on a dequantized int8 tensor, with the quantized output
+        (QDQ) or the float output feeding only QuantizeLinear of the same parameters."""
+        x = node.input[0]
+        source = self._activation_input(x) if x in self.views else x
+        if source not in self.values:
+            raise Skip(f"input '{x}' is not available")
+        shape = shape_of(self._onnx_shape(source))
+        out = node.output[0]
+        if x not in self.views:
+            self._reshape_to(source, shape, [out])
+        elif all(c.op_type == "QuantizeLinear" for c in self.consumers[out]) and self.consumers[out] and out not in self.outputs:
+            out_names, params, activation = self._quantized_output(node)
+            t = self.tensors[self.values[source].index]
+            if params[:2] != (t.scale, t.zero_point) or activation != "NONE":
+                raise Skip("requantizing in a reshape is not supported")
+            self._reshape_to(source, shape, out_names)
+        else:  # the float result is used dequantized: reshape the int8 tensor and view that
+            self._reshape_to(source, shape, [out + "/int8"])
+            self.views[out] = out + "/int8"
+
+    def _op_Flatten(self, node, attrs):
+        axis = attrs.get("axis", 1)
+
+        def shape_of(shape):
+            a = axis % len(shape) if shape else 0
+            return (_product(shape[:a]), _product(shape[a:]))
+
+        self._shape_passthrough(node, shape_of)
+
+    def _op_Reshape(self, node, attrs):
+        target = self._scalar_constant(node.input[1], "Reshape shape").values()
+
+        def shape_of(shape):
+            out = [shape[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
+            if out.count(-1) == 1:
+                known = _product([d for d in out if d != -1])
+                out[out.index(-1)] = _product(shape) // known if known else 0
+            return tuple(out)
+
+        self._shape_passthrough(node, shape_of)
+
+    def _op_Squeeze(self, node, attrs):
+        axes = attrs.get("axes") or (self._scalar_constant(node.input[1], "axes").values() if len(node.input) > 1 else None)
+        self._shape_passthrough(node, lambda s: tuple(d for i, d in enumerate(s)
+                                                      if not (d == 1 and (axes is None or i in [a % len(s) for a in axes]))))
+
+    def _op_Identity(self, node, attrs):
+        x = node.input[0]
+        if x in self.views:
+            self.views[node.output[0]] = self.views[x]
+        elif x in self.values:
+            self.values[node.output[0]] = self.values[x]
+        elif x in self.constants:
+            self.constants[node.output[0]] = self.constants[x]
+        elif x in self.quantized_constants:
+            self.quantized_constants[node.output[0]] = self.quantized_constants[x]
+        else:
+            raise Skip(f"input '{x}' is not available")
+
+    _op_Dropout = _op_Identity
+
+    def _op_Constant(self, node, attrs):
+        value = attrs.get("value")
+        if value is None or not hasattr(value, "t"):
+            raise Skip("only Constant with a tensor 'value' is supported")
+        dtype, shape, data = tensor_bytes(value.t)
+        self.constants[node.output[0]] = Constant(node.output[0], dtype, shape, data)
+
+    def _concat(self, node, axis, inputs, out_names, params):
+        shapes = [self._onnx_shape(n) for n in inputs]
+        rank = len(shapes[0])
+        axis %= rank
+        nhwc = rank == 4 and any(self.values[n].nhwc for n in inputs)
+        indexes = [self._nhwc(n) if nhwc else self._plain(n) for n in inputs]
+        out_shape = list(shapes[0])
+        out_shape[axis] = sum(s[axis] for s in shapes)
+        if nhwc:
+            axis = NCHW_TO_NHWC.index(axis)
+            out_shape = [out_shape[i] for i in NCHW_TO_NHWC]
+        out = self._new_output(out_names, out_shape, params, nhwc)
+        self._op("CONCATENATION", indexes, [out], axis=axis, activation="NONE")
+
+    def _op_Concat(self, node, attrs):
+        inputs = [self._activation_input(n) for n in node.input]
+        out_names, params, activation = self._quantized_output(node)
+        if activation != "NONE":
+            raise Skip("Concat with a fused activation is not supported")
+        self._concat(node, attrs.get("axis", 1), inputs, out_names, params)
+
+    def _op_QLinearConcat(self, node, attrs):
+        y_s, y_z = node.input[0], node.input[1]
+        rest = list(node.input[2:])
+        inputs = [self._qlinear_input_any(rest[i], rest[i + 1], rest[i + 2]) for i in range(0, len(rest), 3)]
+        params = self._qparams(y_s, y_z, "QLinearConcat output")
+        self._concat(node, attrs.get("axis", 1), inputs, [node.output[0]], params)
+
+    def _qlinear_input_any(self, name, scale_name, zero_point_name):
+        """Like _qlinear_input, but a differently quantized input stays as it is (Concat requantizes)."""
+        t = self.tensors[self.values[name].index] if name in self.values else None
+        if t is not None and t.dtype == "int8" and t.scale:
+            return name
+        return self._qlinear_input(name, scale_name, zero_point_name)
+
+    def _op_Softmax(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        shape = self._onnx_shape(x)
+        axis = attrs.get("axis", -1 if self.opsets.get("ai.onnx", 13) >= 13 else 1)
+        if axis % len(shape) != len(shape) - 1:
+            raise Skip("Softmax over an axis other than the last is not supported")
+        if self.values[x].nhwc:
+            raise Skip("Softmax over a feature map's channels is not supported")
+        out_names, params, _ = self._quantized_output(node)
+        self._unary("SOFTMAX", x, out_names, params, beta=1.0)
+
+    def _op_Transpose(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        perm = attrs.get("perm") or list(reversed(range(len(self._onnx_shape(x)))))
+        index = self._plain(x)
+        out_names, params, _ = self._quantized_output(node)
+        t = self.tensors[index]
+        if params[:2] != (t.scale, t.zero_point):
+            raise Skip("requantizing in a Transpose is not supported")
+        out = self._new_output(out_names, [t.shape[p] for p in perm], params, False)
+        self._op("TRANSPOSE", [index], [out], perm=list(perm))
