@@ -5,7 +5,7 @@ the names shared by every op family."""
 from collections import defaultdict
 
 from ...errors import ModelError, UnsupportedModelError
-from ...graph import Graph, Op, Tensor
+from ...graph import DTYPE_SIZES, Graph, Op, Tensor
 from .proto import tensor_bytes, tensor_dtype, unpack
 
 XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
@@ -50,6 +50,21 @@ def _attributes(node):
         out[a.name] = {1: a.f, 2: a.i, 3: a.s.decode("utf-8", "replace"), 6: list(a.floats), 7: list(a.ints)}.get(
             kind, a)
     return out
+
+
+def permuted_bytes(data, shape, perm, width):
+    """Row-major bytes of a tensor of ``shape`` transposed by ``perm`` (output dim k = input dim perm[k])."""
+    rank = len(shape)
+    strides = [width] * rank
+    for k in range(rank - 2, -1, -1):
+        strides[k] = strides[k + 1] * shape[k + 1]
+    out_shape = [shape[p] for p in perm]
+    offsets = [0]
+    for k in range(rank):  # byte offsets of every output element, built one dimension at a time
+        step = strides[perm[k]]
+        offsets = [o + i * step for o in offsets for i in range(out_shape[k])]
+    data = bytes(data)
+    return b"".join(data[o:o + width] for o in offsets)
 
 
 def _product(shape):
@@ -167,13 +182,29 @@ class ImporterBase:
         return tuple(shape[i] for i in NHWC_TO_NCHW) if value.nhwc else shape
 
     def _transpose(self, index, perm):
+        """IR index of tensor ``index`` permuted; a constant is permuted here, into a new constant."""
         key = (index, tuple(perm))
         if key not in self.transposed:
             t = self.tensors[index]
-            out = self._tensor(t.name + "/transposed", [t.shape[p] for p in perm], t.dtype, t.scale, t.zero_point)
-            self._op("TRANSPOSE", [index], [out], perm=list(perm))
+            shape = [t.shape[p] for p in perm]
+            if t.is_constant:
+                data = permuted_bytes(t.data, t.shape, perm, DTYPE_SIZES[t.dtype])
+                out = self._tensor(t.name + "/transposed", shape, t.dtype, t.scale, t.zero_point, data)
+            else:
+                out = self._tensor(t.name + "/transposed", shape, t.dtype, t.scale, t.zero_point)
+                self._op("TRANSPOSE", [index], [out], perm=list(perm))
             self.transposed[key] = out
         return self.transposed[key]
+
+    def _reshaped(self, index, shape, suffix):
+        """IR index of tensor ``index`` with another shape, the same bytes: a RESHAPE (no copy), or for
+        a constant a new constant sharing the data (an op would leave it without data)."""
+        t = self.tensors[index]
+        if t.is_constant:
+            return self._tensor(t.name + suffix, shape, t.dtype, t.scale, t.zero_point, t.data)
+        out = self._tensor(t.name + suffix, shape, t.dtype, t.scale, t.zero_point)
+        self._op("RESHAPE", [index], [out])
+        return out
 
     def _nhwc(self, name):
         """IR index of the int8 tensor `name` in NHWC (a 4-D ONNX tensor)."""
@@ -192,9 +223,7 @@ class ImporterBase:
             return value.index
         shape = self.tensors[value.index].shape
         if shape[1] == 1 and shape[2] == 1:  # [N,1,1,C] and [N,C,1,1] are the same bytes
-            t = self.tensors[value.index]
-            out = self._tensor(t.name + "/nchw", [shape[0], shape[3], 1, 1], t.dtype, t.scale, t.zero_point)
-            self._op("RESHAPE", [value.index], [out])
+            out = self._reshaped(value.index, [shape[0], shape[3], 1, 1], "/nchw")
             self.values[name] = Value(out)
             return out
         return self._transpose(value.index, NHWC_TO_NCHW)

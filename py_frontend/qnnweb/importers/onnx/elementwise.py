@@ -36,14 +36,14 @@ class ElementwiseMixin:
         value = self.values[name]
         if value.nhwc:
             return value.index
-        shape = self.tensors[value.index].shape
-        shape = (1,) * (4 - len(shape)) + tuple(shape)
+        index = value.index
+        shape = self.tensors[index].shape
+        if len(shape) < 4:  # numpy broadcasting: leading 1s ([C,1,1], [W], [H,1] ...)
+            shape = (1,) * (4 - len(shape)) + tuple(shape)
+            index = self._reshaped(index, shape, "/4d")
         if shape[2] == 1 and shape[3] == 1:  # [N,C,1,1]: same bytes as [N,1,1,C]
-            t = self.tensors[value.index]
-            out = self._tensor(t.name + "/nhwc", [shape[0], 1, 1, shape[1]], t.dtype, t.scale, t.zero_point)
-            self._op("RESHAPE", [value.index], [out])
-            return out
-        return self._nhwc(name)
+            return self._reshaped(index, [shape[0], 1, 1, shape[1]], "/nhwc")
+        return self._transpose(index, NCHW_TO_NHWC)
 
     def _constant_operand(self, name):
         """A dequantized int8 constant used as an element-wise operand: becomes an IR constant."""
@@ -57,8 +57,9 @@ class ElementwiseMixin:
         dtype = q.constant.dtype
         if dtype not in ("int8", "uint8"):
             raise Skip(f"constant '{name}' is {dtype}")
-        zero_point = q.zero_point[0] - (128 if dtype == "uint8" else 0)
-        index = self._tensor(name, q.constant.shape, "int8", q.scale, (zero_point,), self._int8_data(q.constant, dtype))
+        # q.zero_point is in int8 terms already (DequantizeLinear's _qparams moved a uint8 one by -128);
+        # the data moves with it (XOR 0x80).
+        index = self._tensor(name, q.constant.shape, "int8", q.scale, q.zero_point[:1], self._int8_data(q.constant, dtype))
         self.values[name] = Value(index)
         return name
 

@@ -1,0 +1,63 @@
+"""Forms onnxruntime's quantizer writes that the demo models do not show, each against onnxruntime
+(tests/reference/onnxruntime_session.py): constant operands in uint8 with any zero point, constants
+broadcast onto feature maps (an NHWC tensor inside qnnweb), error reports of whole models."""
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx_quantized import float_model, quantized
+from reference.onnxruntime_session import ReferenceSession
+
+import qnnweb
+
+RNG = np.random.default_rng(3)
+
+
+def feeds(shape, count=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return [{"x": rng.uniform(-1, 1, shape).astype(np.float32)} for _ in range(count)]
+
+
+def assert_matches(data, x, variant):
+    """Within one quantum (the scale of the tensor the float output is dequantized from) everywhere."""
+    model = qnnweb.load(data, variant=variant)
+    graph = model._graph
+    tensor = graph.outputs[0]
+    while not graph.tensors[tensor].scale:  # back through the layout ops to the DEQUANTIZE's int8 input
+        tensor = next(op for op in graph.ops if tensor in op.outputs).inputs[0]
+    quantum = graph.tensors[tensor].scale[0]
+    (ours,) = model.run(x)
+    (theirs,) = ReferenceSession(data).run({"x": x})
+    steps = np.abs(np.round((ours - theirs) / quantum))
+    assert steps.max() <= 1, f"{variant}: up to {steps.max()} quanta off onnxruntime ({(steps > 1).sum()} elements)"
+
+
+@pytest.mark.parametrize("bias_sign", [-1, 1], ids=["zero-point-above-128", "zero-point-below-128"])
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_matmul_plus_uint8_constant_bias(bias_sign, variant):
+    """Conv -> Relu -> GlobalAveragePool -> Flatten -> MatMul -> Add(constant): the Add's constant is a
+    uint8 tensor whose zero point is above 128 (mostly negative values) or below it."""
+    w = RNG.normal(0, 0.5, (6, 3, 3, 3)).astype(np.float32)
+    m = RNG.normal(0, 0.5, (6, 5)).astype(np.float32)
+    bias = (bias_sign * np.abs(RNG.normal(0.5, 0.3, 5)) - bias_sign * 0.1).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("MatMul", ["f", "m"], ["mm"]), helper.make_node("Add", ["mm", "bias"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 8, 8])], [("y", [1, 5])], {"w": w, "m": m, "bias": bias})
+    data = quantized(model, feeds([1, 3, 8, 8]))
+    assert_matches(data, feeds([1, 3, 8, 8], 1, seed=9)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("shape", [[1], [4, 1, 1], [1, 4, 1, 1], [6], [5, 1], [1, 4, 5, 6]],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("op", ["Add", "Mul"])
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_constant_broadcast_onto_feature_map(shape, op, activation):
+    """Conv (its output lives NHWC inside qnnweb) then Add/Mul of a constant of any broadcasting shape."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    constant = RNG.uniform(-1.5, 1.5, shape).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(op, ["c", "k"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4, 5, 6])], {"w": w, "k": constant})
+    data = quantized(model, feeds([1, 3, 5, 6]), activation=activation)
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 5, 6], 1, seed=5)[0]["x"], variant)
