@@ -33,16 +33,18 @@ def describe(source):
     return import_model(_read(source)).describe()
 
 
-def load(source, variant=None, keep_intermediates=False):
+def load(source, variant=None, keep_intermediates=False, input_shapes=None):
     """Load a model from a path or bytes. ``variant`` forces "relaxed", "simd128" or "scalar";
     by default the best one this WebAssembly engine validates runs. ``keep_intermediates`` keeps
-    every tensor of the last run readable with ``model.intermediate(name)`` (more memory)."""
-    return Model(import_model(_read(source)), variant, keep_intermediates)
+    every tensor of the last run readable with ``model.intermediate(name)`` (more memory).
+    ``input_shapes`` ({input name: shape}) sizes dynamic dimensions: an ONNX model's symbolic ones
+    (a symbolic batch is 1 otherwise), a TFLite model's batch, e.g. ``{"input": [4, 3, 224, 224]}``."""
+    return Model(import_model(_read(source), input_shapes), variant, keep_intermediates)
 
 
-async def load_async(url, variant=None, progress=None):
+async def load_async(url, variant=None, progress=None, input_shapes=None):
     """Pyodide: download a model and load it. ``progress(loaded_bytes, total_bytes)`` is called as
     the bytes arrive (total is 0 when the server does not say)."""
     from .fetch import fetch_bytes
 
-    return load(await fetch_bytes(url, progress), variant)
+    return load(await fetch_bytes(url, progress), variant, input_shapes=input_shapes)

@@ -159,3 +159,43 @@ print(qnnweb.image.top_k(scores, model.outputs[0], k=2))
     result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("[(")
+
+
+def test_every_unsupported_onnx_node_is_listed_even_downstream():
+    """Elu, then Resize and InstanceNormalization after it: all three are named (the later ones are not
+    hidden because their input comes from an op that cannot run)."""
+    from onnx import helper
+    from onnx_quantized import float_model, quantized
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Elu", ["c"], ["e"]),
+             helper.make_node("Resize", ["e", "", "scales"], ["r"]),
+             helper.make_node("InstanceNormalization", ["r", "gamma", "beta"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 8, 8])],
+                        {"w": rng.normal(0, 1, (4, 3, 3, 3)).astype(np.float32),
+                         "scales": np.array([1, 1, 2, 2], np.float32),
+                         "gamma": np.ones(4, np.float32), "beta": np.zeros(4, np.float32)})
+    data = quantized(model, [{"x": rng.uniform(-1, 1, (1, 3, 6, 6)).astype(np.float32)} for _ in range(4)])
+    with pytest.raises(qnnweb.UnsupportedModelError) as error:
+        qnnweb.load(data)
+    named = [op_type.split()[0] for _, op_type, _ in error.value.problems]
+    assert {"Elu", "Resize", "InstanceNormalization"} <= set(named), error.value.problems
+
+
+def test_float_onnx_model_says_it_is_not_quantized():
+    from onnx import helper
+    from onnx_quantized import float_model
+
+    model = float_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [1, 4])], [("y", [1, 4])])
+    with pytest.raises(qnnweb.ModelError, match="not quantized.*quantize_static"):
+        qnnweb.load(model.SerializeToString())
+
+
+def test_float_tflite_model_says_it_is_not_quantized():
+    from tflite_builder import ModelBuilder
+
+    m = ModelBuilder()
+    x, y = m.tensor("x", [1, 4], "float32"), m.tensor("y", [1, 4], "float32")
+    m.op("RELU", [x], [y])
+    with pytest.raises(qnnweb.ModelError, match="not quantized.*ai-edge-quantizer"):
+        qnnweb.load(m.build([x], [y]))

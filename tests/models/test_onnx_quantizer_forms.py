@@ -61,3 +61,20 @@ def test_constant_broadcast_onto_feature_map(shape, op, activation):
     data = quantized(model, feeds([1, 3, 5, 6]), activation=activation)
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 5, 6], 1, seed=5)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_hard_swish_as_torch_exports_it(quant_format, activation):
+    """torch's exporter writes hard-swish as x * HardSigmoid(x) (and squeeze-excite's gate as HardSigmoid)."""
+    w = RNG.normal(0, 0.6, (4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("HardSigmoid", ["c"], ["h"], alpha=1 / 6, beta=0.5),
+             helper.make_node("Mul", ["c", "h"], ["s"]),
+             helper.make_node("GlobalAveragePool", ["s"], ["p"]),
+             helper.make_node("HardSigmoid", ["p"], ["g"], alpha=1 / 6, beta=0.5),
+             helper.make_node("Mul", ["s", "g"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 6, 6])], {"w": w})
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format=quant_format, activation=activation)
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 6, 6], 1, seed=4)[0]["x"], variant)

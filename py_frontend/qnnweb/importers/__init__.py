@@ -4,15 +4,42 @@ from ..errors import ModelError
 from .tflite import import_tflite
 
 
-def import_model(data):
+def import_model(data, input_shapes=None):
     """Import a model from bytes, recognising the format by its content: a TFLite flatbuffer has the
-    file identifier 'TFL3'; an ONNX ModelProto starts with field 1 (ir_version, a varint: byte 0x08)."""
+    file identifier 'TFL3'; an ONNX ModelProto starts with field 1 (ir_version, a varint: byte 0x08).
+    ``input_shapes`` ({input name: shape}) sets the shapes of inputs: ONNX dimensions that are symbolic
+    ("N", "batch_size"; 1 when not given), TFLite the batch (first) dimension."""
+    input_shapes = check_input_shapes(input_shapes)
     data = memoryview(data).cast("B") if not isinstance(data, (bytes, bytearray)) else data
     if len(data) >= 8 and bytes(data[4:8]) == b"TFL3":
-        return import_tflite(data)
+        return import_tflite(data, input_shapes)
     if len(data) >= 2 and data[0] == 0x08:
         from .onnx import import_onnx  # protobuf is imported only for ONNX models
 
-        return import_onnx(data)
+        return import_onnx(data, input_shapes)
     raise ModelError("not a model qnnweb can read: expected a TFLite flatbuffer (file identifier 'TFL3') "
                      "or an ONNX model (a ModelProto)")
+
+
+def check_input_shapes(input_shapes):
+    """{name: tuple of positive ints}, or a ValueError naming what is wrong."""
+    if input_shapes is None:
+        return {}
+    if not isinstance(input_shapes, dict):
+        raise ValueError(f"input_shapes must be a dict {{input name: shape}}, got {type(input_shapes).__name__}")
+    out = {}
+    for name, shape in input_shapes.items():
+        try:
+            dims = tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            raise ValueError(f"input_shapes[{name!r}] must be a list of integers, got {shape!r}") from None
+        if any(d <= 0 for d in dims):
+            raise ValueError(f"input_shapes[{name!r}] = {list(dims)}: dimensions must be positive")
+        out[name] = dims
+    return out
+
+
+def unknown_inputs(input_shapes, names):
+    unknown = sorted(set(input_shapes) - set(names))
+    if unknown:
+        raise ValueError(f"input_shapes names {unknown}, which are not inputs of the model (inputs: {sorted(names)})")

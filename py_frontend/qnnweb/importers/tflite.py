@@ -38,11 +38,11 @@ ACTIVATIONS = {v: k for k, v in vars(ActivationFunctionType).items() if not k.st
 DTYPES = {"float32": "float32", "int8": "int8", "uint8": "uint8", "int32": "int32", "int64": "int64"}
 
 
-def import_tflite(data):
+def import_tflite(data, input_shapes=None):
     if len(data) < 16:
         raise ModelError(f"truncated TFLite file: {len(data)} bytes")
     try:
-        return _read(data)
+        return _read(data, input_shapes or {})
     except ModelError:
         raise
     except (IndexError, ValueError, TypeError, KeyError, OverflowError, struct.error, UnicodeDecodeError,
@@ -56,7 +56,7 @@ def _bounded(n, what, limit=1 << 26):
     return n
 
 
-def _read(data):
+def _read(data, input_shapes):
     buf = bytes(data) if not isinstance(data, (bytes, bytearray)) else data
     model = TFLiteModel.GetRootAs(buf, 0)
     if _bounded(model.SubgraphsLength(), "subgraph") < 1:
@@ -86,7 +86,35 @@ def _read(data):
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < len(tensors):
             raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
+    if input_shapes:
+        _set_batch(tensors, graph_inputs, input_shapes)
+    if ops and not any(t.quantized and t.dtype in ("int8", "uint8") for t in tensors):
+        raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize it "
+                         "first: TensorFlow's converter with full-integer post-training quantization, or "
+                         "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
     return Graph(tensors, _fold_shape_arithmetic(tensors, ops), graph_inputs, graph_outputs, "tflite")
+
+
+def _set_batch(tensors, graph_inputs, input_shapes):
+    """TFLite files store every tensor's shape: a new batch (the first dimension of the inputs) is given
+    to every activation tensor whose first dimension is the model's batch. Only the batch can change."""
+    from . import unknown_inputs
+
+    names = {tensors[i].name: i for i in graph_inputs}
+    unknown_inputs(input_shapes, names)
+    batches = set()
+    for name, shape in input_shapes.items():
+        t = tensors[names[name]]
+        if len(shape) != len(t.shape) or not t.shape or tuple(shape[1:]) != tuple(t.shape[1:]):
+            raise ValueError(f"input_shapes[{name!r}] = {list(shape)}: a TFLite model's inputs can change only their "
+                             f"batch (first) dimension; the input is {list(t.shape)}")
+        batches.add((t.shape[0], shape[0]))
+    if len(batches) != 1:
+        raise ValueError(f"input_shapes give the inputs different batches: {sorted(b for _, b in batches)}")
+    (old, new), = batches
+    for t in tensors:
+        if t.data is None and t.shape and t.shape[0] == old:
+            t.shape = (new,) + tuple(t.shape[1:])
 
 
 def _builtin_code(code):

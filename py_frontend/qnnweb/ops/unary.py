@@ -61,6 +61,9 @@ def _functions(op):
             raise Unsupported("LEAKY_RELU needs the option 'alpha'")
         alpha = float(o["alpha"])
         return lambda x: x if x >= 0 else alpha * x
+    if op.type == "HARD_SIGMOID":  # ONNX HardSigmoid: max(0, min(1, alpha * x + beta))
+        alpha, beta = float(o.get("alpha", 0.2)), float(o.get("beta", 0.5))
+        return lambda x: min(max(alpha * x + beta, 0.0), 1.0)
     if op.type == "CLIP":
         low = -math.inf if o.get("min") is None else float(o["min"])
         high = math.inf if o.get("max") is None else float(o["max"])
@@ -75,7 +78,7 @@ def _functions(op):
     }[op.type]
 
 
-@lowering("LOGISTIC", "TANH", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP")
+@lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP")
 def lower_unary(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_byte_quantized(x, "input")

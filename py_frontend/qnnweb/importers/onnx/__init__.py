@@ -29,5 +29,5 @@ class OnnxImporter(ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ShapeMix
     """One import: ``OnnxImporter(model).run()`` -> Graph. Each op family's handlers are a mixin."""
 
 
-def import_onnx(data):
-    return OnnxImporter(parse_model(data)).run()
+def import_onnx(data, input_shapes=None):
+    return OnnxImporter(parse_model(data), input_shapes or {}).run()

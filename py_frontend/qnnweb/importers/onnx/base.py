@@ -6,13 +6,14 @@ from collections import defaultdict
 
 from ...errors import ModelError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
+from .. import unknown_inputs
 from .proto import tensor_bytes, tensor_dtype, unpack
 
 XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
 NCHW_TO_NHWC = (0, 2, 3, 1)
 NHWC_TO_NCHW = (0, 3, 1, 2)
-UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "Tanh": "TANH",
-                 "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP"}
+UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "HardSigmoid": "HARD_SIGMOID",
+                 "Tanh": "TANH", "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP"}
 PASSTHROUGH_OPS = ("Identity", "Dropout")
 
 
@@ -77,8 +78,9 @@ def _product(shape):
 class ImporterBase:
     """State, the node loop and the IR tensors; the op handlers (``_op_<OpType>``) live in the mixins."""
 
-    def __init__(self, model):
+    def __init__(self, model, input_shapes=None):
         self.model = model
+        self.input_shapes = dict(input_shapes or {})   # input name -> shape given by the caller
         self.graph = model.graph
         self.opsets = {(o.domain or "ai.onnx"): o.version for o in model.opset_import}
         self.tensors, self.ops, self.problems = [], [], []
@@ -100,22 +102,28 @@ class ImporterBase:
         for t in self.graph.initializer:
             dtype, shape, data = tensor_bytes(t)
             self.constants[t.name] = Constant(t.name, dtype, shape, data)
-        for i, node in enumerate(self.graph.node):
+        # One list of the node objects, used everywhere: protobuf may hand out a new wrapper object on
+        # each access to a repeated field, so id() is a stable key only for objects kept alive here.
+        self.nodes = list(self.graph.node)
+        for i, node in enumerate(self.nodes):
             self.node_index[id(node)] = i
             for name in node.input:
                 if name:
                     self.consumers[name].append(node)
+        self._require_quantized()
         self.outputs = [o.name for o in self.graph.output]
         inputs = []
-        for value_info in self.graph.input:
-            if value_info.name in self.constants:
-                continue
+        graph_inputs = [v for v in self.graph.input if v.name not in self.constants]
+        unknown_inputs(self.input_shapes, [v.name for v in graph_inputs])
+        for value_info in graph_inputs:
             inputs.append(self._graph_input(value_info))
-        for node in self.graph.node:
+        for node in self.nodes:
             if id(node) in self.done:
                 continue
             if any(name in self.failed for name in node.input):
-                self.failed.update(node.output)  # already reported where it started
+                self.failed.update(node.output)
+                if not self._known(node):  # its inputs' problem is reported already; its own is reported too
+                    self.problems.append((self.node_index[id(node)], self._node_label(node), "operator not supported"))
                 continue
             try:
                 self._node(node)
@@ -136,6 +144,22 @@ class ImporterBase:
         domain = f"{node.domain}." if node.domain and node.domain != "ai.onnx" else ""
         return f"{domain}{node.op_type}" + (f" '{node.name}'" if node.name else "")
 
+    def _require_quantized(self):
+        """A float model (no quantization anywhere) is refused with a pointer to the quantizers."""
+        quantized = any(n.op_type in ("QuantizeLinear", "DequantizeLinear") or n.op_type.startswith("QLinear")
+                        or n.op_type in ("QGemm", "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear")
+                        for n in self.nodes)
+        quantized = quantized or any(c.dtype in ("int8", "uint8") for c in self.constants.values())
+        quantized = quantized or any(tensor_dtype(v.type.tensor_type.elem_type) in ("int8", "uint8")
+                                     for v in self.graph.input)
+        if self.nodes and not quantized:
+            raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize "
+                             "it first, e.g. with onnxruntime.quantization.quantize_static (QDQ or QOperator, "
+                             "int8 or uint8 activations)")
+
+    def _known(self, node):
+        return node.domain in ("", "ai.onnx", "com.microsoft") and hasattr(self, f"_op_{node.op_type}")
+
     def _node(self, node):
         if node.domain not in ("", "ai.onnx", "com.microsoft"):
             raise Skip(f"operator domain {node.domain} not supported")
@@ -154,15 +178,27 @@ class ImporterBase:
     def _graph_input(self, value_info):
         tensor_type = value_info.type.tensor_type
         dtype = tensor_dtype(tensor_type.elem_type)
+        dims = list(tensor_type.shape.dim)
+        given = self.input_shapes.get(value_info.name)
+        if given is not None and len(given) != len(dims):
+            raise ValueError(f"input_shapes[{value_info.name!r}] = {list(given)} has rank {len(given)}; "
+                             f"the model's input has rank {len(dims)}")
         shape = []
-        for d in tensor_type.shape.dim:
-            if not d.HasField("dim_value") or d.dim_value <= 0:
-                # Dynamic batch: run with batch 1 (qnnweb plans memory for static shapes).
-                if len(shape) == 0 and d.HasField("dim_param"):
-                    shape.append(1)
-                    continue
-                raise ModelError(f"input '{value_info.name}' has a dynamic dimension; qnnweb needs static shapes")
-            shape.append(int(d.dim_value))
+        for k, d in enumerate(dims):
+            fixed = d.HasField("dim_value") and d.dim_value > 0
+            if given is not None:
+                if fixed and given[k] != d.dim_value:
+                    raise ValueError(f"input_shapes[{value_info.name!r}] = {list(given)}: dimension {k} is fixed at "
+                                     f"{d.dim_value} in the model")
+                shape.append(given[k])
+            elif fixed:
+                shape.append(int(d.dim_value))
+            elif k == 0:
+                shape.append(1)  # a symbolic batch ("N", "batch_size"): 1 unless input_shapes says otherwise
+            else:
+                raise ModelError(f"input '{value_info.name}' has a dynamic dimension {k} "
+                                 f"({d.dim_param or 'unnamed'}); give its size with "
+                                 f"qnnweb.load(..., input_shapes={{{value_info.name!r}: [...]}})")
         if dtype not in ("float32", "int8", "uint8"):
             self.problems.append((-1, f"input '{value_info.name}'", f"dtype {dtype} not supported"))
         index = self._tensor(value_info.name, shape, dtype)

@@ -108,6 +108,8 @@ class ElementwiseMixin:
         op_type = UNARY_LUT_OPS[node.op_type]
         if op_type == "LEAKY_RELU":
             return op_type, {"alpha": attrs.get("alpha", 0.01)}
+        if op_type == "HARD_SIGMOID":
+            return op_type, {"alpha": attrs.get("alpha", 0.2), "beta": attrs.get("beta", 0.5)}
         if op_type == "CLIP":
             low, high = self._clip_bounds(node)
             return op_type, {"min": low, "max": high}
@@ -121,7 +123,7 @@ class ElementwiseMixin:
             raise Skip("two activations in a row")
         self._unary(op_type, x, out_names, params, **options)
 
-    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
+    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
 
     def _op_QLinearSigmoid(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
