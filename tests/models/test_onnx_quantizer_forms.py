@@ -78,3 +78,34 @@ def test_hard_swish_as_torch_exports_it(quant_format, activation):
     data = quantized(model, feeds([1, 3, 6, 6]), quant_format=quant_format, activation=activation)
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 6, 6], 1, seed=4)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+def test_shape_arithmetic_feeding_reshape_is_folded(quant_format):
+    """torch's ``x.view(x.size(0), -1)``: Shape -> Gather -> Unsqueeze -> Concat(-1) -> Reshape, plus a
+    Cast and a ConstantOfShape-made shape, all static: folded at import, so the model loads and matches."""
+    from onnx import TensorProto
+
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    fc = RNG.normal(0, 0.3, (64, 5)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Shape", ["r"], ["shape"]),
+             helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+             helper.make_node("Unsqueeze", ["batch", "axes"], ["batch1"]),
+             helper.make_node("ConstantOfShape", ["one"], ["minus"],
+                              value=helper.make_tensor("v", TensorProto.INT64, [1], [-1])),
+             helper.make_node("Concat", ["batch1", "minus"], ["target64"], axis=0),
+             helper.make_node("Cast", ["target64"], ["target32"], to=TensorProto.INT32),
+             helper.make_node("Cast", ["target32"], ["target"], to=TensorProto.INT64),
+             helper.make_node("Reshape", ["r", "target"], ["flat"]),
+             helper.make_node("MatMul", ["flat", "fc"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 4, 4])], [("y", [1, 5])],
+                        {"w": w, "fc": fc, "zero": np.array(0, np.int64), "axes": np.array([0], np.int64),
+                         "one": np.array([1], np.int64)})
+    data = quantized(model, feeds([1, 3, 4, 4]), quant_format=quant_format)
+    import onnx
+
+    assert {"Shape", "Gather", "ConstantOfShape", "Cast"} <= {n.op_type for n in onnx.load_from_string(data).graph.node}
+    assert [op["type"] for op in qnnweb.describe(data)["ops"]][-3:] == ["RESHAPE", "FULLY_CONNECTED", "DEQUANTIZE"]
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 4, 4], 1, seed=8)[0]["x"], variant)

@@ -18,6 +18,7 @@ Every op that cannot run is collected and reported together (UnsupportedModelErr
 from .base import ImporterBase
 from .conv import ConvMixin
 from .elementwise import ElementwiseMixin
+from .folding import FoldingMixin
 from .pooling import PoolingMixin
 from .proto import parse_model
 from .qdq import QdqMixin
@@ -25,7 +26,8 @@ from .quantization import QuantizationMixin
 from .shape import ShapeMixin
 
 
-class OnnxImporter(ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ShapeMixin, QuantizationMixin, ImporterBase):
+class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ShapeMixin, QuantizationMixin,
+                   ImporterBase):
     """One import: ``OnnxImporter(model).run()`` -> Graph. Each op family's handlers are a mixin."""
 
 

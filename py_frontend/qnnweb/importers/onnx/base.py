@@ -44,13 +44,104 @@ class QuantizedConstant:
         self.constant, self.scale, self.zero_point, self.axis = constant, scale, zero_point, axis
 
 
+# AttributeProto.AttributeType -> name, and the type every attribute name the handlers read must have
+# (the ONNX schema's, for the operators qnnweb imports). Checked once, in _attributes: a handler never
+# sees an attribute of another type, a window of zero or a NaN.
+ATTRIBUTE_TYPE_NAMES = {0: "UNDEFINED", 1: "FLOAT", 2: "INT", 3: "STRING", 4: "TENSOR", 5: "GRAPH", 6: "FLOATS",
+                        7: "INTS", 8: "STRINGS", 9: "TENSORS", 10: "GRAPHS", 11: "SPARSE_TENSOR",
+                        12: "SPARSE_TENSORS", 13: "TYPE_PROTO", 14: "TYPE_PROTOS"}
+ATTRIBUTE_TYPES = {
+    **dict.fromkeys(("group", "axis", "transA", "transB", "ceil_mode", "count_include_pad", "allowzero",
+                     "channels_last", "block_size", "keepdims", "saturate", "to", "output_dtype", "storage_order",
+                     "noop_with_empty_axes", "value_int", "start", "end", "batch_dims"), 2),
+    **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints"), 7),
+    **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),
+    **dict.fromkeys(("auto_pad", "value_string"), 3),
+    "value": 4, "value_floats": 6,
+}
+# INTS attributes that describe a 2-D window: how many values (qnnweb runs 2-D windows) and the least.
+WINDOW_ATTRIBUTES = {"strides": (2, 1), "dilations": (2, 1), "kernel_shape": (2, 1), "pads": (4, 0)}
+FINITE_ATTRIBUTES = ("alpha", "beta", "gamma", "ratio")   # min / max (Clip) may be infinite, never NaN
+
+
+def _attribute_type(a):
+    """The attribute's type; files from before the type field (type 0) by the value that is set."""
+    if a.type:
+        return a.type
+    for kind, present in ((7, len(a.ints)), (6, len(a.floats)), (4, a.HasField("t")), (3, a.HasField("s")),
+                          (1, a.HasField("f")), (2, a.HasField("i"))):
+        if present:
+            return kind
+    return 0
+
+
 def _attributes(node):
+    """{name: value} of the node's attributes: FLOAT/INT/STRING/FLOATS/INTS as Python values, other
+    types (TENSOR: Constant's value) as the AttributeProto. Raises Skip for an attribute whose type
+    or value the schema does not allow (see ATTRIBUTE_TYPES), naming it."""
     out = {}
     for a in node.attribute:
-        kind = a.type
-        out[a.name] = {1: a.f, 2: a.i, 3: a.s.decode("utf-8", "replace"), 6: list(a.floats), 7: list(a.ints)}.get(
-            kind, a)
+        kind = _attribute_type(a)
+        expected = ATTRIBUTE_TYPES.get(a.name)
+        if expected is not None and kind != expected:
+            raise Skip(f"attribute '{a.name}' is {ATTRIBUTE_TYPE_NAMES.get(kind, f'type {kind}')}; "
+                       f"the ONNX schema says {ATTRIBUTE_TYPE_NAMES[expected]}")
+        value = {1: a.f, 2: a.i, 3: a.s.decode("utf-8", "replace"), 6: list(a.floats), 7: list(a.ints)}.get(kind, a)
+        if a.name in WINDOW_ATTRIBUTES:
+            count, smallest = WINDOW_ATTRIBUTES[a.name]
+            if len(value) != count or min(value) < smallest:
+                raise Skip(f"attribute '{a.name}' = {value}: expected {count} values of at least {smallest} "
+                           "(qnnweb runs 2-D windows)")
+        if kind == 1 and (value != value or (a.name in FINITE_ATTRIBUTES and abs(value) == float("inf"))):
+            raise Skip(f"attribute '{a.name}' is {value}")
+        if kind == 6 and any(v != v for v in value):
+            raise Skip(f"attribute '{a.name}' holds NaN")
+        out[a.name] = value
     return out
+
+
+# Inputs and outputs of the operators the handlers read: (required inputs, most inputs or None,
+# required outputs, most outputs). A required input must be named ("" is ONNX's absent optional
+# input). Checked once, in the node loop, so no handler indexes node.input / node.output past their end.
+ARITY = {
+    "Conv": (2, 3, 1, 1), "QLinearConv": (8, 9, 1, 1), "Gemm": (2, 3, 1, 1), "MatMul": (2, 2, 1, 1),
+    "QLinearMatMul": (8, 8, 1, 1), "QGemm": (6, 9, 1, 1), "Add": (2, 2, 1, 1), "Mul": (2, 2, 1, 1),
+    "QLinearAdd": (7, 8, 1, 1), "QLinearMul": (7, 8, 1, 1), "Clip": (1, 3, 1, 1),
+    "QLinearSigmoid": (4, 5, 1, 1), "QLinearLeakyRelu": (4, 5, 1, 1),
+    "AveragePool": (1, 1, 1, 1), "GlobalAveragePool": (1, 1, 1, 1), "MaxPool": (1, 1, 1, 2),
+    "QLinearAveragePool": (4, 5, 1, 1), "QLinearGlobalAveragePool": (4, 5, 1, 1),
+    "QuantizeLinear": (2, 3, 1, 1), "DequantizeLinear": (2, 3, 1, 1),
+    "Flatten": (1, 1, 1, 1), "Reshape": (2, 2, 1, 1), "Squeeze": (1, 2, 1, 1), "Unsqueeze": (1, 2, 1, 1),
+    "Identity": (1, 1, 1, 1), "Dropout": (1, 3, 1, 2), "Constant": (0, 0, 1, 1),
+    "Concat": (1, None, 1, 1), "QLinearConcat": (5, None, 1, 1), "Softmax": (1, 1, 1, 1),
+    "Transpose": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
+    "ConstantOfShape": (1, 1, 1, 1),
+}
+DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
+GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples
+
+
+def arity_problem(node):
+    """Why the node's inputs or outputs do not fit its operator, or None."""
+    required, most, outputs, most_outputs = ARITY.get(node.op_type, DEFAULT_ARITY)
+    n = len(node.input)
+    if n < required or (most is not None and n > most):
+        expected = f"{required}" if most == required else f"{required} to {most}" if most else f"at least {required}"
+        return f"expected {expected} inputs, got {n}"
+    if node.op_type in GROUPED_INPUTS:
+        head, group = GROUPED_INPUTS[node.op_type]
+        if (n - head) % group:
+            return f"expected {head} inputs and then groups of {group}, got {n} inputs"
+    for k in range(required):
+        if not node.input[k]:
+            return f"input {k} is required, but it is absent (empty name)"
+    m = len(node.output)
+    if m < outputs or (most_outputs is not None and m > most_outputs):
+        return f"expected {outputs if most_outputs == outputs else f'{outputs} to {most_outputs}'} outputs, got {m}"
+    for k in range(outputs):
+        if not node.output[k]:
+            return f"output {k} is required, but it is absent (empty name)"
+    return None
 
 
 def permuted_bytes(data, shape, perm, width):
@@ -78,6 +169,8 @@ def _product(shape):
 class ImporterBase:
     """State, the node loop and the IR tensors; the op handlers (``_op_<OpType>``) live in the mixins."""
 
+    FOLDABLE = ()   # op types folding.FoldingMixin may evaluate at import
+
     def __init__(self, model, input_shapes=None):
         self.model = model
         self.input_shapes = dict(input_shapes or {})   # input name -> shape given by the caller
@@ -91,7 +184,7 @@ class ImporterBase:
         self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point) in int8 terms
         self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
         self.consumers = defaultdict(list)
-        self.done = set()           # ids of nodes already handled (fused into an earlier op)
+        self.done = set()           # positions of nodes already handled (fused into an earlier op)
         self.transposed = {}        # (IR index, perm) -> IR index
         self.node_index = {}
         self.failed = set()         # ONNX names that cannot be computed because an earlier op cannot run
@@ -117,18 +210,18 @@ class ImporterBase:
         unknown_inputs(self.input_shapes, [v.name for v in graph_inputs])
         for value_info in graph_inputs:
             inputs.append(self._graph_input(value_info))
-        for node in self.nodes:
-            if id(node) in self.done:
+        for position, node in enumerate(self.nodes):
+            if position in self.done:
                 continue
             if any(name in self.failed for name in node.input):
                 self.failed.update(node.output)
                 if not self._known(node):  # its inputs' problem is reported already; its own is reported too
-                    self.problems.append((self.node_index[id(node)], self._node_label(node), "operator not supported"))
+                    self.problems.append((position, self._node_label(node), "operator not supported"))
                 continue
             try:
                 self._node(node)
             except Skip as e:
-                self.problems.append((self.node_index[id(node)], self._node_label(node), str(e)))
+                self.problems.append((position, self._node_label(node), str(e)))
                 self.failed.update(node.output)
         outputs = []
         for name in self.outputs:
@@ -158,9 +251,19 @@ class ImporterBase:
                              "int8 or uint8 activations)")
 
     def _known(self, node):
-        return node.domain in ("", "ai.onnx", "com.microsoft") and hasattr(self, f"_op_{node.op_type}")
+        return node.domain in ("", "ai.onnx", "com.microsoft") and (
+            hasattr(self, f"_op_{node.op_type}") or node.op_type in self.FOLDABLE)
+
+    def _mark_done(self, node):
+        """`node` (an object of self.nodes, a later node) is handled by the current one: skip it."""
+        self.done.add(self.node_index[id(node)])
 
     def _node(self, node):
+        problem = arity_problem(node) if self._known(node) else None
+        if problem:
+            raise Skip(problem)
+        if self._fold(node):  # integer shape arithmetic on constants and static shapes (folding.py)
+            return
         if node.domain not in ("", "ai.onnx", "com.microsoft"):
             raise Skip(f"operator domain {node.domain} not supported")
         handler = getattr(self, f"_op_{node.op_type}", None)

@@ -133,7 +133,7 @@ class QuantizationMixin:
             fused = self._fusable_activation(consumers[0])
             if fused is not None:
                 activation = fused
-                self.done.add(id(consumers[0]))
+                self._mark_done(consumers[0])
                 name = consumers[0].output[0]
                 consumers = self.consumers[name]
         quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
@@ -144,7 +144,7 @@ class QuantizationMixin:
         for q in quantizers:
             if self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]:
                 raise Skip("its output is quantized twice with different parameters")
-            self.done.add(id(q))
+            self._mark_done(q)
         return [q.output[0] for q in quantizers], params, activation
 
     def _fusable_activation(self, node):
