@@ -109,3 +109,19 @@ def test_shape_arithmetic_feeding_reshape_is_folded(quant_format):
     assert [op["type"] for op in qnnweb.describe(data)["ops"]][-3:] == ["RESHAPE", "FULLY_CONNECTED", "DEQUANTIZE"]
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 4, 4], 1, seed=8)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+def test_maxpool_and_transpose_on_quantized_tensors(quant_format, activation):
+    """QOperator runs MaxPool and Transpose on the uint8/int8 tensor itself (no Q/DQ around them)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    fc = RNG.normal(0, 0.3, (4, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Transpose", ["m"], ["t"], perm=[0, 2, 3, 1]),
+             helper.make_node("MatMul", ["t", "fc"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 3, 3, 3])], {"w": w, "fc": fc})
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format=quant_format, activation=activation)
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 6, 6], 1, seed=2)[0]["x"], variant)

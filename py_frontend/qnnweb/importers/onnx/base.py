@@ -181,7 +181,7 @@ class ImporterBase:
         self.constants = {}         # ONNX name -> Constant
         self.quantized_constants = {}   # ONNX name (DQ output) -> QuantizedConstant
         self.views = {}             # ONNX name (float DQ output) -> ONNX name of the int8 tensor it dequantizes
-        self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point) in int8 terms
+        self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point in int8 terms, source dtype)
         self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
         self.consumers = defaultdict(list)
         self.done = set()           # positions of nodes already handled (fused into an earlier op)

@@ -53,10 +53,11 @@ class PoolingMixin:
         if len(node.output) > 1 and node.output[1]:
             raise Skip("MaxPool with an Indices output is not supported")
         x = self._activation_input(node.input[0])
-        out_names, params, activation = self._quantized_output(node)
+        out_names, params, activation = self._outputs_like_input(node, x)
         if params[:2] != (self.tensors[self.values[x].index].scale, self.tensors[self.values[x].index].zero_point):
             raise Skip("MaxPool's input and output quantization differ")
         self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
+        self._edge_uint8(out_names[0], params)
 
     def _op_QLinearAveragePool(self, node, attrs):
         if attrs.get("channels_last", 0):

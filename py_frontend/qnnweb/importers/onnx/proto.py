@@ -18,6 +18,9 @@ DATA_TYPES = {
 }
 
 
+CODES = {v[0]: v[2] for v in DATA_TYPES.values()}
+
+
 @functools.lru_cache(maxsize=None)
 def messages():
     from google.protobuf import descriptor_pool, message_factory
@@ -54,11 +57,23 @@ def tensor_bytes(tensor):
     """(dtype, shape, little-endian bytes) of a TensorProto."""
     dtype, size, code = DATA_TYPES.get(tensor.data_type, (f"type{tensor.data_type}", 0, None))
     shape = tuple(int(d) for d in tensor.dims)
+    if any(d < 0 for d in shape):
+        raise ModelError(f"tensor '{tensor.name}' has a negative dimension in {list(shape)}")
     count = 1
     for d in shape:
         count *= d
     if tensor.data_location == 1 or len(tensor.external_data):
         raise ModelError(f"tensor '{tensor.name}' keeps its data in an external file; qnnweb needs it inside the .onnx")
+    try:
+        data = _typed_data(tensor, dtype, code)
+    except struct.error as e:  # a value outside its type's range (e.g. 300 in the int32_data of an int8 tensor)
+        raise ModelError(f"tensor '{tensor.name}' has a value that does not fit {dtype} ({e})") from None
+    if code is not None and len(data) != count * size:
+        raise ModelError(f"tensor '{tensor.name}' has {len(data)} bytes of data for {dtype} {list(shape)}")
+    return dtype, shape, data
+
+
+def _typed_data(tensor, dtype, code):
     if tensor.HasField("raw_data") or code is None:
         data = tensor.raw_data
     elif dtype == "float32":
@@ -77,13 +92,16 @@ def tensor_bytes(tensor):
         data = struct.pack(f"<{len(tensor.uint64_data)}{code}", *tensor.uint64_data)
     else:
         data = b""
-    if code is not None and len(data) != count * size:
-        raise ModelError(f"tensor '{tensor.name}' has {len(data)} bytes of data for {dtype} {list(shape)}")
-    return dtype, shape, data
+    return data
 
 
 def unpack(dtype, data):
     """Python numbers from little-endian bytes (small tensors only: scales, zero points, shapes)."""
-    code = {v[0]: v[2] for v in DATA_TYPES.values()}[dtype]
+    code = CODES.get(dtype)
+    if code is None:
+        from .base import Skip  # unpack runs inside a node's handler: that node cannot run
+
+        raise Skip(f"a constant of type {dtype} is used as numbers (scales, zero points, shapes), which qnnweb "
+                   "does not read")
     width = struct.calcsize(code)
     return list(struct.unpack(f"<{len(data) // width}{code}", data))

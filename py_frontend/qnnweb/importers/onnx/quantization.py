@@ -175,8 +175,18 @@ class QuantizationMixin:
         index = self._tensor(names[0], shape, "int8", scales, zero_points)
         for name in names:
             self.values[name] = Value(index, nhwc)
-            self.quantization[name] = (scales[0], zero_points[0])
+            self.quantization[name] = (scales[0], zero_points[0], params[2])
         return index
+
+    def _outputs_like_input(self, node, x):
+        """(output names, params, activation) for an op that only moves or selects values (MaxPool,
+        Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
+        the int8/uint8 tensor itself, so the output keeps the input's quantization."""
+        if node.input[0] in self.views:
+            return self._quantized_output(node)
+        t = self.tensors[self.values[x].index]
+        dtype = self.quantization.get(x, (None, None, "int8"))[2]
+        return [node.output[0]], (t.scale, t.zero_point, dtype), "NONE"
 
     def _adopt_quantization(self, name, params):
         """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is

@@ -138,9 +138,10 @@ class ShapeMixin:
         x = self._activation_input(node.input[0])
         perm = attrs.get("perm") or list(reversed(range(len(self._onnx_shape(x)))))
         index = self._plain(x)
-        out_names, params, _ = self._quantized_output(node)
+        out_names, params, _ = self._outputs_like_input(node, x)
         t = self.tensors[index]
         if params[:2] != (t.scale, t.zero_point):
             raise Skip("requantizing in a Transpose is not supported")
         out = self._new_output(out_names, [t.shape[p] for p in perm], params, False)
         self._op("TRANSPOSE", [index], [out], perm=list(perm))
+        self._edge_uint8(out_names[0], params)
