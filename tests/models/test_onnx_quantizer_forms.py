@@ -125,3 +125,22 @@ def test_maxpool_and_transpose_on_quantized_tensors(quant_format, activation):
     data = quantized(model, feeds([1, 3, 6, 6]), quant_format=quant_format, activation=activation)
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 6, 6], 1, seed=2)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+def test_softmax_forms_and_two_activations_in_a_row(quant_format):
+    """Softmax over a feature map's channels and over a last axis (QOperator: QLinearSoftmax), and
+    LeakyRelu followed by Relu (one table with the second as its clamp)."""
+    import onnx
+
+    w = RNG.normal(0, 0.5, (5, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("LeakyRelu", ["c"], ["l"], alpha=0.2), helper.make_node("Relu", ["l"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["s"], axis=1),
+             helper.make_node("Softmax", ["s"], ["y"], axis=-1)]
+    model = float_model(nodes, [("x", [1, 3, 4, 6])], [("y", [1, 5, 4, 6])], {"w": w})
+    data = quantized(model, feeds([1, 3, 4, 6]), quant_format=quant_format)
+    if quant_format == "QOperator":
+        assert "QLinearSoftmax" in {n.op_type for n in onnx.load_from_string(data).graph.node}
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 4, 6], 1, seed=3)[0]["x"], variant)

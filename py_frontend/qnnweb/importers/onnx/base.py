@@ -218,11 +218,14 @@ class ImporterBase:
                 if not self._known(node):  # its inputs' problem is reported already; its own is reported too
                     self.problems.append((position, self._node_label(node), "operator not supported"))
                 continue
+            done_before = set(self.done)
             try:
                 self._node(node)
             except Skip as e:
                 self.problems.append((position, self._node_label(node), str(e)))
                 self.failed.update(node.output)
+                for fused in self.done - done_before:  # the QuantizeLinear / Relu it was fusing cannot run either
+                    self.failed.update(self.nodes[fused].output)
         outputs = []
         for name in self.outputs:
             if name in self.values:

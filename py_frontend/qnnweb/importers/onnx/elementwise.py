@@ -119,9 +119,8 @@ class ElementwiseMixin:
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
         out_names, params, activation = self._quantized_output(node)
-        if activation != "NONE":
-            raise Skip("two activations in a row")
-        self._unary(op_type, x, out_names, params, **options)
+        # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
+        self._unary(op_type, x, out_names, params, activation=activation, **options)
 
     _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
 

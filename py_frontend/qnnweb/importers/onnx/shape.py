@@ -123,16 +123,35 @@ class ShapeMixin:
             return name
         return self._qlinear_input(name, scale_name, zero_point_name)
 
+    def _softmax(self, x, axis, out_names, params):
+        """SOFTMAX runs over the IR tensor's last dimension: an ONNX tensor's last axis, or the channels
+        (axis 1) of a feature map, which are last in NHWC."""
+        shape = self._onnx_shape(x)
+        if not shape or not -len(shape) <= axis < len(shape):
+            raise Skip(f"axis {axis} for a tensor of shape {list(shape)}")
+        axis %= len(shape)
+        if self.values[x].nhwc and axis != 1:  # over another axis of a feature map: in ONNX's layout
+            self.values[x + "/nchw"] = Value(self._plain(x))
+            x = x + "/nchw"
+        if axis != (1 if self.values[x].nhwc else len(shape) - 1):
+            raise Skip(f"Softmax over axis {axis} of a {len(shape)}-D tensor is not supported (only the last axis, "
+                       "or the channels of a feature map)")
+        self._unary("SOFTMAX", x, out_names, params, beta=1.0)
+
     def _op_Softmax(self, node, attrs):
         x = self._activation_input(node.input[0])
         shape = self._onnx_shape(x)
-        axis = attrs.get("axis", -1 if self.opsets.get("ai.onnx", 13) >= 13 else 1)
-        if axis % len(shape) != len(shape) - 1:
-            raise Skip("Softmax over an axis other than the last is not supported")
-        if self.values[x].nhwc:
-            raise Skip("Softmax over a feature map's channels is not supported")
+        if self.opsets.get("ai.onnx", 13) < 13 and len(shape) - attrs.get("axis", 1) % len(shape) != 1:
+            raise Skip("Softmax before opset 13 flattens from its axis: only the last axis is supported")
         out_names, params, _ = self._quantized_output(node)
-        self._unary("SOFTMAX", x, out_names, params, beta=1.0)
+        self._softmax(x, attrs.get("axis", -1 if self.opsets.get("ai.onnx", 13) >= 13 else 1), out_names, params)
+
+    def _op_QLinearSoftmax(self, node, attrs):
+        """com.microsoft QLinearSoftmax(X, X_scale, X_zero_point, Y_scale, Y_zero_point), axis (-1)."""
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSoftmax output")
+        self._softmax(x, attrs.get("axis", -1), [node.output[0]], params)
+        self._edge_uint8(node.output[0], params)
 
     def _op_Transpose(self, node, attrs):
         x = self._activation_input(node.input[0])
