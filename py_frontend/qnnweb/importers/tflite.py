@@ -92,7 +92,8 @@ def _read(data, input_shapes):
         raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize it "
                          "first: TensorFlow's converter with full-integer post-training quantization, or "
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
-    return Graph(tensors, _fold_shape_arithmetic(tensors, ops), graph_inputs, graph_outputs, "tflite")
+    ops = _quantized_float_islands(tensors, _fold_shape_arithmetic(tensors, ops), graph_outputs)
+    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite")
 
 
 def _set_batch(tensors, graph_inputs, input_shapes):
@@ -358,3 +359,36 @@ def _strided_slice(args, o):
     if step < 0 and e == -1:
         e = None
     return folding.slice_1d(x, b, e, step)
+
+
+# ---------------------------------------------------------------- float unary ops between int8 ops
+
+FLOAT_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH")
+
+
+def _quantized_float_islands(tensors, ops, graph_outputs):
+    """ai-edge-quantizer leaves some activations in float between int8 ops: DEQUANTIZE(int8 x) -> RELU6
+    (float) -> QUANTIZE(int8 y). Each such unary op becomes the int8 op x -> y (a 256-entry table: the
+    same function of the same 256 input values); the QUANTIZE goes, and the DEQUANTIZE too once nothing
+    else reads it."""
+    producer = {o: op for op in ops for o in op.outputs}
+    readers = {}
+    for op in ops:
+        for i in op.inputs:
+            readers.setdefault(i, []).append(op)
+    replaced, dropped = {}, set()
+    for op in ops:
+        if op.type not in FLOAT_UNARY or not op.inputs or len(op.outputs) != 1:
+            continue
+        source = producer.get(op.inputs[0])
+        quantizers = readers.get(op.outputs[0], [])
+        if (source is None or source.type != "DEQUANTIZE" or not source.inputs or op.outputs[0] in graph_outputs
+                or tensors[source.inputs[0]].dtype != "int8" or len(quantizers) != 1
+                or quantizers[0].type != "QUANTIZE" or tensors[quantizers[0].outputs[0]].dtype != "int8"):
+            continue
+        replaced[id(op)] = Op(op.index, op.type, [source.inputs[0]], list(quantizers[0].outputs), dict(op.options))
+        dropped.add(id(quantizers[0]))
+    kept = [replaced.get(id(op), op) for op in ops if id(op) not in dropped]
+    still_read = {i for op in kept for i in op.inputs} | set(graph_outputs)
+    return [op for op in kept if not (op.type == "DEQUANTIZE" and op.outputs and op.outputs[0] not in still_read
+                                      and id(op) not in replaced)]

@@ -13,7 +13,7 @@ def _product(values):
     return n
 
 
-@lowering("RESHAPE", "SQUEEZE")
+@lowering("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 def lower_reshape(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     if x.nbytes != y.nbytes or x.dtype != y.dtype:
@@ -32,7 +32,21 @@ def pad_amounts(graph, op):
     return [(values[2 * i], values[2 * i + 1]) for i in range(len(values) // 2)]
 
 
-@lowering("PAD")
+def pad_value(graph, op):
+    """The int8 value PAD / PADV2 pads with: PADV2's constant_values (an int8 scalar in the input's
+    quantization), else the output zero point (a real 0)."""
+    y = graph.tensors[op.outputs[0]]
+    if op.type != "PADV2" or len(op.inputs) < 3 or op.inputs[2] < 0:
+        return y.zero_point[0] if y.zero_point else 0
+    value = graph.tensors[op.inputs[2]]
+    if not value.is_constant or value.dtype != "int8" or value.size != 1 or len(value.data) != 1:
+        raise Unsupported("constant_values must be one constant int8 value")
+    if value.scale and (value.scale, value.zero_point) != (y.scale, y.zero_point):
+        raise Unsupported("constant_values are quantized otherwise than the output")
+    return int.from_bytes(bytes(value.data), "little", signed=True)
+
+
+@lowering("PAD", "PADV2")
 def lower_pad(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_quantization = require_int8(x, "input")
@@ -47,7 +61,7 @@ def lower_pad(graph, op):
     (top, bottom), (left, right) = amounts[1], amounts[2]
     return [Step("pad", dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=h, input_width=w,
                              channels=c, padding_top=top, padding_bottom=bottom, padding_left=left,
-                             padding_right=right, pad_value=y.zero_point[0]))]
+                             padding_right=right, pad_value=pad_value(graph, op)))]
 
 
 @lowering("CONCATENATION")
