@@ -21,7 +21,7 @@ class FoldError(Exception):
 class Folded:
     def __init__(self, shape, values):
         self.shape, self.values = tuple(shape), list(values)
-        if _product(self.shape) != len(self.values):
+        if product(self.shape) != len(self.values):
             raise FoldError(f"{len(self.values)} values for shape {list(self.shape)}")
 
     @classmethod
@@ -29,7 +29,7 @@ class Folded:
         code = CODES.get(dtype)
         if code is None:
             raise FoldError(f"dtype {dtype}")
-        count = _product(shape)
+        count = product(shape)
         if count > MAX_ELEMENTS or len(data) != count * struct.calcsize(code):
             raise FoldError("too large or wrong byte count")
         return cls(shape, struct.unpack(f"<{count}{code}", bytes(data)))
@@ -46,7 +46,7 @@ class Folded:
             raise FoldError(f"value out of range for {dtype}: {e}") from None
 
 
-def _product(shape):
+def product(shape):
     n = 1
     for d in shape:
         n *= d
@@ -65,7 +65,7 @@ def shape_of(shape):
 
 def _split(x, axis):
     """x as (outer, extent, inner) around ``axis``."""
-    return _product(x.shape[:axis]), x.shape[axis], _product(x.shape[axis + 1:])
+    return product(x.shape[:axis]), x.shape[axis], product(x.shape[axis + 1:])
 
 
 def concat(inputs, axis):
@@ -74,7 +74,7 @@ def concat(inputs, axis):
     for x in inputs:
         if len(x.shape) != rank or any(x.shape[k] != inputs[0].shape[k] for k in range(rank) if k != axis):
             raise FoldError("shapes do not concatenate")
-    outer = _product(inputs[0].shape[:axis])
+    outer = product(inputs[0].shape[:axis])
     values = []
     for o in range(outer):
         for x in inputs:

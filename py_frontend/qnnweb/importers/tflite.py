@@ -290,16 +290,9 @@ def _fold_shape_arithmetic(tensors, ops):
         except FoldError:
             kept.append(op)
             continue
-        if y.shape != value.shape and _product(y.shape) == _product(value.shape):
+        if y.shape != value.shape and folding.product(y.shape) == folding.product(value.shape):
             y.shape = value.shape
     return kept
-
-
-def _product(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 INTEGER = ("int32", "int64")

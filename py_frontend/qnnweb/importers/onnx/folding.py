@@ -63,7 +63,7 @@ class FoldingMixin:
             if dtype not in INTEGER:
                 raise FoldError("only integer ConstantOfShape is folded")
             dims = [int(d) for d in shape.values]
-            return folding.Folded(dims, fill * folding._product(dims)), dtype
+            return folding.Folded(dims, fill * folding.product(dims)), dtype
         args = [self._folded_input(name) for name in node.input if name]
         values, dtypes = [a[0] for a in args], [a[1] for a in args]
         if not values:
@@ -94,7 +94,7 @@ class FoldingMixin:
             target = [int(v) for v in values[1].values]
             target = [values[0].shape[k] if d == 0 else d for k, d in enumerate(target)]
             if target.count(-1) == 1:
-                known = folding._product([d for d in target if d != -1])
+                known = folding.product([d for d in target if d != -1])
                 target[target.index(-1)] = len(values[0].values) // known if known else 0
             return folding.reshape(values[0], target), dtypes[0]
         if op == "Slice":
