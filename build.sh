@@ -59,6 +59,18 @@ Usage: ./build.sh COMMAND [ARGS]
                                       writes DIR/bench.json, bench.md, bench.png (default results/)
   kernel-bench [ARGS]                 per-kernel micro-benchmark through wasmtime (tools/kernel_bench.py;
                                       also: bench --kernels)
+  tflite-fixtures [ARGS]              remake the committed TFLite converter fixtures in tests/data/tflite
+                                      (litert-torch + ai-edge-quantizer, reference ai-edge-litert) with
+                                      tools/converters/make_tflite_fixtures.py [--only NAME...]; makes the
+                                      converter virtualenv .cache/converters-venv (~1.5 GB) if missing
+  difftest [--cases N] [--seed S] [ARGS]
+                                      differential campaign against onnxruntime (tools/difftest.py --help):
+                                      random float ONNX graphs, quantize_static in every mode, qnnweb vs
+                                      onnxruntime CPU; prints outcomes and failure classes, saves every
+                                      failing case under results/difftest/<case>/
+  fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/fuzz.py --help):
+                                      [--workers N] [--timeout S] [--seeds NAME,...] [--no-demo]; saves every
+                                      failing mutant and its traceback under results/fuzz/
   help                                this text
 EOF
 }
@@ -443,6 +455,45 @@ cmd_kernel_bench() {
   exec "$PY" tools/kernel_bench.py "$@"
 }
 
+# The converters (torch, litert-torch, ai-edge-quantizer: ~1.5 GB) live in their own virtualenv, made
+# on demand from tools/converters/requirements.txt; only this command needs them.
+cmd_tflite_fixtures() {
+  local venv="$CACHE/converters-venv" req="$ROOT/tools/converters/requirements.txt"
+  local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ ! -x "$py" ] || ! "$py" -c '' >/dev/null 2>&1; then
+    local base="${PYTHON:-python3}"
+    python_ok "$base" || die "missing tool: Python >= 3.11 with the venv module ('$base'; or set PYTHON=...)"
+    log "creating the converter virtualenv .cache/converters-venv with $("$base" --version 2>&1)"
+    rm -rf "$venv"
+    "$base" -m venv "$venv"
+    "$py" -m pip install -q --upgrade pip
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "pip install -r tools/converters/requirements.txt into .cache/converters-venv"
+    "$py" -m pip install --progress-bar off -r "$req" || die "installing the converters failed"
+    echo "$want" >"$stamp"
+  fi
+  # The calibration photos: scikit-image (converter venv), matplotlib (.venv), Debian darknet.
+  need_venv
+  log "tools/converters/make_tflite_fixtures.py $*"
+  exec "$py" tools/converters/make_tflite_fixtures.py "$@"
+}
+
+cmd_difftest() {
+  cmd_setup
+  cmd_build kernels
+  log "tools/difftest.py $*"
+  exec "$PY" tools/difftest.py "$@"
+}
+
+cmd_fuzz() {
+  cmd_setup
+  cmd_build kernels
+  log "tools/fuzz.py $*"
+  exec nice "$PY" tools/fuzz.py "$@"
+}
+
 cmd_test() {
   cmd_setup
   cmd_build
@@ -460,6 +511,9 @@ main() {
     test) cmd_test "$@" ;;
     bench) cmd_bench "$@" ;;
     kernel-bench) cmd_kernel_bench "$@" ;;
+    difftest) cmd_difftest "$@" ;;
+    fuzz) cmd_fuzz "$@" ;;
+    tflite-fixtures) cmd_tflite_fixtures "$@" ;;
     help|-h|--help) usage ;;
     *) usage >&2; die "unknown command '$cmd'" ;;
   esac

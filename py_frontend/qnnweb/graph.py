@@ -6,7 +6,12 @@ normalized (explicit padding, activation name), so lowering never looks at the s
 
 from dataclasses import dataclass, field
 
-DTYPE_SIZES = {"float32": 4, "int8": 1, "uint8": 1, "int32": 4, "int64": 8}
+from .errors import UnsupportedModelError
+
+DTYPE_SIZES = {"float32": 4, "int8": 1, "uint8": 1, "int32": 4, "int64": 8,
+               # types qnnweb does not compute in, sized so that every op using them is reported by name
+               "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "float64": 8, "uint32": 4, "uint64": 8,
+               "bool": 1, "complex64": 8, "complex128": 16}
 
 
 @dataclass
@@ -29,6 +34,8 @@ class Tensor:
 
     @property
     def nbytes(self):
+        if self.dtype not in DTYPE_SIZES:
+            raise UnsupportedModelError([(-1, f"tensor '{self.name}'", f"data type {self.dtype} is not supported")])
         return self.size * DTYPE_SIZES[self.dtype]
 
     @property

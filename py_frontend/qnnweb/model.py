@@ -4,7 +4,7 @@ import array
 import time
 
 from . import kernels
-from .errors import KernelError
+from .errors import KernelError, ModelError, UnsupportedModelError
 from .graph import DTYPE_SIZES, tensor_info
 from .host import host_class
 from .ops import lower
@@ -39,6 +39,8 @@ class Model:
         self._described = graph.describe()
         steps = lower(fold_pads(graph))
         offsets, arena_bytes = plan_memory(steps, graph, keep_all=keep_intermediates)
+        if arena_bytes > MAX_ARENA_BYTES:
+            raise ModelError(_arena_message(graph, offsets, arena_bytes))
         self._offsets = offsets if keep_intermediates else None
         host = host_class()
         self.variant = kernels.select_variant(host, variant)
@@ -58,7 +60,8 @@ class Model:
         self._steps = real
         plan = self._host.call("qnn_plan_create", len(real), arena_bytes)
         if plan == 0:
-            raise MemoryError(self._kernel_message())
+            raise ModelError(f"the model does not fit in WebAssembly memory ({arena_bytes} bytes of activations): "
+                             f"{self._kernel_message()}")
         staging_bytes = max((sum(_aligned(len(c)) for c in s.constants.values()) for s in real), default=0) + 256
         staging = self._host.call("qnn_alloc", staging_bytes)
         if staging == 0:
@@ -78,7 +81,11 @@ class Model:
             self._host.write(address, pack_record(step.kind, fields))
             status = self._host.call("qnn_plan_add", plan, address)
             if status != 0:
-                raise KernelError(f"the kernels rejected a {step.kind} op: {self._kernel_message()}")
+                # The lowering let through a record the kernels' own checks refuse: name the op.
+                index, op_type = step.op or (-1, step.kind)
+                output = self._graph.tensors[step.outputs[0]].name
+                raise UnsupportedModelError([(index, op_type, f"the kernels refused its {step.kind} record "
+                                                              f"(output '{output}'): {self._kernel_message()}")])
         return plan
 
     def _cstring(self, address):
@@ -159,6 +166,18 @@ class Model:
 
     def __repr__(self):
         return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
+
+
+# The arena is one allocation in 32-bit WebAssembly memory, next to the weights and the module's own.
+MAX_ARENA_BYTES = (1 << 31) - (64 << 20)
+
+
+def _arena_message(graph, offsets, arena_bytes):
+    largest = sorted({t for t in offsets}, key=lambda t: -graph.tensors[t].nbytes)[:3]
+    names = ", ".join(f"'{graph.tensors[t].name}' {list(graph.tensors[t].shape)} ({graph.tensors[t].nbytes} bytes)"
+                      for t in largest)
+    return (f"the model needs {arena_bytes} bytes of activation memory, more than WebAssembly's 32-bit memory "
+            f"can give it (largest tensors: {names})")
 
 
 def _aligned(n):

@@ -3,9 +3,69 @@
 Every activation tensor gets a byte offset in one arena. Two tensors share bytes only if their
 lifetimes (first write .. last read, in step order) do not overlap; an op's output never shares
 with its inputs because both are live at that step.
+
+Greedy by size: tensors are placed largest first, each at the lowest offset where it fits among the
+already placed tensors whose lifetimes overlap its own. Only those matter, and an interval index over
+step time finds them without looking at the others, so planning costs about the number of
+overlapping lifetimes (near-linear in the number of ops for real graphs, where each tensor overlaps
+few others) instead of a scan of every placed tensor per tensor (quadratic).
 """
 
 ALIGNMENT = 16
+
+
+class _Intervals:
+    """Placed lifetimes [first, last] over integer time 0..span-1: which overlap a query interval.
+    Those live at the query's first step come from a segment tree (each lifetime stored at the
+    O(log span) nodes that cover it); those starting later inside the query from per-step lists, whose
+    scan costs the query's length, i.e. the number of tensors live at once summed over the steps."""
+
+    def __init__(self, span):
+        size = 1
+        while size < span:
+            size *= 2
+        self.size = size
+        self.covering = [None] * (2 * size)   # segment-tree node -> lifetimes stored at that node
+        self.starting = [None] * span         # step -> lifetimes that start there
+
+    def add(self, item, first, last):
+        covering = self.covering
+        lo, hi = first + self.size, last + self.size + 1
+        while lo < hi:
+            if lo & 1:
+                if covering[lo] is None:
+                    covering[lo] = [item]
+                else:
+                    covering[lo].append(item)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                if covering[hi] is None:
+                    covering[hi] = [item]
+                else:
+                    covering[hi].append(item)
+            lo >>= 1
+            hi >>= 1
+        if self.starting[first] is None:
+            self.starting[first] = [item]
+        else:
+            self.starting[first].append(item)
+
+    def overlapping(self, first, last):
+        """Every added lifetime that overlaps [first, last] (live at `first`, or starting in
+        (first, last]: two disjoint sets)."""
+        out = []
+        covering = self.covering
+        node = first + self.size
+        while node:
+            if covering[node] is not None:
+                out.extend(covering[node])
+            node >>= 1
+        starting = self.starting
+        for t in range(first + 1, last + 1):
+            if starting[t] is not None:
+                out.extend(starting[t])
+        return out
 
 
 def plan_memory(steps, graph, keep_all=False):
@@ -14,48 +74,78 @@ def plan_memory(steps, graph, keep_all=False):
     root = {}
 
     def find(t):
-        while root.get(t, t) != t:
-            t = root[t]
-        return t
+        r = t
+        while root.get(r, r) != r:
+            r = root[r]
+        while t != r:  # path compression: alias chains (RESHAPE after RESHAPE) stay cheap
+            root[t], t = r, root[t]
+        return r
 
     for step in steps:
         if step.alias:
             root[find(step.outputs[0])] = find(step.inputs[0])
+    representative = {t: find(t) for t in root}   # every tensor not in it is its own
+    rep_of = representative.get
 
     first, last = {}, {}
 
     def touch(t, when):
-        r = find(t)
-        first[r] = min(first.get(r, when), when)
-        last[r] = max(last.get(r, when), when)
+        r = rep_of(t, t)
+        if r in first:
+            if when < first[r]:
+                first[r] = when
+            if when > last[r]:
+                last[r] = when
+        else:
+            first[r] = last[r] = when
 
     for t in graph.inputs:
         touch(t, -1)
-    for i, step in enumerate(steps):
-        for t in step.inputs + step.outputs:
+    touched = [step.inputs + step.outputs for step in steps]
+    for i, tensors in enumerate(touched):
+        for t in tensors:
             touch(t, i)
     for t in graph.outputs:
         touch(t, len(steps))
 
+    nbytes = {}
+
+    def size_of(t):
+        if t not in nbytes:
+            nbytes[t] = graph.tensors[t].nbytes
+        return nbytes[t]
+
     sizes = {}
     for t in list(first):
-        sizes[t] = graph.tensors[t].nbytes
-    for step in steps:
-        for t in step.inputs + step.outputs:
-            sizes[find(t)] = max(sizes[find(t)], graph.tensors[t].nbytes)
+        sizes[t] = size_of(t)
+    for tensors in touched:
+        for t in tensors:
+            r = rep_of(t, t)
+            n = size_of(t)
+            if n > sizes[r]:
+                sizes[r] = n
 
-    placed = []  # (offset, end, first, last)
+    order = sorted(sizes, key=lambda t: (-sizes[t], first[t], t))
     offsets = {}
-    for t in sorted(sizes, key=lambda t: (-sizes[t], first[t], t)):
-        size = -(-sizes[t] // ALIGNMENT) * ALIGNMENT
-        offset = 0
-        for o, end, f, l in sorted(placed):
-            if not keep_all and (l < first[t] or f > last[t]):
-                continue
-            if offset + size <= o:
-                break
-            offset = max(offset, end)
-        placed.append((offset, offset + size, first[t], last[t]))
-        offsets[t] = offset
-    arena = max((end for _, end, _, _ in placed), default=0)
-    return {t: offsets[find(t)] for t in set(first) | set(root)}, arena
+    arena = 0
+    if keep_all:
+        # Every tensor overlaps every other: each goes right after the ones placed before it.
+        for t in order:
+            offsets[t] = arena
+            arena += -(-sizes[t] // ALIGNMENT) * ALIGNMENT
+    else:
+        index = _Intervals(len(steps) + 2)   # time -1 .. len(steps), shifted by one
+        placed = {}                          # tensor -> (offset, end, first, last)
+        for t in order:
+            size = -(-sizes[t] // ALIGNMENT) * ALIGNMENT
+            f, l = first[t] + 1, last[t] + 1
+            offset = 0
+            for o, end, _, _ in sorted(placed[p] for p in index.overlapping(f, l)):
+                if offset + size <= o:
+                    break
+                offset = max(offset, end)
+            placed[t] = (offset, offset + size, f, l)
+            index.add(t, f, l)
+            offsets[t] = offset
+            arena = max(arena, offset + size)
+    return {t: offsets[rep_of(t, t)] for t in set(first) | set(root)}, arena

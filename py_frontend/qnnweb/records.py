@@ -7,6 +7,9 @@ against the kernels' ``qnn_record_words`` export.
 
 import struct
 
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+
 # ADD and MUL: a 4-D output shape and per-input element strides (0 where broadcast). When
 # b_constant is 1, input_b is the wasm address of constant data (a constant field), not a tensor.
 _BINARY = ("input_a input_b output b_constant dim0 dim1 dim2 dim3 a_stride0 a_stride1 a_stride2 a_stride3 "
@@ -19,19 +22,20 @@ RECORDS = {
     "conv2d": (4, "input output batch input_height input_width input_channels output_height output_width "
                   "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
                   "dilation_width padding_top padding_left weights weights_layout bias scales input_zero_point "
-                  "output_zero_point output_min output_max weights_zero_point"),
+                  "output_zero_point output_min output_max weights_zero_point groups weights_zero_points"),
     "dwconv2d": (5, "input output batch input_height input_width input_channels output_height output_width "
                     "output_channels kernel_height kernel_width stride_height stride_width dilation_height "
                     "dilation_width padding_top padding_left depth_multiplier weights weights_layout bias scales "
                     "input_zero_point output_zero_point output_min output_max"),
     "add": (6, _BINARY + " a_zero_point b_zero_point output_zero_point a_multiplier:f b_multiplier:f "
-               "output_min output_max"),
+               "output_min output_max multiplier_bits"),
     "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
                      "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
-                     "input_zero_point output_zero_point output_min output_max count_include_pad"),
+                     "input_zero_point output_zero_point output_min output_max count_include_pad arithmetic "
+                     "input_scale:f output_scale:f"),
     "pad": (8, "input output batch input_height input_width channels padding_top padding_bottom padding_left "
                "padding_right pad_value"),
-    "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point"),
+    "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point arithmetic table"),
     "copy": (10, "input output bytes"),
     "mul": (11, _BINARY + " a_zero_point b_zero_point output_zero_point scale:f output_min output_max"),
     "maxpool2d": (12, "input output batch input_height input_width channels output_height output_width "
@@ -45,12 +49,13 @@ RECORDS = {
     # per-channel (ONNX per-axis) quantization of a tensor viewed as [outer, channels, inner]
     "quantize_channels": (16, "input output outer channels inner scales zero_points"),
     "dequantize_channels": (17, "input output outer channels inner scales zero_points"),
+    "lut_f32": (18, "input output size table"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
-CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "input_b", "table")
+CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table")
 
 
 def _layout(kind):
@@ -64,17 +69,41 @@ def _layout(kind):
 
 
 LAYOUTS = {kind: _layout(kind) for kind in RECORDS}
+FIELD_CODES = {kind: dict(zip(names, layout.format[3:])) for kind, (_, names, layout) in LAYOUTS.items()}
 
 
 def record_words(kind):
     return 2 + len(LAYOUTS[kind][1])
 
 
+def check_record(kind, fields):
+    """Why these field values do not fit the record (an int32 field outside int32, a float32 field
+    that is not a finite float32), or None. Fields absent from ``fields`` are not checked."""
+    codes = FIELD_CODES[kind]
+    for name, value in fields.items():
+        if type(value) is int and INT32_MIN <= value <= INT32_MAX:
+            continue  # in range for every field (int32, and float32 too)
+        code = codes.get(name)
+        if code == "i":
+            if not (type(value) is int or type(value) is bool) or not INT32_MIN <= value <= INT32_MAX:
+                return f"{kind} record: {name} = {value!r} does not fit in an int32"
+        elif code == "f":
+            if not isinstance(value, (int, float)) or not -FLOAT32_MAX <= value <= FLOAT32_MAX:
+                return f"{kind} record: {name} = {value!r} is not a finite float32"
+    return None
+
+
 def pack_record(kind, fields):
-    """Pack ``fields`` (every field of the record, by name) into the record's bytes."""
+    """Pack ``fields`` (every field of the record, by name) into the record's bytes. Values outside
+    the fields' ranges raise ModelError (lowering checks them first, with ``check_record``)."""
     op_type, names, layout = LAYOUTS[kind]
     missing = set(names) - set(fields)
     extra = set(fields) - set(names)
     if missing or extra:
         raise KeyError(f"{kind} record: missing {sorted(missing)}, unknown {sorted(extra)}")
+    problem = check_record(kind, fields)
+    if problem:
+        from .errors import ModelError
+
+        raise ModelError(problem)
     return layout.pack(op_type, len(names) + 2, *(fields[name] for name in names))

@@ -62,13 +62,14 @@ class GraphBuilder:
     def op(self, op_type, inputs, outputs, **options):
         self.ops.append(Op(len(self.ops), op_type, list(inputs), list(outputs), options))
 
-    def graph(self):
-        return Graph(self.tensors, self.ops, self.inputs, self.outputs)
+    def graph(self, fmt="tflite"):
+        return Graph(self.tensors, self.ops, self.inputs, self.outputs, fmt)
 
 
-def run(builder, variant, *inputs):
-    """Lower and run the graph on ``variant``; returns the list of numpy outputs."""
-    model = Model(builder.graph(), variant)
+def run(builder, variant, *inputs, fmt="tflite"):
+    """Lower and run the graph on ``variant``; returns the list of numpy outputs. ``fmt`` is the
+    graph's format ("tflite" or "onnx"): ops follow that format's reference runtime's arithmetic."""
+    model = Model(builder.graph(fmt), variant)
     assert model.variant == variant
     return model.run(*inputs)
 
@@ -78,7 +79,7 @@ def run(builder, variant, *inputs):
 def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
            padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None, w_zp=0):
     """CONV_2D (w: OHWI) or DEPTHWISE_CONV_2D (w: [1, KH, KW, C*M]); padding (top, bottom, left, right);
-    w_zp: the weights' per-tensor zero point."""
+    w_zp: the weights' zero point, per tensor (an int) or per output channel (a sequence)."""
     n, ih, iw, _ = x.shape
     kh, kw = w.shape[1], w.shape[2]
     oc = w.shape[3] if depthwise else w.shape[0]
@@ -88,7 +89,8 @@ def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     w_scales = tuple(w_scales)
     axis = 3 if depthwise else 0
-    wi = g.constant(w, "int8", w_scales, (w_zp,) * len(w_scales), quantized_dimension=axis if len(w_scales) > 1 else 0)
+    w_scales, zero_points = weight_quantization(w_scales, w_zp, oc)
+    wi = g.constant(w, "int8", w_scales, zero_points, quantized_dimension=axis if len(w_scales) > 1 else 0)
     inputs = [xi, wi]
     if bias is not None:
         scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
@@ -101,13 +103,21 @@ def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(
     return run(g, variant, x)[0]
 
 
+def weight_quantization(w_scales, w_zp, channels):
+    """(scales, zero points) of a weight tensor: w_zp is per tensor (an int) or per channel (a sequence,
+    which makes the scales per channel too)."""
+    if np.ndim(w_zp):
+        return (w_scales * channels if len(w_scales) == 1 else w_scales), tuple(int(z) for z in w_zp)
+    return w_scales, (w_zp,) * len(w_scales)
+
+
 def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE", w_zp=0):
     oc, k = w.shape
     rows = x.size // k
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
-    w_scales = tuple(w_scales)
-    wi = g.constant(w, "int8", w_scales, (w_zp,) * len(w_scales))
+    w_scales, zero_points = weight_quantization(tuple(w_scales), w_zp, oc)
+    wi = g.constant(w, "int8", w_scales, zero_points)
     inputs = [xi, wi]
     if bias is not None:
         scales = [x_scale * s for s in (w_scales if len(w_scales) > 1 else w_scales * oc)]
@@ -117,17 +127,17 @@ def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp,
     return run(g, variant, x)[0]
 
 
-def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
     g = GraphBuilder()
     ai = g.input(a.shape, "int8", a_scale, a_zp)
     bi = g.input(b.shape, "int8", b_scale, b_zp)
     yi = g.output(a.shape, "int8", y_scale, y_zp)
     g.op("ADD", [ai, bi], [yi], activation=activation)
-    return run(g, variant, a, b)[0]
+    return run(g, variant, a, b, fmt=fmt)[0]
 
 
 def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",
-                   count_include_pad=False):
+                   count_include_pad=False, fmt="tflite"):
     n, ih, iw, c = x.shape
     oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
     ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
@@ -136,7 +146,7 @@ def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, pad
     yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
     g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
          activation=activation, count_include_pad=count_include_pad)
-    return run(g, variant, x)[0]
+    return run(g, variant, x, fmt=fmt)[0]
 
 
 def mean_hw(variant, x, x_scale, x_zp, y_scale, y_zp, keep_dims=True, axes=(1, 2), axes_dtype="int32"):
@@ -177,19 +187,21 @@ def dequantize(variant, x, scale, zp):
 
 
 def requantize(variant, x, x_scale, x_zp, y_scale, y_zp):
+    """int8 -> int8 QUANTIZE of an ONNX graph: the fp32 requantize record (a TFLite graph's runs as
+    LiteRT's fixed-point table instead, tested against LiteRT in tests/models/test_tflite_int8_arithmetic.py)."""
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     yi = g.output(x.shape, "int8", y_scale, y_zp)
     g.op("QUANTIZE", [xi], [yi])
-    return run(g, variant, x)[0]
+    return run(g, variant, x, fmt="onnx")[0]
 
 
-def softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta=1.0):
+def softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta=1.0, fmt="tflite"):
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     yi = g.output(x.shape, "int8", y_scale, y_zp)
     g.op("SOFTMAX", [xi], [yi], beta=beta)
-    return run(g, variant, x)[0]
+    return run(g, variant, x, fmt=fmt)[0]
 
 
 # ----------------------------------------------------------------------------- strategies
@@ -385,9 +397,10 @@ def transpose(variant, x, perm, dtype="int8"):
     return run(g, variant, x)[0]
 
 
-def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_dtype="int8", **options):
+def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_dtype="int8", fmt="tflite",
+          **options):
     g = GraphBuilder()
     xi = g.input(x.shape, x_dtype, x_scale, x_zp)
     yi = g.output(x.shape, y_dtype, y_scale, y_zp)
     g.op(op_type, [xi], [yi], **options)
-    return run(g, variant, x)[0]
+    return run(g, variant, x, fmt=fmt)[0]

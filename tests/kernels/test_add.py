@@ -1,4 +1,5 @@
-"""ADD in XNNPACK's fixed-point form (elementwise.c): every variant bit-exact against
+"""ADD in fixed point (binary.c), in both formats' forms (XNNPACK's 21-bit multipliers for TFLite
+models, onnxruntime's 22-bit ones for ONNX models): every variant bit-exact against
 reference.int8.add, which computes the same multipliers and shift but without int32 overflow."""
 
 import numpy as np
@@ -7,16 +8,16 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import harness as H
-from qnnweb.errors import KernelError
+from qnnweb.errors import UnsupportedModelError
 from reference import int8 as ref
 
 
-def check_add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
-    expected = ref.add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+def check_add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
+    expected = ref.add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation, fmt)
     # The fixed-point reference itself is within 1 of the real-number sum.
     real = ref.add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
     assert np.abs(expected.astype(np.int32) - real).max(initial=0) <= 1
-    got = H.add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    got = H.add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation, fmt)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -42,7 +43,8 @@ def add_cases(draw):
     assume(ref.add_parameters(a_scale, b_scale, y_scale) is not None)
     activation = draw(st.sampled_from(H.ACTIVATIONS))
     return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
-                y_scale=y_scale, y_zp=draw(H.zero_points), activation=activation)
+                y_scale=y_scale, y_zp=draw(H.zero_points), activation=activation,
+                fmt=draw(st.sampled_from(["tflite", "onnx"])))
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
@@ -53,11 +55,24 @@ def test_add_matches_reference(variant, case):
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
-def test_add_residual_block(variant):
+@pytest.mark.parametrize("fmt", ["tflite", "onnx"])
+def test_add_residual_block(variant, fmt):
     """A MobileNet v2 residual ADD: similar scales, different zero points, every int8 pair."""
     a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
-    check_add(variant, a.ravel(), H.f32(0.2), -5, b.ravel(), H.f32(0.31), 12, H.f32(0.37), -3)
-    check_add(variant, a.ravel(), H.f32(0.05), 0, b.ravel(), H.f32(0.05), 0, H.f32(0.05), 0, "RELU6")
+    check_add(variant, a.ravel(), H.f32(0.2), -5, b.ravel(), H.f32(0.31), 12, H.f32(0.37), -3, fmt=fmt)
+    check_add(variant, a.ravel(), H.f32(0.05), 0, b.ravel(), H.f32(0.05), 0, H.f32(0.05), 0, "RELU6", fmt)
+
+
+def test_add_formats_differ_as_their_runtimes():
+    """The two forms really differ: scales whose XNNPACK (21-bit) results are one quantum off the 22-bit
+    ones on a few int8 pairs (why TFLite models use the 21-bit form and ONNX models the 22-bit one)."""
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    a_scale, b_scale, y_scale = H.f32(0.32211122), H.f32(0.1421955), H.f32(0.030077027)
+    tflite_shift = ref.add_parameters(a_scale, b_scale, y_scale, "tflite")[2]
+    assert tflite_shift == ref.add_parameters(a_scale, b_scale, y_scale, "onnx")[2] - 1
+    args = (a.ravel(), a_scale, -5, b.ravel(), b_scale, 12, y_scale, -3)
+    diff = ref.add(*args, fmt="tflite").astype(int) - ref.add(*args, fmt="onnx")
+    assert 0 < np.count_nonzero(diff) and np.abs(diff).max() == 1
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
@@ -89,5 +104,5 @@ def test_add_small_multipliers_do_not_overflow(variant):
 @pytest.mark.parametrize("ratio", [2.0 ** -11, 2.0 ** 8, 1000.0])
 def test_add_rejects_scale_ratios_out_of_range(variant, ratio):
     a = np.zeros(4, np.int8)
-    with pytest.raises(KernelError, match="add"):
+    with pytest.raises(UnsupportedModelError, match="add: input scale / output scale must be in"):
         H.add(variant, a, H.f32(ratio), 0, a, H.f32(ratio), 0, 1.0, 0)

@@ -111,3 +111,35 @@ def test_conv2d_many_pixels_and_channels(variant):
     """Enough output pixels and channels that every variant runs full and partial M and N tiles."""
     check_conv2d(variant, **_case(10, 1, 13, 11, 37, 130, (1, 1)))
     check_conv2d(variant, **_case(11, 1, 9, 9, 64, 48, (3, 3), padding=(1, 1, 1, 1), per_channel=False))
+
+
+@st.composite
+def grouped_conv_cases(draw):
+    """Grouped CONV_2D (weights [oc, kh, kw, ic / groups]): group counts and per-group channel counts off
+    the SIMD tiles, a weight zero point sometimes (ONNX depthwise weights with a zero point run so)."""
+    groups = draw(st.integers(2, 6))
+    group_ic, group_oc = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    ic, oc = groups * group_ic, groups * group_oc
+    batch, (ih, iw), (kh, kw), stride, dilation, padding = draw(H.windows(work_per_pixel=group_ic * oc))
+    rng = np.random.default_rng(draw(H.seeds))
+    x = H.int8_array(rng, (batch, ih, iw, ic), draw(H.data_kinds))
+    w = H.weights_array(rng, (oc, kh, kw, group_ic), draw(H.weight_kinds))
+    x_scale = draw(H.log_uniform(-10, 0))
+    w_scales = tuple(H.f32(s) for s in 2.0 ** rng.uniform(-10, -4, size=oc))
+    bias = H.bias_array(rng, oc, draw(st.one_of(st.none(), st.integers(0, 24))))
+    y_scale = H.output_scale_for(x_scale, max(w_scales), group_ic * kh * kw, draw(H.log_uniform(-5, 4)))
+    w_zp = draw(st.sampled_from([0, 0, 3, -17]))
+    return dict(x=x, x_scale=x_scale, x_zp=draw(H.zero_points), w=w, w_scales=w_scales, bias=bias,
+                y_scale=y_scale, y_zp=draw(H.zero_points), stride=stride, dilation=dilation, padding=padding,
+                w_zp=w_zp)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(150))
+@given(case=grouped_conv_cases())
+def test_grouped_conv2d_matches_reference(variant, case):
+    args = dict(case)
+    w_zp = args.pop("w_zp")
+    expected = ref.conv2d(**args, w_zp=w_zp)
+    got = H.conv2d(variant, **args, w_zp=w_zp)
+    np.testing.assert_array_equal(got, expected)

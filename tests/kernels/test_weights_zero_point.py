@@ -1,6 +1,7 @@
-"""CONV_2D and FULLY_CONNECTED with a per-tensor weight zero point zw (ONNX's asymmetric weights):
-every variant bit-exact against the reference, which computes sum (x - x_zp) (w - zw) directly; the
-kernels compute [bias + sum (x - x_zp) w] - zw * sum (x - x_zp) per output pixel."""
+"""CONV_2D and FULLY_CONNECTED with weight zero points (ONNX's asymmetric weights): every variant
+bit-exact against the reference, which computes sum (x - x_zp) (w - zw) directly. Per tensor, the
+kernels compute [bias + sum (x - x_zp) w] - zw * sum (x - x_zp) per output pixel; per output channel,
+they split w - zw[n] into two int8 halves over doubled taps (conv2d.c)."""
 
 import numpy as np
 import pytest
@@ -90,15 +91,46 @@ def _depthwise_graph(w_zero_points):
 
 
 def test_unsupported_weight_zero_points_are_reported():
+    """A TFLite-style DEPTHWISE_CONV_2D with weight zero points (the ONNX importer makes such
+    convolutions grouped CONV_2Ds instead)."""
     with pytest.raises(qnnweb.UnsupportedModelError, match="symmetric"):
         H.run(_depthwise_graph((3, 3, 3)), "scalar", np.zeros((1, 4, 4, 3), np.int8))
-    g = H.GraphBuilder()
-    xi = g.input((2, 4), "int8", 0.1, 0)
-    wi = g.constant(np.ones((3, 4), np.int8), "int8", (0.1, 0.1, 0.1), (1, 2, 1))
-    yi = g.output((2, 3), "int8", 0.2, 0)
-    g.op("FULLY_CONNECTED", [xi, wi], [yi], activation="NONE")
-    with pytest.raises(qnnweb.UnsupportedModelError, match="per-channel zero points"):
-        H.run(g, "scalar", np.zeros((2, 4), np.int8))
+
+
+per_channel_zero_points = st.sampled_from(["random", "extremes", "equal"])
+
+
+def _channel_zero_points(rng, kind, channels):
+    if kind == "extremes":
+        return rng.choice([-128, 127], size=channels)
+    if kind == "equal":
+        return np.full(channels, rng.integers(-128, 128))
+    return rng.integers(-128, 128, size=channels)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(100))
+@given(case=conv_cases(), kind=per_channel_zero_points, seed=H.seeds)
+def test_conv2d_per_channel_weight_zero_points_match_reference(variant, case, kind, seed):
+    zero_points = _channel_zero_points(np.random.default_rng(seed), kind, case["w"].shape[0])
+    check_conv2d(variant, zero_points, **case)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(100))
+@given(case=fc_cases(), kind=per_channel_zero_points, seed=H.seeds)
+def test_fully_connected_per_channel_weight_zero_points_match_reference(variant, case, kind, seed):
+    zero_points = _channel_zero_points(np.random.default_rng(seed), kind, case["w"].shape[0])
+    check_fc(variant, zero_points, **case)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_conv2d_per_channel_weight_zero_points_extremes(variant):
+    """w - zw[n] = +-255 (both halves at their limits), padding taps, partial tiles."""
+    case = _case(25, 1, 5, 6, 19, 21, (3, 3), padding=(1, 1, 1, 1), x_zp=127, y_zp=-128, factor=1 / 8)
+    case["w"] = np.where(np.arange(21)[:, None, None, None] % 2 == 0, np.int8(-128), np.int8(127)) * np.ones_like(case["w"])
+    zero_points = np.where(np.arange(21) % 2 == 0, 127, -128)
+    check_conv2d(variant, zero_points, **case)
 
 
 def test_onnx_qlinearconv_uint8_weights_with_zero_point_match_onnxruntime():

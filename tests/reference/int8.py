@@ -22,9 +22,9 @@ import numpy as np
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
-# ADD: the larger multiplier gets this many significant bits (elementwise.c: shift = 21 - exponent,
-# i.e. 22 bits; XNNPACK's qs8 vadd uses 21 bits, shift = 20 - exponent). Change both together.
-ADD_MULTIPLIER_BITS = 22
+# ADD: the larger multiplier gets this many significant bits, by model format (binary.c takes it from
+# the record): XNNPACK's qs8 vadd (LiteRT) 21 bits, shift = 20 - exponent; onnxruntime's MLAS 22.
+ADD_MULTIPLIER_BITS = {"tflite": 21, "onnx": 22}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -114,15 +114,23 @@ def _requant_scales(input_scale, weight_scales, output_scale, channels):
 # ----------------------------------------------------------------------------- convolutions
 
 def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0), w_zp=0):
-    """int64 accumulators bias + sum((x - x_zp) * (w - w_zp)), NHWC input, OHWI weights."""
+    """int64 accumulators bias + sum((x - x_zp) * (w - w_zp)), NHWC input, OHWI weights; weights with
+    fewer input channels than x make a grouped convolution (groups = ic / wic)."""
     n, ih, iw, ic = x.shape
     oc, kh, kw, wic = w.shape
-    assert wic == ic
+    assert ic % wic == 0 and oc % (ic // wic) == 0
+    groups = ic // wic
+    if groups > 1:
+        ocg = oc // groups
+        group_zp = (lambda g: np.asarray(w_zp)[g * ocg:(g + 1) * ocg]) if np.ndim(w_zp) else (lambda g: w_zp)
+        return np.concatenate([conv2d_acc(x[..., g * wic:(g + 1) * wic], x_zp, w[g * ocg:(g + 1) * ocg],
+                                          None if bias is None else np.asarray(bias)[g * ocg:(g + 1) * ocg],
+                                          stride, dilation, padding, group_zp(g)) for g in range(groups)], axis=-1)
     oh = conv_output_size(ih, kh, stride[0], dilation[0], padding[0], padding[1])
     ow = conv_output_size(iw, kw, stride[1], dilation[1], padding[2], padding[3])
     assert oh >= 1 and ow >= 1
     xc = x.astype(np.float64) - x_zp          # padding with 0 here == padding with x_zp before
-    wf = w.astype(np.float64) - w_zp
+    wf = w.astype(np.float64) - np.reshape(w_zp, (-1, 1, 1, 1) if np.ndim(w_zp) else ())  # per tensor / channel
     acc = np.zeros((n, oh, ow, oc), dtype=np.float64)  # integers < 2**53: exact in float64
     for ky, kx, view in _windows(xc, (kh, kw), stride, dilation, padding, (oh, ow)):
         acc += view @ wf[:, ky, kx, :].T
@@ -168,11 +176,11 @@ def depthwise_conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=
 
 
 def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activation="NONE", w_zp=0):
-    """x: any shape whose size is a multiple of K; w: [OC, K] with per-tensor zero point w_zp.
-    Returns [rows, OC]."""
+    """x: any shape whose size is a multiple of K; w: [OC, K] with a zero point w_zp per tensor or per
+    output channel. Returns [rows, OC]."""
     oc, k = w.shape
     rows = x.reshape(-1, k).astype(np.float64) - x_zp
-    acc = (rows @ (w.astype(np.float64) - w_zp).T).astype(np.int64)
+    acc = (rows @ (w.astype(np.float64) - np.reshape(w_zp, (-1, 1) if np.ndim(w_zp) else ())).T).astype(np.int64)
     if bias is not None:
         acc += np.asarray(bias, dtype=np.int64)
     scales = _requant_scales(x_scale, w_scales, y_scale, oc)
@@ -182,25 +190,25 @@ def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activati
 
 # ----------------------------------------------------------------------------- element-wise
 
-def add_parameters(a_scale, b_scale, y_scale):
-    """XNNPACK-style fixed-point ADD parameters exactly as qnn_create_add (elementwise.c) computes
-    them: (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
+def add_parameters(a_scale, b_scale, y_scale, fmt="tflite"):
+    """Fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them for a model of
+    format ``fmt``: (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
     a_mul = np.float32(float(a_scale) / float(y_scale))
     b_mul = np.float32(float(b_scale) / float(y_scale))
     max_abs = max(abs(a_mul), abs(b_mul))
     if not (2.0 ** -10 <= max_abs < 2.0 ** 8):
         return None
     exponent = int(np.frexp(max_abs)[1]) - 1  # max_abs = m * 2**exponent, 1 <= m < 2
-    shift = ADD_MULTIPLIER_BITS - 1 - exponent
+    shift = ADD_MULTIPLIER_BITS[fmt] - 1 - exponent
     a_m = int(np.rint(np.float32(a_mul * np.float32(2.0 ** shift))))
     b_m = int(np.rint(np.float32(b_mul * np.float32(2.0 ** shift))))
     return a_m, b_m, shift
 
 
-def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
     """out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp, computed
     without overflow (int64): a kernel whose int32 arithmetic wraps differs from this."""
-    params = add_parameters(a_scale, b_scale, y_scale)
+    params = add_parameters(a_scale, b_scale, y_scale, fmt)
     assert params is not None
     a_m, b_m, shift = params
     lo, hi = activation_range(activation, y_scale, y_zp)
@@ -299,6 +307,52 @@ def average_pool2d(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 
     return out
 
 
+def average_pool2d_onnx(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 0, 0, 0), activation="NONE",
+                        count_include_pad=False):
+    """onnxruntime's QLinearAveragePool (contrib_ops/cpu/quantization/qlinear_pool.cc), NHWC int8:
+    every tap dequantized to float32(x_scale * (x - x_zp)), summed in float32 in window order (rows,
+    then columns; padded taps skipped), divided by the count (valid taps, or KH*KW with
+    count_include_pad) in float32, then rint(float32(avg / y_scale) + y_zp), clamped. When the
+    window is the whole unpadded image onnxruntime runs its global kernel: average_pool2d_onnx_global."""
+    n, ih, iw, c = x.shape
+    kh, kw = kernel
+    sh, sw = stride
+    top, bottom, left, right = padding
+    oh, ow = conv_output_size(ih, kh, sh, 1, top, bottom), conv_output_size(iw, kw, sw, 1, left, right)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    xf = np.float32(x_scale) * (x.astype(np.int32) - x_zp).astype(np.float32)
+    out = np.empty((n, oh, ow, c), dtype=np.int8)
+    for oy in range(oh):
+        y0 = oy * sh - top
+        yb, ye = max(y0, 0), min(y0 + kh, ih)
+        for ox in range(ow):
+            x0 = ox * sw - left
+            xb, xe = max(x0, 0), min(x0 + kw, iw)
+            acc = np.zeros((n, c), np.float32)
+            for yy in range(yb, ye):
+                for xx in range(xb, xe):
+                    acc = (acc + xf[:, yy, xx, :]).astype(np.float32)
+            count = kh * kw if count_include_pad else max(ye - yb, 0) * max(xe - xb, 0)
+            if count == 0:
+                out[:, oy, ox, :] = lo
+                continue
+            f = (acc / np.float32(count)).astype(np.float32)
+            f = ((f / np.float32(y_scale)).astype(np.float32) + np.float32(y_zp)).astype(np.float32)
+            out[:, oy, ox, :] = np.clip(np.rint(f), lo, hi).astype(np.int8)
+    return out
+
+
+def average_pool2d_onnx_global(x, x_scale, x_zp, y_scale, y_zp, activation="NONE"):
+    """onnxruntime's QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp), NHWC int8 -> [N, 1, 1, C]:
+    the integer sum(x - x_zp) times float32(x_scale / float32(y_scale * count)), fp32-requantized."""
+    n, h, w, c = x.shape
+    count = h * w
+    scale = np.float32(np.float32(x_scale) / np.float32(np.float32(y_scale) * np.float32(count)))
+    total = (x.astype(np.int64) - x_zp).sum(axis=(1, 2)).astype(np.int32)
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return requantize_fp32(total, scale, y_zp, lo, hi).reshape(n, 1, 1, c)
+
+
 def mean_hw(x, x_scale, x_zp, y_scale, y_zp):
     """MEAN over axes (1, 2) of NHWC, kept as [N, 1, 1, C] (a pool over the whole image)."""
     _, h, w, _ = x.shape
@@ -316,6 +370,42 @@ def softmax(x, x_scale, y_scale, y_zp, beta=1.0):
     e = np.exp(z)
     p = e / e.sum(axis=-1, keepdims=True)
     return np.clip(np.rint(p / float(y_scale)) + y_zp, -128, 127).astype(np.int8)
+
+
+def softmax_onnxruntime(x, x_scale, y_scale, y_zp):
+    """onnxruntime's QLinearSoftmax on x86 (int8 rows, the last axis), bit for bit: its lookup table
+    (contrib_ops/cpu/quantization/qlinear_softmax.cc) and MLAS's AVX2 kernel's sum and normalization
+    (mlas/lib/qsoftmax_kernel_avx2.cpp): 8 float32 lanes over blocks of 16 elements, the tail summed
+    apart, scale = float32(1 / sum) * floor(1 / y_scale), out = rint(e * scale + zp), the blocks with a
+    rounded product, the tail with a fused multiply-add."""
+    f32 = np.float32
+    columns = x.shape[-1]
+    bit_shift = math.log(float(f32(np.finfo(np.float32).max) / f32(columns)))
+    bit_shift = max(0.0, bit_shift - 5.0) / float(f32(x_scale))
+    table = np.array([f32(math.exp((-d + bit_shift) * float(f32(x_scale)))) for d in range(256)], f32)
+    inverse = f32(math.floor(f32(f32(1.0) / f32(y_scale))))
+    rows = x.reshape(-1, columns).astype(np.int32)
+    out = np.empty(rows.shape, np.int8)
+    blocks = columns // 16 * 16
+    for r, row in enumerate(rows):
+        e = table[row.max() - row]
+        lanes = np.zeros(8, f32)
+        for i in range(0, blocks, 16):
+            lanes = (lanes + e[i:i + 8]).astype(f32)
+            lanes = (lanes + e[i + 8:i + 16]).astype(f32)
+        total = f32(0)
+        for v in e[blocks:]:
+            total = f32(total + v)
+        for v in lanes:
+            total = f32(total + v)
+        if not total > 0:
+            out[r] = y_zp
+            continue
+        scale = f32(f32(f32(1.0) / total) * inverse)
+        head = ((e[:blocks] * scale).astype(f32) + f32(y_zp)).astype(f32)
+        tail = (e[blocks:].astype(np.float64) * float(scale) + float(y_zp)).astype(f32)
+        out[r] = np.clip(np.rint(np.concatenate([head, tail])), -128, 127).astype(np.int8)
+    return out.reshape(x.shape)
 
 
 # ----------------------------------------------------------------------------- ONNX-era ops

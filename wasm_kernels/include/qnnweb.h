@@ -46,7 +46,8 @@ enum qnn_op_type {
   QNN_OP_LUT = 15,        /* byte -> byte through a 256-entry table (unary int8 / uint8 ops) */
   QNN_OP_QUANTIZE_CHANNELS = 16,    /* float32 -> int8, one scale / zero point per channel (ONNX axis) */
   QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
-  QNN_OP_TYPE_COUNT = 18,
+  QNN_OP_LUT_F32 = 18,    /* byte -> float32 through a 256-entry table (a float op on a dequantized tensor) */
+  QNN_OP_TYPE_COUNT = 19,
 };
 
 enum qnn_status {
@@ -129,6 +130,13 @@ struct qnn_conv2d_record {
   int32_t input_zero_point, output_zero_point;
   int32_t output_min, output_max;  /* fused activation, in the output's quantized domain */
   int32_t weights_zero_point;      /* per-tensor weight zero point, int8; 0 for symmetric weights */
+  /* grouped convolution: the input has groups * input_channels channels, group g reads channels
+   * [g * input_channels, (g + 1) * input_channels) and writes output channels
+   * [g * output_channels / groups, ...); 1 for an ordinary convolution */
+  int32_t groups;
+  /* address: int32 [output_channels], per-channel weight zero points (int8 values), or 0 for none;
+   * with it, weights_zero_point must be 0 */
+  int32_t weights_zero_points;
 };
 
 /* Depthwise convolution: output channel c reads input channel c / depth_multiplier. */
@@ -169,6 +177,9 @@ struct qnn_add_record {
   int32_t a_zero_point, b_zero_point, output_zero_point;
   float a_multiplier, b_multiplier;
   int32_t output_min, output_max;
+  /* significant bits of the larger fixed-point multiplier: 21 as XNNPACK (LiteRT's default kernels),
+   * 22 as onnxruntime's MLAS QLinearAdd */
+  int32_t multiplier_bits;
 };
 
 /* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32
@@ -181,10 +192,19 @@ struct qnn_mul_record {
   int32_t output_min, output_max;
 };
 
-/* Average over the valid (unpadded) taps of each window, then requantized:
- * out = rint((sum - n * in_zp) * (scale / n)) + out_zp, with scale = input_scale / output_scale.
- * count_include_pad = 1: padded taps count as input_zero_point and n = kernel_height * kernel_width
- * (ONNX AveragePool count_include_pad=1). */
+/* Average over the valid (unpadded) taps of each window, then requantized. n is the number of
+ * valid taps, or kernel_height * kernel_width with count_include_pad = 1 (ONNX AveragePool
+ * count_include_pad=1: padded taps count as input_zero_point). `arithmetic` picks whose rounding:
+ *   0 (TFLite / LiteRT): same quantization (scale 1, equal zero points): the integer average rounded
+ *     half away from zero; otherwise out = rint((sum - n * in_zp) * (scale / n)) + out_zp, with
+ *     scale = input_scale / output_scale;
+ *   1 (onnxruntime QLinearAveragePool): float32 all through: each tap dequantized to
+ *     input_scale * (x - in_zp), summed in window order (rows, then columns), divided by n, then
+ *     rint(avg / output_scale + out_zp) (round half to even, the zero point added in float);
+ *   2 (onnxruntime QLinearGlobalAveragePool, MLAS; also its AveragePool over the whole image
+ *     without padding): the integer sum(x - in_zp) * (input_scale / (output_scale * n)), fp32
+ *     requantization.
+ * `scale` is used by arithmetic 0, input_scale and output_scale by 1 and 2. */
 struct qnn_avgpool2d_record {
   int32_t op, words;
   int32_t input, output;
@@ -197,6 +217,8 @@ struct qnn_avgpool2d_record {
   int32_t input_zero_point, output_zero_point;
   int32_t output_min, output_max;
   int32_t count_include_pad;
+  int32_t arithmetic;
+  float input_scale, output_scale;
 };
 
 /* Max over the valid (unpadded) taps of each window, clamped to [output_min, output_max]; a window
@@ -221,13 +243,20 @@ struct qnn_pad_record {
   int32_t pad_value;        /* int8 value written in the border (the zero point) */
 };
 
-/* Softmax of int8 rows: p = exp((x - max) * beta_scale) / sum, out = rint(p * inverse_output_scale) + zp. */
+/* Softmax of int8 rows. arithmetic 0 (TFLite): p = exp((x - max) * beta_scale) / sum,
+ * out = rint(p * inverse_output_scale) + zp. arithmetic 1 (onnxruntime QLinearSoftmax, MLAS's AVX2
+ * kernel): e = table[max - x] (256 float32 at `table`, made by the frontend as onnxruntime makes
+ * them), the sum in MLAS's order (8 lanes over blocks of 16, the tail apart), scale =
+ * (1 / sum) * inverse_output_scale (onnxruntime's floor(1 / output_scale)), out = rint(e * scale +
+ * zp) (a fused multiply-add for the elements past the last block of 16), clamped. */
 struct qnn_softmax_record {
   int32_t op, words;
   int32_t input, output, rows, columns;
   float beta_scale;         /* beta * input_scale */
   float inverse_output_scale;
   int32_t output_zero_point;
+  int32_t arithmetic;
+  int32_t table;            /* arithmetic 1: address of 256 float32; 0 otherwise */
 };
 
 struct qnn_copy_record {
@@ -262,6 +291,14 @@ struct qnn_lut_record {
   int32_t op, words;
   int32_t input, output, size;
   int32_t table;            /* address: 256 bytes (copied at qnn_plan_add) */
+};
+
+/* output[i] = table[(uint8) input[i]], float32: a float function of a dequantized int8 / uint8 tensor
+ * whose float result is a model output (onnxruntime's QOperator models end so). */
+struct qnn_lut_f32_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  int32_t table;            /* address: 256 float32 (copied at qnn_plan_add) */
 };
 
 /* Exports (identical in the scalar, simd128 and relaxed modules):

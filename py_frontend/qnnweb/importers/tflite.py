@@ -379,7 +379,9 @@ def _quantized_float_islands(tensors, ops, graph_outputs):
                 or tensors[source.inputs[0]].dtype != "int8" or len(quantizers) != 1
                 or quantizers[0].type != "QUANTIZE" or tensors[quantizers[0].outputs[0]].dtype != "int8"):
             continue
-        replaced[id(op)] = Op(op.index, op.type, [source.inputs[0]], list(quantizers[0].outputs), dict(op.options))
+        # float_island: LiteRT computes it in float (its int8 kernel's fixed point does not apply)
+        replaced[id(op)] = Op(op.index, op.type, [source.inputs[0]], list(quantizers[0].outputs),
+                              dict(op.options, float_island=True))
         dropped.add(id(quantizers[0]))
     kept = [replaced.get(id(op), op) for op in ops if id(op) not in dropped]
     still_read = {i for op in kept for i in op.inputs} | set(graph_outputs)

@@ -9,6 +9,8 @@ means: a C operator (wasm_kernels/src/operators/), its record (qnnweb.h and reco
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedModelError
+from ..graph import DTYPE_SIZES
+from ..records import check_record
 
 
 class Unsupported(Exception):
@@ -21,6 +23,7 @@ class Step:
     fields: dict                # record fields; tensor fields hold graph tensor indices
     constants: dict = field(default_factory=dict)   # constant field name -> bytes-like
     alias: bool = False         # no record: output shares the input's memory (RESHAPE)
+    op: tuple = None            # (op index, op type) of the graph op it lowers, for error messages
 
     @property
     def inputs(self):
@@ -43,22 +46,113 @@ def lowering(*op_types):
     return register
 
 
+# Arity of every lowered op type: (required inputs, most inputs or None, outputs). Required inputs
+# must name a tensor; optional ones (TFLite's bias, RESHAPE's shape) may be -1, "absent". Checked once
+# here, so no lowering function (and no pass) indexes op.inputs / op.outputs past their end.
+ARITY = {
+    "CONV_2D": (2, 3, 1), "DEPTHWISE_CONV_2D": (2, 3, 1), "FULLY_CONNECTED": (2, 3, 1),
+    "ADD": (2, 2, 1), "MUL": (2, 2, 1), "QUANTIZE": (1, 1, 1), "DEQUANTIZE": (1, 1, 1),
+    "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
+    "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
+    "SOFTMAX": (1, 1, 1),
+}
+DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
+
+# Window options, required by these op types and checked wherever present: (count, smallest value).
+WINDOW_OPTIONS = {
+    "CONV_2D": ("stride", "dilation", "padding"), "DEPTHWISE_CONV_2D": ("stride", "dilation", "padding"),
+    "AVERAGE_POOL_2D": ("kernel", "stride", "padding"), "MAX_POOL_2D": ("kernel", "stride", "padding"),
+}
+OPTION_SHAPES = {"stride": (2, 1), "dilation": (2, 1), "kernel": (2, 1), "padding": (4, 0)}
+MAX_WINDOW = 1 << 24            # any stride / dilation / kernel / padding above this is a corrupt file
+MAX_TENSOR_BYTES = (1 << 31) - 1  # WebAssembly memory is 32-bit: no tensor can be larger
+
+
+def _window_problem(op):
+    names = WINDOW_OPTIONS.get(op.type, ())
+    for name in names + tuple(n for n in OPTION_SHAPES if n not in names and n in op.options):
+        count, smallest = OPTION_SHAPES[name]
+        value = op.options.get(name)
+        if value is None:
+            return f"the option '{name}' is missing"
+        if (not isinstance(value, (list, tuple)) or len(value) != count
+                or not all(isinstance(v, int) and smallest <= v <= MAX_WINDOW for v in value)):
+            return f"option '{name}' is {value!r}; expected {count} integers in [{smallest}, {MAX_WINDOW}]"
+    return None
+
+
+def tensor_problem(tensor, role="tensor"):
+    """Why a tensor cannot be planned (unknown dtype, bad or huge shape), or None."""
+    if not all(isinstance(d, int) and d >= 0 for d in tensor.shape):
+        return f"{role} '{tensor.name}' has shape {list(tensor.shape)}; dimensions must be non-negative integers"
+    if tensor.dtype not in DTYPE_SIZES:
+        return f"{role} '{tensor.name}' has data type {tensor.dtype}, which qnnweb does not run"
+    if tensor.nbytes > MAX_TENSOR_BYTES:
+        return (f"{role} '{tensor.name}' of shape {list(tensor.shape)} needs {tensor.nbytes} bytes: more than "
+                "WebAssembly's 32-bit memory holds")
+    if not tensor.is_constant and tensor.size == 0:
+        return f"{role} '{tensor.name}' of shape {list(tensor.shape)} is empty; empty tensors are not supported"
+    return None
+
+
+def op_problem(graph, op, checked=None):
+    """Why ``op`` is malformed for its type (input/output counts, tensor indices, the tensors
+    themselves, window options), or None. Checked before any pass or lowering looks at the op.
+    ``checked`` ({tensor index: problem}) remembers the tensors already checked."""
+    required, most, outputs = ARITY.get(op.type, DEFAULT_ARITY)
+    if len(op.inputs) < required or (most is not None and len(op.inputs) > most):
+        expected = f"{required}" if most == required else f"{required} to {most}" if most else f"at least {required}"
+        return f"expected {expected} inputs, got {len(op.inputs)}"
+    if len(op.outputs) != outputs:
+        return f"expected {outputs} output(s), got {len(op.outputs)}"
+    count = len(graph.tensors)
+    for k, index in enumerate(list(op.inputs) + list(op.outputs)):
+        is_input = k < len(op.inputs)
+        role = f"input {k}" if is_input else f"output {k - len(op.inputs)}"
+        optional = is_input and k >= required
+        if not isinstance(index, int) or not (-1 if optional else 0) <= index < count:
+            return f"{role} refers to tensor {index}, the model has {count}"
+        if index >= 0:
+            if checked is None or index not in checked:
+                problem = tensor_problem(graph.tensors[index], "tensor")
+                if checked is not None:
+                    checked[index] = problem
+            else:
+                problem = checked[index]
+            if problem:
+                return f"{role}: {problem}"
+    return _window_problem(op)
+
+
 def lower(graph):
     from . import conv, elementwise, pooling, shape, softmax, unary  # noqa: F401  (registers lowerings)
 
-    problems, steps = [], []
+    problems, steps, checked = [], [], {}
     for op in graph.ops:
         function = LOWERINGS.get(op.type)
         if function is None:
             problems.append((op.index, op.type, "operator not supported"))
             continue
+        problem = op_problem(graph, op, checked)
+        if problem:
+            problems.append((op.index, op.type, problem))
+            continue
         try:
-            steps.extend(function(graph, op))
+            lowered = function(graph, op)
+            for step in lowered:
+                step.op = (op.index, op.type)
+                problem = check_record(step.kind, step.fields)
+                if problem:
+                    raise Unsupported(problem)
+            steps.extend(lowered)
         except Unsupported as e:
             problems.append((op.index, op.type, str(e)))
     for i in graph.inputs + graph.outputs:
         t = graph.tensors[i]
-        if t.dtype not in ("float32", "int8", "uint8"):
+        problem = tensor_problem(t, "model input/output")
+        if problem:
+            problems.append((-1, "model input/output", problem))
+        elif t.dtype not in ("float32", "int8", "uint8"):
             problems.append((-1, "model input/output",
                              f"tensor '{t.name}' has dtype {t.dtype}; qnnweb takes float32, int8 or uint8"))
     if problems:

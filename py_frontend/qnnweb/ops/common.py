@@ -4,9 +4,12 @@ import math
 import struct
 
 from . import Unsupported
+from ..records import FLOAT32_MAX
 
 
 def round_half_away(x):
+    if not math.isfinite(x):  # a NaN or infinite option (alpha, a clip bound, a scale ratio): no int8 value
+        raise Unsupported(f"the value {x} cannot be quantized")
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
@@ -15,9 +18,14 @@ def require_int8(tensor, role):
         raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype}; only int8 is supported")
     if len(tensor.scale) != 1 or len(tensor.zero_point) != 1:
         raise Unsupported(f"{role} '{tensor.name}' must be quantized per tensor (one scale and zero point)")
-    if not tensor.scale[0] > 0 or not -128 <= tensor.zero_point[0] <= 127:
+    if not _valid_scale(tensor.scale[0]) or not -128 <= tensor.zero_point[0] <= 127:
         raise Unsupported(f"{role} '{tensor.name}' has an invalid scale or zero point")
     return tensor.scale[0], tensor.zero_point[0]
+
+
+def _valid_scale(scale):
+    """A quantization scale the kernels' float32 arithmetic can use: positive, finite as a float32."""
+    return isinstance(scale, (int, float)) and 0 < scale <= FLOAT32_MAX
 
 
 def require_constant(tensor, role, dtype):
@@ -52,12 +60,21 @@ def activation_range(activation, scale, zero_point):
 
 
 def float32_bytes(values):
-    return struct.pack(f"<{len(values)}f", *values)
+    """float32 bytes of ``values``; a value beyond float32's range is refused (Unsupported)."""
+    try:
+        return struct.pack(f"<{len(values)}f", *values)
+    except (OverflowError, struct.error):
+        bad = next((v for v in values if not isinstance(v, (int, float)) or abs(v) > FLOAT32_MAX), None)
+        raise Unsupported(f"value {bad!r} does not fit in a float32") from None
 
 
 def float32(x):
-    """Round a Python float to float32, so checks see what the kernels see."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    """Round a Python float to float32, so checks see what the kernels see (beyond float32's range:
+    infinity, as float32 arithmetic gives, which the range checks then refuse)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def require_byte_quantized(tensor, role):
@@ -68,7 +85,7 @@ def require_byte_quantized(tensor, role):
         raise Unsupported(f"{role} '{tensor.name}' is {tensor.dtype}; expected int8 or uint8")
     if len(tensor.scale) != 1 or len(tensor.zero_point) != 1:
         raise Unsupported(f"{role} '{tensor.name}' must be quantized per tensor (one scale and zero point)")
-    if not tensor.scale[0] > 0 or not 0 <= tensor.zero_point[0] <= 255:
+    if not _valid_scale(tensor.scale[0]) or not 0 <= tensor.zero_point[0] <= 255:
         raise Unsupported(f"{role} '{tensor.name}' has an invalid scale or zero point")
     return tensor.scale[0], tensor.zero_point[0]
 

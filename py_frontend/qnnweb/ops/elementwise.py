@@ -9,9 +9,14 @@ import struct
 from . import Step, Unsupported, lowering
 from .common import (activation_range, broadcast_shape, broadcast_strides, float32_bytes, require_byte_quantized,
                      require_constant, require_int8)
-from .unary import requantize_table
+from .tflite_fixed_point import requantize_int8_table
+from .unary import make_table_onnxruntime, requantize_table
 
 XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
+
+# ADD's fixed-point multipliers, as each format's reference runtime computes them: XNNPACK (LiteRT's
+# default kernels) scales the larger one to 21 significant bits, onnxruntime's MLAS to 22
+ADD_MULTIPLIER_BITS = {"tflite": 21, "onnx": 22}
 
 
 def _per_axis(tensor):
@@ -70,6 +75,12 @@ def lower_quantize(graph, op):
         return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                       scale=y_scale, zero_point=y_zp))]
     x_scale, x_zp = require_int8(x, "input")
+    if op.options.get("dequantize_quantize"):  # onnxruntime's float32 DequantizeLinear -> QuantizeLinear
+        table = make_table_onnxruntime("int8", x_scale, x_zp, "int8", y_scale, y_zp, lambda v: v)
+        return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
+    if getattr(graph, "format", "tflite") == "tflite":  # LiteRT's fixed point, as a table
+        table = requantize_int8_table(x_scale, x_zp, y_scale, y_zp)
+        return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
     return [Step("requantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                     scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp))]
 
@@ -141,7 +152,8 @@ def _binary_quantized(graph, op):
 @lowering("ADD")
 def lower_add(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
-    fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale)
+    fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale,
+                  multiplier_bits=ADD_MULTIPLIER_BITS[getattr(graph, "format", "tflite")])
     return [Step("add", fields, constants)]
 
 

@@ -1,10 +1,28 @@
-"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over height and width (a pool whose window is the whole image)."""
+"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over height and width (a pool whose window is the whole image).
+
+The average follows the reference runtime of the model's format (the record's ``arithmetic``):
+TFLite models LiteRT's (integer average rounded half away from zero when input and output share
+quantization, else fp32); ONNX models onnxruntime's, which has two: QLinearAveragePool
+(contrib_ops/cpu/quantization/qlinear_pool.cc) dequantizes every tap to float32, sums, divides and
+quantizes with round half to even; QLinearGlobalAveragePool, and QLinearAveragePool when its window
+is the whole unpadded image (it falls back to the global kernel), is MLAS's integer sum times
+float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp)."""
 
 from . import Step, Unsupported, lowering
 from .common import activation_range, require_int8, require_rank
 
 
-def _avgpool(op, x, y, kernel, stride, padding, activation, count_include_pad=False):
+ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL = 0, 1, 2
+
+
+def _arithmetic(graph, x, kernel, padding):
+    if getattr(graph, "format", "tflite") != "onnx":
+        return ARITHMETIC_TFLITE
+    whole_image = len(x.shape) == 4 and tuple(kernel) == (x.shape[1], x.shape[2]) and not any(padding)
+    return ARITHMETIC_ONNX_GLOBAL if whole_image else ARITHMETIC_ONNX_FLOAT
+
+
+def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False):
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     require_rank(x, 4, "input")
@@ -21,7 +39,8 @@ def _avgpool(op, x, y, kernel, stride, padding, activation, count_include_pad=Fa
         output_height=out_h, output_width=out_w, kernel_height=kernel[0], kernel_width=kernel[1],
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
         scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
-        count_include_pad=1 if count_include_pad else 0))]
+        count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding),
+        input_scale=x_scale, output_scale=y_scale))]
 
 
 @lowering("AVERAGE_POOL_2D")
@@ -29,7 +48,7 @@ def lower_average_pool(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     require_rank(y, 4, "output")
     o = op.options
-    return _avgpool(op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"],
+    return _avgpool(graph, op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"],
                     bool(o.get("count_include_pad", False)))
 
 
@@ -78,4 +97,4 @@ def lower_mean(graph, op):
     if len(x.shape) != 4 or axes != {1, 2}:
         raise Unsupported(f"only the mean over height and width of NHWC tensors is supported (axes {sorted(axes)})")
     _, h, w, _ = x.shape
-    return _avgpool(op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")
+    return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")

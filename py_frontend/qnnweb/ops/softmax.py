@@ -1,7 +1,29 @@
-"""SOFTMAX over the innermost dimension."""
+"""SOFTMAX over the innermost dimension.
+
+TFLite models: exp(-(max - x) * beta * input_scale) from a 256-entry float table, normalized and
+quantized (LiteRT's float reference). ONNX models follow onnxruntime's QLinearSoftmax (what its
+CPU provider runs for a quantized Softmax, QDQ or QOperator): the table of
+contrib_ops/cpu/quantization/qlinear_softmax.cc, exp((i - 255 + bit_shift) * x_scale) in double
+stored as float32 with bit_shift = max(0, log(FLT_MAX / D) - 5) / x_scale, and the sum and
+normalization of MLAS's AVX2 kernel (mlas/lib/qsoftmax_kernel_avx2.cpp), with onnxruntime's output
+scale floor(1 / y_scale); see wasm_kernels/src/operators/softmax.c."""
+
+import math
+import struct
 
 from . import Step, Unsupported, lowering
-from .common import require_int8
+from .common import float32, float32_bytes, require_int8
+
+FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+
+
+def onnxruntime_table(x_scale, columns):
+    """onnxruntime's 256 exp values, indexed by max - x (float32)."""
+    x_scale = float32(x_scale)
+    bit_shift = math.log(float32(FLOAT32_MAX / float32(columns)))
+    bit_shift = max(0.0, bit_shift - 5.0) / x_scale
+    # onnxruntime's entry i (x - max = i - 255) is exp((i - 255 + bit_shift) * x_scale)
+    return [float32(math.exp(((255 - d) - 255 + bit_shift) * x_scale)) for d in range(256)]
 
 
 @lowering("SOFTMAX")
@@ -15,6 +37,18 @@ def lower_softmax(graph, op):
     if not beta > 0:
         raise Unsupported(f"beta {beta} must be positive")
     columns = x.shape[-1]
-    return [Step("softmax", dict(input=op.inputs[0], output=op.outputs[0], rows=x.size // columns, columns=columns,
-                                 beta_scale=beta * x_scale, inverse_output_scale=1.0 / y_scale,
-                                 output_zero_point=y_zp))]
+    if columns <= 0:
+        raise Unsupported("empty tensors are not supported")
+    fields = dict(input=op.inputs[0], output=op.outputs[0], rows=x.size // columns, columns=columns,
+                  beta_scale=beta * x_scale, inverse_output_scale=1.0 / y_scale, output_zero_point=y_zp,
+                  arithmetic=0, table=0)
+    constants = {}
+    if getattr(graph, "format", "tflite") == "onnx":
+        if beta != 1.0:
+            raise Unsupported(f"beta {beta}: onnxruntime's Softmax has no beta")
+        fields.update(arithmetic=1, inverse_output_scale=float(math.floor(float32(1.0 / float32(y_scale)))))
+        if not fields["inverse_output_scale"] > 0:
+            raise Unsupported(f"output scale {y_scale} above 1: onnxruntime's quantized Softmax gives no result")
+        del fields["table"]
+        constants["table"] = float32_bytes(onnxruntime_table(x_scale, columns))
+    return [Step("softmax", fields, constants)]

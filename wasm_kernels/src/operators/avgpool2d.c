@@ -1,8 +1,15 @@
 /* AVERAGE_POOL_2D and MEAN over H,W (a pool whose window is the whole image). Padded taps are not
- * counted (TFLite's semantics), so each output pixel has its own divisor. When input and output
- * share quantization (TFLite's AVERAGE_POOL_2D), the average is TFLite's integer one, rounded half
- * away from zero; otherwise it is requantized in fp32. count_include_pad (ONNX) divides by the whole
- * window instead, the padded taps being input zero points. */
+ * counted (TFLite's semantics), so each output pixel has its own divisor. count_include_pad (ONNX)
+ * divides by the whole window instead, the padded taps being input zero points.
+ * Three arithmetics (the record's `arithmetic`, see qnnweb.h), so that each format matches its
+ * reference runtime bit for bit:
+ *   0 TFLite: when input and output share quantization, TFLite's integer average rounded half away
+ *     from zero; otherwise fp32 requantization of the integer sum;
+ *   1 onnxruntime QLinearAveragePool (contrib_ops/cpu/quantization/qlinear_pool.cc): taps
+ *     dequantized to float32, summed in window order, divided by the count in float32, then
+ *     rint(avg / output_scale + output_zero_point) (nearbyintf: half to even);
+ *   2 onnxruntime QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp): the integer sum times the
+ *     float32 scale input_scale / (output_scale * count), fp32 requantization. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -27,8 +34,17 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
     qnn_set_error("avgpool2d: count_include_pad must be 0 or 1");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->count_include_pad && (int64_t) r->kernel_height * r->kernel_width > (1 << 20)) {
-    qnn_set_error("avgpool2d: a window of more than 2^20 taps with count_include_pad");
+  if (r->arithmetic < 0 || r->arithmetic > 2) {
+    qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime) or 2 (onnxruntime global)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->arithmetic != 0 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
+                             !(r->output_scale >= 0x1.0p-100f && r->output_scale <= 0x1.0p+100f))) {
+    qnn_set_error("avgpool2d: input_scale and output_scale must be positive and finite");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if ((r->count_include_pad || r->arithmetic == 2) && (int64_t) r->kernel_height * r->kernel_width > (1 << 20)) {
+    qnn_set_error("avgpool2d: a window of more than 2^20 taps with count_include_pad or arithmetic 2");
     return QNN_ERROR_INVALID_RECORD;
   }
   if (!qnn_check_int8(r->input_zero_point, "avgpool2d") || !qnn_check_int8(r->output_zero_point, "avgpool2d") ||
@@ -49,12 +65,54 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
   return QNN_OK;
 }
 
-void qnn_run_avgpool2d(const struct qnn_op* base) {
-  const struct avgpool2d_op* op = (const struct avgpool2d_op*) base;
+/* arithmetic 1: onnxruntime's float32 average (see the top of this file). */
+static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
   const struct qnn_avgpool2d_record* r = &op->r;
   const int32_t channels = r->channels;
   int8_t* out = op->output;
-  const int same_quantization = r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
+  const float input_scale = r->input_scale, output_scale = r->output_scale;
+  const float output_zero_point = (float) r->output_zero_point;
+  const float lo = (float) r->output_min, hi = (float) r->output_max;
+  for (int32_t b = 0; b < r->batch; b++) {
+    for (int32_t oy = 0; oy < r->output_height; oy++) {
+      const int32_t y0 = oy * r->stride_height - r->padding_top;
+      const int32_t y_begin = qnn_max_i32(y0, 0), y_end = qnn_min_i32(y0 + r->kernel_height, r->input_height);
+      for (int32_t ox = 0; ox < r->output_width; ox++) {
+        const int32_t x0 = ox * r->stride_width - r->padding_left;
+        const int32_t x_begin = qnn_max_i32(x0, 0), x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
+        const int32_t valid = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
+        const int32_t count = r->count_include_pad ? r->kernel_height * r->kernel_width : valid;
+        for (int32_t c = 0; c < channels; c++) {
+          float sum = 0.0f;
+          for (int32_t y = y_begin; y < y_end; y++) {
+            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
+            for (int32_t x = x_begin; x < x_end; x++) {
+              sum += input_scale * (float) ((int32_t) row[x * channels] - r->input_zero_point);
+            }
+          }
+          /* onnxruntime divides 0 by 0 for an empty window (NaN, which converts to INT_MIN): the minimum. */
+          float f = count > 0 ? sum / (float) count : lo;
+          f = f / output_scale + output_zero_point;
+          f = f < lo ? lo : f;      /* clamping before rounding is the same for integer bounds */
+          f = f > hi ? hi : f;
+          f = f == f ? f : lo;
+          *out++ = (int8_t) (int32_t) __builtin_rintf(f);
+        }
+      }
+    }
+  }
+}
+
+void qnn_run_avgpool2d(const struct qnn_op* base) {
+  const struct avgpool2d_op* op = (const struct avgpool2d_op*) base;
+  const struct qnn_avgpool2d_record* r = &op->r;
+  if (r->arithmetic == 1) {
+    run_avgpool2d_onnx_float(op);
+    return;
+  }
+  const int32_t channels = r->channels;
+  int8_t* out = op->output;
+  const int same_quantization = r->arithmetic == 0 && r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
   for (int32_t b = 0; b < r->batch; b++) {
     for (int32_t oy = 0; oy < r->output_height; oy++) {
       const int32_t y0 = oy * r->stride_height - r->padding_top;
@@ -66,7 +124,10 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
         /* count_include_pad: the window's padded taps count, as input zero points. */
         const int32_t count = r->count_include_pad ? r->kernel_height * r->kernel_width : valid;
         const int32_t padded_sum = (count - valid) * r->input_zero_point;
-        const float multiplier = count > 0 ? r->scale / (float) count : 0.0f;
+        /* arithmetic 2: MLAS computes input_scale / (output_scale * count), in that order */
+        const float multiplier = count <= 0 ? 0.0f
+                                 : r->arithmetic == 2 ? r->input_scale / (r->output_scale * (float) count)
+                                                      : r->scale / (float) count;
         for (int32_t c = 0; c < channels; c++) {
           int32_t sum = padded_sum;
           for (int32_t y = y_begin; y < y_end; y++) {

@@ -111,7 +111,9 @@ static void binary_run(const struct binary_shape* s, binary_row_fn row, const vo
 /* ----------------------------------------------------------------------------------------- ADD */
 
 /* out = clamp((bias + a * a_mul + b * b_mul) >> shift) + zp, with the multipliers scaled by 2^shift
- * so the larger one has 22 significant bits, and round-half-up and the zero points folded into bias.
+ * so the larger one has the record's multiplier_bits significant bits (21: XNNPACK's
+ * xnn_init_qs8_add_minmax_scalar_params, what LiteRT runs; 22: onnxruntime's MLAS QLinearAdd), and
+ * round-half-up and the zero points folded into bias.
  * The scalar sum is 64-bit: with both scale ratios near 2^-10 it exceeds int32 (where XNNPACK's would
  * wrap). The SIMD loop sums in 32-bit lanes, and runs only when create proved that every sum fits
  * (the sum is linear in a and b, so its extremes are at the corners of [-128, 127]^2); wrapping
@@ -203,6 +205,10 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
     qnn_set_error("add: input scale / output scale must be in [2^-10, 2^8)");
     return QNN_ERROR_INVALID_RECORD;
   }
+  if (r->multiplier_bits != 21 && r->multiplier_bits != 22) {
+    qnn_set_error("add: multiplier_bits must be 21 (XNNPACK) or 22 (onnxruntime)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
@@ -211,7 +217,7 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   if (status != QNN_OK) return status;
   union { float f; uint32_t u; } bits = {max_abs};
   const int32_t exponent = (int32_t) (bits.u >> 23) - 127;
-  const uint32_t shift = (uint32_t) (21 - exponent);  /* in [13, 31] */
+  const uint32_t shift = (uint32_t) (r->multiplier_bits - 1 - exponent);  /* in [13, 31] */
   const float two_shift = (float) (1u << shift);
   struct add_params* p = &op->params;
   p->a_multiplier = (int32_t) __builtin_rintf(r->a_multiplier * two_shift);

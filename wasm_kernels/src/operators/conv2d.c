@@ -4,7 +4,17 @@
  * bias + sum (x - x_zp) w as for symmetric weights; per tile of mr output pixels the operator sums
  * R[p] = sum (x - x_zp) over the pixel's taps and channels (padded taps read the zero buffer, which
  * holds x_zp, and add 0) and the kernels add -zw * R[p] to the row before requantization. int32
- * arithmetic wraps (computed in uint32), as the kernels' accumulators do. */
+ * arithmetic wraps (computed in uint32), as the kernels' accumulators do.
+ *
+ * Per-channel weight zero points zw[n] (weights_zero_points): v = w - zw[n] is in [-255, 255], and
+ * two int8 values sum to [-256, 254]; so v - c (c = 1 when some v is 255, else 0) is split into two
+ * int8 halves, packed as two taps that read the same input row (the indirection lists every tap
+ * twice), and c * sum (x - x_zp) is added per row as for a per-tensor zero point -c. The result is
+ * sum (x - x_zp)(w - zw[n]) exactly, at twice the work.
+ *
+ * Grouped convolution (groups > 1): one indirection buffer and one packed-weights block per group;
+ * group g's buffer points g * input_channels bytes into each input pixel, and its IGEMM writes its
+ * output channels into the full-width output rows. */
 #include "qnnweb.h"
 #include "common.h"
 #include "config.h"
@@ -15,18 +25,31 @@
 struct conv2d_op {
   struct qnn_op base;
   const struct qnn_gemm_config* config;
-  const int8_t** indirection;
-  const void* packed;
+  const int8_t** indirection;  /* groups consecutive buffers of pixels * taps pointers */
+  const char* packed;          /* groups consecutive blocks of packed_group_size bytes */
   int8_t* output;
-  size_t pixels, output_channels, input_channels, taps;
+  size_t pixels, output_channels, input_channels, taps, groups, packed_group_size;
   struct qnn_qs8_minmax_params params;
-  int32_t input_zero_point, weights_zero_point;
+  int32_t input_zero_point, weights_zero_point;  /* the zero point of the row correction */
+  size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
   int32_t* correction;      /* mr values per tile; NULL when weights_zero_point is 0 */
 };
 
 int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_conv2d_record* r = record;
   if (!qnn_check_positive(&r->batch, 13, "conv2d")) return QNN_ERROR_INVALID_RECORD;
+  if (r->groups < 1 || r->output_channels % r->groups != 0 || (int64_t) r->groups * r->input_channels > (1 << 24)) {
+    qnn_set_error("conv2d: groups must be positive and divide output_channels");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->weights_zero_points != 0 && r->weights_zero_point != 0) {
+    qnn_set_error("conv2d: weights_zero_point must be 0 when weights_zero_points is given");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (r->groups > 1 && r->weights_layout == QNN_WEIGHTS_IO) {
+    qnn_set_error("conv2d: weights_layout 2 (IO) has no groups");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= (1 << 16) || r->padding_left >= (1 << 16)) {
     qnn_set_error("conv2d: negative or huge padding");
     return QNN_ERROR_INVALID_RECORD;
@@ -45,11 +68,22 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
-  const int64_t taps = (int64_t) r->kernel_height * r->kernel_width;
+  const int64_t window_taps = (int64_t) r->kernel_height * r->kernel_width;
+  const int split = r->weights_zero_points != 0;
+  const int64_t taps = split ? 2 * window_taps : window_taps;  /* the kernels' taps */
+  const int64_t groups = r->groups, group_channels = r->output_channels / r->groups;
+  const int64_t pixel_stride = groups * r->input_channels;
   const int8_t* input = qnn_plan_tensor(
-      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * r->input_channels, "conv2d input");
+      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * pixel_stride, "conv2d input");
   int8_t* output = qnn_plan_tensor(plan, r->output, pixels * r->output_channels, "conv2d output");
-  const int8_t* weights = qnn_plan_constant(r->weights, (int64_t) r->output_channels * taps * r->input_channels, "conv2d weights");
+  const int8_t* weights = qnn_plan_constant(
+      r->weights, (int64_t) r->output_channels * window_taps * r->input_channels, "conv2d weights");
+  const int32_t* zero_points = split ? qnn_plan_constant(r->weights_zero_points, (int64_t) r->output_channels * 4,
+                                                         "conv2d weights_zero_points") : NULL;
+  if (split && zero_points == NULL) return QNN_ERROR_INVALID_RECORD;
+  for (int32_t n = 0; split && n < r->output_channels; n++) {
+    if (!qnn_check_int8(zero_points[n], "conv2d weights_zero_points")) return QNN_ERROR_INVALID_RECORD;
+  }
   const float* scales = qnn_plan_constant(r->scales, (int64_t) r->output_channels * 4, "conv2d scales");
   const int32_t* bias = r->bias != 0 ? qnn_plan_constant(r->bias, (int64_t) r->output_channels * 4, "conv2d bias") : NULL;
   if (input == NULL || output == NULL || weights == NULL || scales == NULL || (r->bias != 0 && bias == NULL)) {
@@ -59,33 +93,77 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   const struct qnn_gemm_config* config = qnn_get_gemm_config();
   struct conv2d_op* op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
-  const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
-  void* packed = qnn_plan_alloc(
-      plan, qnn_pack_qs8_igemm_size(r->output_channels, taps, r->input_channels, config->nr, config->kr));
-  int32_t* correction = r->weights_zero_point != 0 ? qnn_plan_alloc(plan, (int64_t) config->mr * 4) : NULL;
-  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL ||
-      (r->weights_zero_point != 0 && correction == NULL)) {
+  const int64_t entries = pixels * taps;
+  const int8_t** indirection = qnn_plan_alloc(plan, groups * entries * (int64_t) sizeof(int8_t*));
+  const int64_t packed_group_size = qnn_pack_qs8_igemm_size(group_channels, taps, r->input_channels, config->nr, config->kr);
+  char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
+  const int corrected = r->weights_zero_point != 0 || split;
+  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * 4) : NULL;
+  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL)) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
   qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
   const struct qnn_window window = {
-    r->batch, r->input_height, r->input_width, r->input_channels, r->output_height, r->output_width,
+    r->batch, r->input_height, r->input_width, (size_t) pixel_stride, r->output_height, r->output_width,
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
     r->padding_top, r->padding_left};
   qnn_indirection_init(&window, input, zero, indirection);
-  const size_t kc = (size_t) r->input_channels, ks = (size_t) taps, nc = (size_t) r->output_channels;
-  size_t n_stride = ks * kc, t_stride = kc, k_stride = 1;             /* OHWI */
+  if (split) {  /* every tap twice; backwards, so in place (entry i moves to 2i and 2i + 1) */
+    for (int64_t i = pixels * window_taps - 1; i >= 0; i--) {
+      indirection[2 * i] = indirection[2 * i + 1] = indirection[i];
+    }
+  }
+  for (int64_t g = 1; g < groups; g++) {
+    const int8_t** group_indirection = indirection + g * entries;
+    for (int64_t i = 0; i < entries; i++) {
+      group_indirection[i] = indirection[i] == zero ? zero : indirection[i] + g * r->input_channels;
+    }
+  }
+  const size_t kc = (size_t) r->input_channels, ks = (size_t) taps, nc = (size_t) group_channels;
+  const size_t window_ks = (size_t) window_taps;
+  size_t n_stride = window_ks * kc, t_stride = kc, k_stride = 1;      /* OHWI */
   if (r->weights_layout == QNN_WEIGHTS_OIHW) {
     t_stride = 1;
-    k_stride = ks;
+    k_stride = window_ks;
   } else if (r->weights_layout == QNN_WEIGHTS_IO) {
     n_stride = 1;
     t_stride = 0;
     k_stride = nc;
   }
-  qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, r->input_zero_point + config->input_zero_point_offset,
-                       weights, n_stride, t_stride, k_stride, bias, scales, packed);
+  int32_t row_zero_point = r->weights_zero_point;
+  if (split) {  /* the two halves of w - zw[n] - c, as taps 2t and 2t + 1, OHWI */
+    int8_t* halves = qnn_plan_alloc(plan, (int64_t) r->output_channels * taps * r->input_channels);
+    if (halves == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+    int32_t c = 0;
+    for (size_t n = 0; n < (size_t) r->output_channels; n++) {
+      for (size_t i = 0; i < window_ks * kc; i++) {
+        const size_t t = i / kc, k = i % kc;
+        if ((int32_t) weights[n * n_stride + t * t_stride + k * k_stride] - zero_points[n] == 255) c = 1;
+      }
+    }
+    row_zero_point = -c;
+    for (size_t n = 0; n < (size_t) r->output_channels; n++) {
+      for (size_t t = 0; t < window_ks; t++) {
+        for (size_t k = 0; k < kc; k++) {
+          const int32_t v = (int32_t) weights[n * n_stride + t * t_stride + k * k_stride] - zero_points[n] - c;
+          const int32_t low = qnn_max_i32(qnn_min_i32(v, 127), -128);
+          halves[(n * ks + 2 * t) * kc + k] = (int8_t) low;
+          halves[(n * ks + 2 * t + 1) * kc + k] = (int8_t) (v - low);
+        }
+      }
+    }
+    weights = halves;
+    n_stride = ks * kc;
+    t_stride = kc;
+    k_stride = 1;
+  }
+  for (int64_t g = 0; g < groups; g++) {
+    const size_t first = (size_t) g * nc;
+    qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, r->input_zero_point + config->input_zero_point_offset,
+                         weights + first * n_stride, n_stride, t_stride, k_stride, bias != NULL ? bias + first : NULL,
+                         scales + first, packed + g * packed_group_size);
+  }
 
   op->config = config;
   op->indirection = indirection;
@@ -95,23 +173,27 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->output_channels = r->output_channels;
   op->input_channels = r->input_channels;
   op->taps = (size_t) taps;
+  op->groups = (size_t) groups;
+  op->packed_group_size = (size_t) packed_group_size;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
   op->input_zero_point = r->input_zero_point;
-  op->weights_zero_point = r->weights_zero_point;
-  op->correction = correction;
+  op->weights_zero_point = row_zero_point;
+  op->tap_step = split ? 2 : 1;
+  op->correction = row_zero_point != 0 ? correction : NULL;
   *result = &op->base;
   return QNN_OK;
 }
 
-/* correction[m] = -zw * sum over the taps and channels of (x - x_zp) for the tile's rows; rows
- * past `rows` (up to mr) repeat the last one, as the kernels repeat the last row. */
+/* correction[m] = -zw * sum over the window's taps and channels of (x - x_zp) for the tile's rows
+ * (with split weights every tap is listed twice: one of each pair); rows past `rows` (up to mr)
+ * repeat the last one, as the kernels repeat the last row. */
 static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr) {
-  const size_t ks = op->taps, kc = op->input_channels;
-  const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks * kc);
+  const size_t ks = op->taps, kc = op->input_channels, step = op->tap_step;
+  const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks / step * kc);
   const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
   for (size_t m = 0; m < rows; m++) {
     uint32_t sum = 0;
-    for (size_t t = 0; t < ks; t++) {
+    for (size_t t = 0; t < ks; t += step) {
       const int8_t* x = a[m * ks + t];
       for (size_t k = 0; k < kc; k++) sum += (uint32_t) (int32_t) x[k];
     }
@@ -122,22 +204,20 @@ static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, 
 
 void qnn_run_conv2d(const struct qnn_op* base) {
   const struct conv2d_op* op = (const struct conv2d_op*) base;
-  const size_t mr = op->config->mr;
-  if (op->correction == NULL) {
-    for (size_t p = 0; p < op->pixels; p += mr) {
-      op->config->igemm(qnn_min_size(mr, op->pixels - p), op->output_channels, op->input_channels, op->taps,
-                        op->indirection + p * op->taps, op->packed, op->output + p * op->output_channels,
-                        op->output_channels, &op->params);
-    }
-    return;
-  }
+  const size_t mr = op->config->mr, entries = op->pixels * op->taps;
+  const size_t group_channels = op->output_channels / op->groups;
   struct qnn_qs8_minmax_params params = op->params;
   params.row_correction = op->correction;
-  for (size_t p = 0; p < op->pixels; p += mr) {
-    const size_t rows = qnn_min_size(mr, op->pixels - p);
-    const int8_t* const* a = op->indirection + p * op->taps;
-    row_corrections(op, a, rows, mr);
-    op->config->igemm(rows, op->output_channels, op->input_channels, op->taps, a, op->packed,
-                      op->output + p * op->output_channels, op->output_channels, &params);
+  for (size_t g = 0; g < op->groups; g++) {
+    const int8_t* const* indirection = op->indirection + g * entries;
+    const void* packed = op->packed + g * op->packed_group_size;
+    int8_t* output = op->output + g * group_channels;
+    for (size_t p = 0; p < op->pixels; p += mr) {
+      const size_t rows = qnn_min_size(mr, op->pixels - p);
+      const int8_t* const* a = indirection + p * op->taps;
+      if (op->correction != NULL) row_corrections(op, a, rows, mr);
+      op->config->igemm(rows, group_channels, op->input_channels, op->taps, a, packed,
+                        output + p * op->output_channels, op->output_channels, &params);
+    }
   }
 }

@@ -1,5 +1,6 @@
 /* LUT: output[i] = table[(uint8) input[i]], the kernel of every unary int8 / uint8 op (LOGISTIC,
  * TANH, HARD_SWISH, RELU..., uint8 <-> int8 conversions): the frontend computes the 256 entries.
+ * LUT_F32: the same with float32 entries, for a float op whose float result is a model output.
  * SIMD128: 16 i8x16.swizzle over the table's 16-byte chunks (a swizzle gives 0 for indices >= 16,
  * so after subtracting 16 * j only chunk j contributes). */
 #include "qnnweb.h"
@@ -58,4 +59,37 @@ void qnn_run_lut(const struct qnn_op* base) {
   }
 #endif
   for (; i < op->size; i++) y[i] = op->table[x[i]];
+}
+
+struct lut_f32_op {
+  struct qnn_op base;
+  const uint8_t* input;
+  float* output;
+  size_t size;
+  float table[256];
+};
+
+int32_t qnn_create_lut_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_lut_f32_record* r = record;
+  if (r->size < 0 || r->size > (INT32_MAX >> 2)) {
+    qnn_set_error("lut_f32: negative or huge size");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const uint8_t* input = (const uint8_t*) qnn_plan_tensor(plan, r->input, r->size, "lut_f32 input");
+  float* output = (float*) qnn_plan_tensor(plan, r->output, (int64_t) r->size * 4, "lut_f32 output");
+  const uint8_t* table = qnn_plan_constant(r->table, 256 * 4, "lut_f32 table");
+  if (input == NULL || output == NULL || table == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct lut_f32_op* op = qnn_plan_alloc(plan, sizeof(struct lut_f32_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = input;
+  op->output = output;
+  op->size = (size_t) r->size;
+  qnn_memcpy(op->table, table, sizeof(op->table));
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_lut_f32(const struct qnn_op* base) {
+  const struct lut_f32_op* op = (const struct lut_f32_op*) base;
+  for (size_t i = 0; i < op->size; i++) op->output[i] = op->table[op->input[i]];
 }

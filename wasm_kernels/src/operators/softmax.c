@@ -1,4 +1,11 @@
-/* SOFTMAX of int8 rows through a 256-entry exp table (x - max is in [-255, 0]). */
+/* SOFTMAX of int8 rows through a 256-entry exp table (x - max is in [-255, 0]).
+ * arithmetic 0 (TFLite): the table is exp(-d * beta_scale), made here; the sum is sequential.
+ * arithmetic 1 (onnxruntime QLinearSoftmax on x86, mlas/lib/qsoftmax_kernel_avx2.cpp): the frontend
+ * gives onnxruntime's table (contrib_ops/cpu/quantization/qlinear_softmax.cc), the sum runs as
+ * MLAS's AVX2 kernel adds (8 float lanes over blocks of 16 elements, the rest sequentially, then
+ * the rest's sum plus lanes 0..7), and each output is rint(e * ((1 / sum) * inverse_output_scale)
+ * + zp): a multiply then an add for the blocks of 16, a fused multiply-add (computed exactly in
+ * double here) for the rest, as onnxruntime's compiled kernel does. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -11,7 +18,8 @@ struct softmax_op {
   size_t rows, columns;
   float inverse_output_scale;
   int32_t output_zero_point;
-  float table[256];  /* table[d] = exp(-d * beta_scale) */
+  int32_t arithmetic;
+  float table[256];  /* table[d] = exp(-d * beta_scale), or onnxruntime's table (arithmetic 1) */
 };
 
 /* exp(x) for x <= 0, relative error ~1e-7: x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
@@ -35,7 +43,23 @@ int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn
   if (!qnn_check_positive(&r->rows, 2, "softmax") || !qnn_check_int8(r->output_zero_point, "softmax")) {
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (!(r->beta_scale > 0.0f) || !(r->inverse_output_scale > 0.0f)) {
+  if (r->arithmetic != 0 && r->arithmetic != 1) {
+    qnn_set_error("softmax: arithmetic must be 0 (TFLite) or 1 (onnxruntime)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const float* onnx_table = 0;
+  if (r->arithmetic == 1) {
+    onnx_table = qnn_plan_constant(r->table, 256 * sizeof(float), "softmax table");
+    if (onnx_table == 0) return QNN_ERROR_INVALID_RECORD;
+    for (int d = 0; d < 256; d++) {
+      if (!(onnx_table[d] >= 0.0f && onnx_table[d] <= 0x1.0p+127f)) {
+        qnn_set_error("softmax: the table must hold finite non-negative values");
+        return QNN_ERROR_INVALID_RECORD;
+      }
+    }
+  }
+  if ((r->arithmetic == 0 && !(r->beta_scale > 0.0f)) || !(r->inverse_output_scale > 0.0f) ||
+      !(r->inverse_output_scale <= 0x1.0p+100f)) {
     qnn_set_error("softmax: beta * input scale and 1 / output scale must be positive");
     return QNN_ERROR_INVALID_RECORD;
   }
@@ -51,13 +75,61 @@ int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn
   op->columns = r->columns;
   op->inverse_output_scale = r->inverse_output_scale;
   op->output_zero_point = r->output_zero_point;
-  for (int d = 0; d < 256; d++) op->table[d] = exp_nonpositive(-(float) d * r->beta_scale);
+  op->arithmetic = r->arithmetic;
+  for (int d = 0; d < 256; d++) {
+    op->table[d] = onnx_table != 0 ? onnx_table[d] : exp_nonpositive(-(float) d * r->beta_scale);
+  }
   *result = &op->base;
   return QNN_OK;
 }
 
+static int8_t clamp_round(float f, int32_t zero_point) {
+  (void) zero_point;
+  f = f < -128.0f ? -128.0f : f;
+  f = f > 127.0f ? 127.0f : f;
+  f = f == f ? f : (float) zero_point;
+  return (int8_t) (int32_t) __builtin_rintf(f);
+}
+
+static void run_softmax_onnx(const struct softmax_op* op) {
+  const size_t columns = op->columns, blocks = columns / 16 * 16;
+  const float zero_point = (float) op->output_zero_point;
+  for (size_t row = 0; row < op->rows; row++) {
+    const int8_t* x = op->input + row * columns;
+    int8_t* y = op->output + row * columns;
+    int32_t max = -128;
+    for (size_t i = 0; i < columns; i++) max = qnn_max_i32(max, x[i]);
+    float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (size_t i = 0; i < blocks; i += 16) {
+      for (int j = 0; j < 8; j++) lanes[j] += op->table[max - x[i + j]];
+      for (int j = 0; j < 8; j++) lanes[j] += op->table[max - x[i + 8 + j]];
+    }
+    float sum = 0.0f;
+    for (size_t i = blocks; i < columns; i++) sum += op->table[max - x[i]];
+    for (int j = 0; j < 8; j++) sum += lanes[j];
+    if (!(sum > 0.0f)) {  /* onnxruntime leaves such a row unwritten: write the zero point */
+      for (size_t i = 0; i < columns; i++) y[i] = (int8_t) op->output_zero_point;
+      continue;
+    }
+    const float scale = (1.0f / sum) * op->inverse_output_scale;
+    for (size_t i = 0; i < blocks; i++) {
+      const float product = op->table[max - x[i]] * scale;
+      y[i] = clamp_round(product + zero_point, op->output_zero_point);
+    }
+    for (size_t i = blocks; i < columns; i++) {
+      /* fmaf(e, scale, zp): the product is exact in double, the sum rounded once more to float */
+      const float f = (float) ((double) op->table[max - x[i]] * (double) scale + (double) zero_point);
+      y[i] = clamp_round(f, op->output_zero_point);
+    }
+  }
+}
+
 void qnn_run_softmax(const struct qnn_op* base) {
   const struct softmax_op* op = (const struct softmax_op*) base;
+  if (op->arithmetic == 1) {
+    run_softmax_onnx(op);
+    return;
+  }
   for (size_t row = 0; row < op->rows; row++) {
     const int8_t* x = op->input + row * op->columns;
     int8_t* y = op->output + row * op->columns;

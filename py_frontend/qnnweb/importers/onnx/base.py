@@ -210,6 +210,7 @@ class ImporterBase:
         unknown_inputs(self.input_shapes, [v.name for v in graph_inputs])
         for value_info in graph_inputs:
             inputs.append(self._graph_input(value_info))
+        self.graph_input_indices = set(inputs)
         for position, node in enumerate(self.nodes):
             if position in self.done:
                 continue
@@ -277,6 +278,9 @@ class ImporterBase:
     # ---------------------------------------------------------------- tensors
 
     def _tensor(self, name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
+        if data is None and not all(isinstance(d, int) and d > 0 for d in shape):
+            # an activation of a node whose window arithmetic gives no output (corrupt sizes or strides)
+            raise Skip(f"its output '{name}' would have shape {list(shape)}; activations must not be empty")
         index = len(self.tensors)
         self.tensors.append(Tensor(index, name, tuple(shape), dtype, tuple(scale), tuple(zero_point), axis, data))
         return index

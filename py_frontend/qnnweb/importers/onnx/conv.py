@@ -15,12 +15,12 @@ class ConvMixin:
             raise Skip("only 2-D convolutions are supported")
         m, c_per_group, kh, kw = weights.shape
         group = attrs.get("group", 1)
-        if group == 1 and c_per_group == c:
-            op_type = "CONV_2D"
-        elif group == c and c_per_group == 1 and m % c == 0:
-            op_type = "DEPTHWISE_CONV_2D"
-        else:
-            raise Skip(f"grouped convolution (group {group}) is not supported")
+        if not isinstance(group, int) or group < 1 or c_per_group * group != c or m % group != 0:
+            raise Skip(f"group {group} does not fit {c} input channels and weights {list(weights.shape)}")
+        # depthwise with a weight zero point runs as a grouped CONV_2D (the kernels that subtract
+        # zw * sum(x - x_zp) are the IGEMM ones)
+        symmetric = set(weights.zero_point) <= {0}
+        op_type = "DEPTHWISE_CONV_2D" if group == c > 1 and c_per_group == 1 and symmetric else "CONV_2D"
         strides = attrs.get("strides", [1, 1])
         dilations = attrs.get("dilations", [1, 1])
         pads = self._pads(attrs, (h, w_), (kh, kw), strides, dilations)

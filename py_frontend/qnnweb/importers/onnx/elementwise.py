@@ -118,6 +118,15 @@ class ElementwiseMixin:
     def _qdq_unary(self, node, attrs):
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
+        name = node.output[0]
+        if name in self.outputs and not self.consumers[name]:
+            # onnxruntime's QOperator form leaves a model's last activation in float: its float32
+            # result for each of the 256 input values, as a table (ops/unary.py)
+            value = self.values[x]
+            out = self._tensor(name, self.tensors[value.index].shape, "float32")
+            self.values[name] = Value(out, value.nhwc)
+            self._op(op_type, [value.index], [out], **options)
+            return
         out_names, params, activation = self._quantized_output(node)
         # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
         self._unary(op_type, x, out_names, params, activation=activation, **options)

@@ -17,25 +17,34 @@ class PoolingMixin:
             if not kernel or len(kernel) != 2:
                 raise Skip("only 2-D pooling is supported")
             strides = attrs.get("strides", [1, 1])
-            if attrs.get("dilations", [1, 1]) != [1, 1]:
-                raise Skip("dilated pooling is not supported")
-            pads = self._pads(attrs, (h, w), kernel, strides, [1, 1])
+            dilations = list(attrs.get("dilations", [1, 1]))
+            if dilations != [1, 1] and op_type != "MAX_POOL_2D":
+                raise Skip("dilated average pooling is not supported")
+            if dilations != [1, 1] and attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
+                # onnxruntime pads such pools as if undilated, so its output is smaller than the model
+                # (and ONNX shape inference) says
+                raise Skip("dilated MaxPool with auto_pad SAME: onnxruntime's output shape disagrees with the model's")
+            pads = self._pads(attrs, (h, w), kernel, strides, dilations)
             ceil_mode = attrs.get("ceil_mode", 0)
+        if global_pool:
+            dilations = [1, 1]
         sizes = []
         for i, (size, before, after) in enumerate(((h, pads[0], pads[1]), (w, pads[2], pads[3]))):
-            span = size + before + after - kernel[i]
+            span = size + before + after - ((kernel[i] - 1) * dilations[i] + 1)
             out = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
             if ceil_mode and (out - 1) * strides[i] >= size + before:
                 out -= 1
             sizes.append(out)
-            extra = max((out - 1) * strides[i] + kernel[i] - (size + before + after), 0)
+            extra = max((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - (size + before + after), 0)
             if extra:
                 pads[2 * i + 1] += extra
         options = dict(kernel=tuple(kernel), stride=tuple(strides), padding=pads, activation=activation)
+        if op_type == "MAX_POOL_2D":
+            options["dilation"] = tuple(dilations)
         if op_type == "AVERAGE_POOL_2D":
+            # with ceil_mode the extra bottom/right padding counts too: onnxruntime's divisor, which
+            # the kernel follows (ONNX arithmetic, avgpool2d.c)
             options["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
-            if options["count_include_pad"] and ceil_mode:
-                raise Skip("count_include_pad with ceil_mode is not supported")
         out = self._new_output(out_names, (n, sizes[0], sizes[1], c), params, True)
         self._op(op_type, [x], [out], **options)
 
@@ -54,9 +63,17 @@ class PoolingMixin:
             raise Skip("MaxPool with an Indices output is not supported")
         x = self._activation_input(node.input[0])
         out_names, params, activation = self._outputs_like_input(node, x)
-        if params[:2] != (self.tensors[self.values[x].index].scale, self.tensors[self.values[x].index].zero_point):
-            raise Skip("MaxPool's input and output quantization differ")
-        self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
+        t = self.tensors[self.values[x].index]
+        if params[:2] != (t.scale, t.zero_point):
+            # QDQ with another output quantization: onnxruntime pools in float and quantizes again,
+            # which is the int8 pool (max commutes with quantization) and a requantization
+            pooled = node.output[0] + "/pooled"
+            self._pool("MAX_POOL_2D", node, attrs, x, [pooled], (t.scale, t.zero_point, "int8"), "NONE")
+            self._requantize_to(pooled, out_names, params)
+            if activation != "NONE":
+                raise Skip(f"a {activation} after a requantizing MaxPool is not supported")
+        else:
+            self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
         self._edge_uint8(out_names[0], params)
 
     def _op_QLinearAveragePool(self, node, attrs):

@@ -46,7 +46,33 @@ def parse_model(data):
         raise ModelError(f"corrupt or truncated ONNX protobuf ({e})") from None
     if not model.HasField("graph"):
         raise ModelError("not an ONNX model: no graph")
+    _require_text(model)
     return model
+
+
+def _require_text(model):
+    """protobuf hands out a proto2 string field that is not valid UTF-8 as bytes: refuse the file
+    here, once, rather than let every name comparison meet bytes."""
+    g = model.graph
+
+    def check(value, what):
+        if not isinstance(value, str):
+            raise ModelError(f"corrupt ONNX protobuf: {what} is not valid UTF-8 text ({bytes(value)[:40]!r})")
+
+    for o in model.opset_import:
+        check(o.domain, "an opset domain")
+    for i, node in enumerate(g.node):
+        for value in (node.op_type, node.domain, node.name, *node.input, *node.output):
+            check(value, f"a name or type of node {i}")
+        for a in node.attribute:
+            check(a.name, f"an attribute name of node {i}")
+    for t in g.initializer:
+        check(t.name, "an initializer name")
+    for group in (g.input, g.output, g.value_info):
+        for v in group:
+            check(v.name, "a tensor name")
+            for d in v.type.tensor_type.shape.dim:
+                check(d.dim_param, f"a dimension name of '{v.name}'")
 
 
 def tensor_dtype(data_type):

@@ -2,7 +2,11 @@
 
 import math
 
-from .base import Skip, Value, XOR_0x80, _attributes, _product
+from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
+
+# ONNX ops that commute with quantization (they move or select values, or clamp them, and quantization
+# is monotonic): quantizing before them or after them gives the same bytes
+VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip"}
 
 
 class QuantizationMixin:
@@ -59,16 +63,18 @@ class QuantizationMixin:
         if dtype not in ("int8", "uint8"):
             raise Skip(f"weights '{name}' are {dtype}; only int8 and uint8 weights are supported")
         axis = axis % len(constant.shape) if constant.shape else 0
-        data, weight_zero_point = self._centered_weights(name, constant, dtype, zero_points, axis)
-        return self._tensor(name, constant.shape, "int8", scales, (weight_zero_point,) * len(zero_points), data, axis)
+        data, weight_zero_points = self._centered_weights(name, constant, dtype, zero_points, axis)
+        return self._tensor(name, constant.shape, "int8", scales, weight_zero_points, data, axis)
 
     def _centered_weights(self, name, constant, dtype, zero_points, axis):
-        """(int8 bytes, weight zero point). Centred, (w - zero_point, 0), whenever w - zero_point fits
-        in int8, which holds for symmetric int8 weights and for uint8 weights with zero point 128: then
-        the kernels run their symmetric path, at no cost. Otherwise the int8 weights (uint8 XOR 0x80,
-        exact) and their per-tensor zero point, which CONV_2D and FULLY_CONNECTED subtract at run time;
-        per-channel zero points must fit. Done with bytes.translate, so it costs no Python loop per
-        weight. Zero points are in int8 terms (uint8 ones already moved by -128)."""
+        """(int8 bytes, weight zero points, one per scale). Centred, (w - zero_point, 0s), whenever
+        w - zero_point fits in int8, which holds for symmetric int8 weights and for uint8 weights with
+        zero point 128: then the kernels run their symmetric path, at no cost. Otherwise the int8
+        weights (uint8 XOR 0x80, exact) and their zero points, which CONV_2D and FULLY_CONNECTED
+        subtract at run time (per tensor: a per-row correction; per channel: split weights). Done with
+        bytes.translate, so it costs no Python loop per weight. Zero points are in int8 terms (uint8
+        ones already moved by -128)."""
+        count = len(zero_points)
         # Offset domain: u = w + 128 for int8 data, u = w for uint8 data; zero point u_zp = zp + 128.
         data = constant.data if dtype == "uint8" else constant.data.translate(XOR_0x80)
         if len(set(zero_points)) == 1:
@@ -76,8 +82,8 @@ class QuantizationMixin:
         elif axis == 0 and len(zero_points) == constant.shape[0]:
             step = len(data) // constant.shape[0]
             slices = [(i * step, (i + 1) * step, z) for i, z in enumerate(zero_points)]
-        else:
-            raise Skip(f"weights '{name}' have per-channel zero points along axis != 0")
+        else:  # zero points along another axis (MatMul's [K, N] weights): the kernels subtract them
+            return self._int8_data(constant, dtype), tuple(zero_points)
         out = bytearray(len(data))
         for start, end, zero_point in slices:
             chunk = data[start:end]
@@ -85,12 +91,9 @@ class QuantizationMixin:
                 continue
             u_zp = zero_point + 128
             if min(chunk) - u_zp < -128 or max(chunk) - u_zp > 127:
-                if len(slices) > 1:
-                    raise Skip(f"weights '{name}' have per-channel zero points and minus them do not fit in int8 "
-                               "(only a per-tensor weight zero point is supported)")
-                return self._int8_data(constant, dtype), zero_point
+                return self._int8_data(constant, dtype), tuple(zero_points)
             out[start:end] = chunk.translate(bytes((u - u_zp) & 0xFF for u in range(256)))
-        return bytes(out), 0
+        return bytes(out), (0,) * count
 
     def _bias(self, name, input_scale, weight_scales, channels):
         """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),
@@ -121,6 +124,22 @@ class QuantizationMixin:
             return self.views[name]
         if name in self.values and self.tensors[self.values[name].index].dtype == "int8":
             return name
+        if name in self.values and self.tensors[self.values[name].index].dtype == "float32":
+            # a float model input that reaches QuantizeLinear only through ops that commute with it
+            # (onnxruntime runs them in float first): quantize it first
+            params = self._quantization_ahead(name)
+            if params is not None:
+                value = self.values[name]
+                scales, zero_points, _ = params
+                index = self._tensor(name + "/quantized", self.tensors[value.index].shape, "int8", scales, zero_points)
+                self._op("QUANTIZE", [value.index], [index])
+                self.values[name + "/quantized"] = Value(index, value.nhwc)
+                self.quantization[name + "/quantized"] = (scales[0], zero_points[0], params[2])
+                self.views[name] = name + "/quantized"
+                return name + "/quantized"
+            if self.values[name].index in self.graph_input_indices:
+                raise Skip(f"it computes in float on the model's float input '{name}' before it is quantized "
+                           "(only int8 ops run: quantize the model with this op included)")
         raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
 
     def _quantized_output(self, node, output_name=None):
@@ -129,6 +148,10 @@ class QuantizationMixin:
         name = output_name or node.output[0]
         activation = "NONE"
         consumers = self.consumers[name]
+        for consumer in consumers:  # fused here, before the node loop reaches (and checks) them
+            problem = arity_problem(consumer) if consumer.op_type in ("Relu", "Clip", "QuantizeLinear") else None
+            if problem:
+                raise Skip(f"its consumer {consumer.op_type}: {problem}")
         if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in self.outputs:
             fused = self._fusable_activation(consumers[0])
             if fused is not None:
@@ -136,9 +159,20 @@ class QuantizationMixin:
                 self._mark_done(consumers[0])
                 name = consumers[0].output[0]
                 consumers = self.consumers[name]
+                for consumer in consumers:
+                    problem = arity_problem(consumer) if consumer.op_type == "QuantizeLinear" else None
+                    if problem:
+                        raise Skip(f"its consumer {consumer.op_type}: {problem}")
         quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
         if not quantizers or len(quantizers) != len(consumers) or name in self.outputs:
-            raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
+            params = self._quantization_ahead(name)
+            if params is None:
+                raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
+            # it reaches QuantizeLinear only through ops that move or select values (onnxruntime's
+            # QOperator form leaves them in float): quantizing first gives the same bytes, so the result
+            # is int8 here and those ops read it through a view
+            self.views[name] = name + "/int8"
+            return [name + "/int8"], params, activation
         first = quantizers[0]
         params = self._qparams(first.input[1], first.input[2] if len(first.input) > 2 else "", "output")
         for q in quantizers:
@@ -146,6 +180,25 @@ class QuantizationMixin:
                 raise Skip("its output is quantized twice with different parameters")
             self._mark_done(q)
         return [q.output[0] for q in quantizers], params, activation
+
+    def _quantization_ahead(self, name, depth=0):
+        """The parameters float `name` is quantized with, when every path from it reaches QuantizeLinear
+        (all with the same parameters) through VALUE_PRESERVING ops only; else None."""
+        consumers = self.consumers.get(name, [])
+        if name in self.outputs or not consumers or depth > 32:
+            return None
+        found = None
+        for c in consumers:
+            if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
+                params = self._qparams(c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
+            elif c.op_type in VALUE_PRESERVING and c.input and c.input[0] == name and len(c.output) == 1:
+                params = self._quantization_ahead(c.output[0], depth + 1)
+            else:
+                return None
+            if params is None or (found is not None and found[:2] != params[:2]):
+                return None
+            found = params
+        return found
 
     def _fusable_activation(self, node):
         if node.op_type == "Relu":

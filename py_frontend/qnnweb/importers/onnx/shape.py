@@ -19,6 +19,14 @@ class ShapeMixin:
         for name in out_names:
             self.values[name] = Value(out)
 
+    def _requantize_to(self, x_name, out_names, params):
+        """int8 `x_name` quantized again with `params`: onnxruntime's DequantizeLinear -> QuantizeLinear
+        in float32 (a table, ops/unary.py), as where a value-preserving op runs in float between them."""
+        value = self.values[x_name]
+        t = self.tensors[value.index]
+        out = self._new_output(out_names, t.shape, params, value.nhwc)
+        self._op("QUANTIZE", [value.index], [out], dequantize_quantize=True)
+
     def _shape_passthrough(self, node, shape_of):
         """Flatten/Reshape/Squeeze/Unsqueeze: on a dequantized int8 tensor, with the quantized output
         (QDQ) or the float output feeding only QuantizeLinear of the same parameters."""
@@ -33,9 +41,13 @@ class ShapeMixin:
         elif all(c.op_type == "QuantizeLinear" for c in self.consumers[out]) and self.consumers[out] and out not in self.outputs:
             out_names, params, activation = self._quantized_output(node)
             t = self.tensors[self.values[source].index]
-            if params[:2] != (t.scale, t.zero_point) or activation != "NONE":
-                raise Skip("requantizing in a reshape is not supported")
-            self._reshape_to(source, shape, out_names)
+            if activation != "NONE":
+                raise Skip(f"a {activation} after a reshape is not supported")
+            if params[:2] != (t.scale, t.zero_point):  # reshaped in float, quantized again
+                self._reshape_to(source, shape, [out + "/reshaped"])
+                self._requantize_to(out + "/reshaped", out_names, params)
+            else:
+                self._reshape_to(source, shape, out_names)
         else:  # the float result is used dequantized: reshape the int8 tensor and view that
             self._reshape_to(source, shape, [out + "/int8"])
             self.views[out] = out + "/int8"

@@ -1,0 +1,100 @@
+"""onnxruntime quantizer outputs whose arithmetic is not one int8 op after another, each against
+onnxruntime (tests/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
+per channel (QLinearConv, depthwise too), float ops the QOperator form leaves at the model's end or
+before its first QuantizeLinear, and MaxPool with dilations."""
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx_quantized import float_model, quantized
+from reference.onnxruntime_session import ReferenceSession
+from test_onnx_quantizer_forms import assert_matches, feeds
+
+import qnnweb
+
+RNG = np.random.default_rng(11)
+MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
+MODE_IDS = ["-".join(m) for m in MODES]
+
+
+def conv_model(group, channels=8, out_channels=8, kernel=3):
+    w = RNG.normal(0, 0.5, (out_channels, channels // group, kernel, kernel)).astype(np.float32)
+    b = RNG.normal(0, 0.2, out_channels).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], group=group),
+             helper.make_node("Relu", ["c"], ["y"])]
+    return float_model(nodes, [("x", [1, channels, 6, 7])], [("y", [1, out_channels, 6, 7])], {"w": w, "b": b})
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("group", [2, 4])
+def test_grouped_convolution(mode, group):
+    data = quantized(conv_model(group), feeds([1, 8, 6, 7]), quant_format=mode[0], activation=mode[1])
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 8, 6, 7], 1, seed=2)[0]["x"], variant)
+
+
+# (format, activations, weights): the quantizer refuses int8 activations with uint8 weights
+WEIGHT_MODES = [m + (w,) for m in MODES for w in ("QInt8", "QUInt8") if (m[1], w) != ("QInt8", "QUInt8")]
+
+
+@pytest.mark.parametrize("mode", WEIGHT_MODES, ids=["-".join(m) for m in WEIGHT_MODES])
+@pytest.mark.parametrize("group", [1, 8], ids=["conv", "depthwise"])
+def test_asymmetric_per_channel_weights(mode, group):
+    """per_channel=True without WeightSymmetric: one weight zero point per output channel."""
+    weight = mode[2]
+    data = quantized(conv_model(group), feeds([1, 8, 6, 7]), quant_format=mode[0], activation=mode[1], weight=weight,
+                     per_channel=True, WeightSymmetric=False)
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 8, 6, 7], 1, seed=3)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("op", ["Tanh", "HardSigmoid", "HardSwish", "Sigmoid"])
+def test_float_op_at_the_end_of_a_qoperator_model(activation, op):
+    """QOperator leaves the last Tanh / HardSigmoid / HardSwish in float: qnnweb's float32 result must be
+    onnxruntime's, bit for bit (its float32 kernels, MLAS's Tanh included, applied to each dequantized value)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(op, ["c"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4, 5, 6])], {"w": w}, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    x = feeds([1, 3, 5, 6], 1, seed=6)[0]["x"]
+    (theirs,) = ReferenceSession(data).run({"x": x})
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(data, variant=variant).run(x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=variant)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+@pytest.mark.parametrize("first", ["Relu", "MaxPool"])
+def test_float_op_before_the_first_quantize(mode, first):
+    """Relu / MaxPool on the model's float input, quantized after it: they commute with quantization."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    head = (helper.make_node("Relu", ["x"], ["h"]) if first == "Relu"
+            else helper.make_node("MaxPool", ["x"], ["h"], kernel_shape=[2, 2], strides=[1, 1]))
+    size = 6 if first == "Relu" else 5
+    nodes = [head, helper.make_node("Conv", ["h", "w"], ["y"], pads=[1, 1, 1, 1])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, size, size])], {"w": w})
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format=mode[0], activation=mode[1])
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 6, 6], 1, seed=7)[0]["x"], variant)
+
+
+def test_float_op_on_the_float_input_is_named():
+    """A Tanh on the float input cannot run as int8: the report says so (not a generic dtype message)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Tanh", ["x"], ["h"]), helper.make_node("Conv", ["h", "w"], ["y"], pads=[1, 1, 1, 1])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 6, 6])], {"w": w})
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator")
+    with pytest.raises(qnnweb.UnsupportedModelError, match="computes in float on the model's float input 'x'"):
+        qnnweb.load(data)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
+def test_dilated_max_pool(mode):
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 3], dilations=[2, 2], pads=[1, 0, 1, 1])]
+    model = float_model(nodes, [("x", [1, 3, 7, 8])], [("y", [1, 4, 7, 5])], {"w": w}, opset=13)
+    data = quantized(model, feeds([1, 3, 7, 8]), quant_format=mode[0], activation=mode[1])
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 7, 8], 1, seed=8)[0]["x"], variant)

@@ -1,0 +1,73 @@
+"""LiteRT's own integer arithmetic, op by op, against ai-edge-litert on every int8 input value.
+
+Each model is one int8 op between int8 graph inputs and outputs (written field by field with
+tflite_builder), so nothing but the op's arithmetic is compared: ADD (XNNPACK's 21-bit fixed point),
+QUANTIZE int8 -> int8 (XNNPACK's convert inside its scale range, TFLite's reference Requantize
+outside it) and HARD_SWISH (TFLite's int16 fixed-point kernel). Bit-exact, in every variant.
+"""
+
+import numpy as np
+import pytest
+import qnnweb
+from ai_edge_litert.interpreter import Interpreter
+from tflite_builder import ModelBuilder
+
+EVERY_INT8 = np.arange(-128, 128, dtype=np.int8)
+
+
+def litert(data, *inputs):
+    interpreter = Interpreter(model_content=data, num_threads=1)
+    interpreter.allocate_tensors()
+    for detail, x in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(detail["index"], x)
+    interpreter.invoke()
+    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+
+
+def assert_matches_litert(data, *inputs):
+    expected = litert(data, *inputs)
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(data, variant=variant).run(*inputs)
+        np.testing.assert_array_equal(ours, expected, err_msg=variant)
+
+
+def unary_model(op_type, shape, x_scale, x_zp, y_scale, y_zp):
+    m = ModelBuilder()
+    x = m.tensor("x", shape, "int8", [x_scale], [x_zp])
+    y = m.tensor("y", shape, "int8", [y_scale], [y_zp])
+    m.op(op_type, [x], [y])
+    return m.build([x], [y])
+
+
+# (x_scale, x_zp, y_scale, y_zp): the ratios of real models (MobileNetV3's hard-swish inputs span a
+# few units to ~100) and the edges of XNNPACK's convert range [2^-8, 2^7]
+HARD_SWISH_CASES = [(0.05, -10, 0.03, -100), (0.2, 5, 0.1, -120), (0.8, 20, 0.4, -125), (0.02, 0, 0.02, 0),
+                    (0.011, -128, 0.5, 127), (0.5, 127, 0.005, -128), (3.0, 3, 0.04, -90)]
+REQUANTIZE_CASES = [(0.1, 3, 0.2, -3), (0.3, -128, 0.1, 127), (0.0371, 7, 0.0371, -9), (1.0, 0, 300.0, 0),
+                    (0.01, -5, 0.01 * 2 ** -8, 0), (0.01, 0, 0.01 * 2 ** -7.5, 1), (1.0, 4, 2.0 ** -8 * 0.999, 2),
+                    (100.0, 1, 0.5, -1)]
+
+
+@pytest.mark.parametrize("case", HARD_SWISH_CASES, ids=str)
+def test_hard_swish_matches_litert(case):
+    x_scale, x_zp, y_scale, y_zp = case
+    assert_matches_litert(unary_model("HARD_SWISH", [256], x_scale, x_zp, y_scale, y_zp), EVERY_INT8)
+
+
+@pytest.mark.parametrize("case", REQUANTIZE_CASES, ids=str)
+def test_quantize_int8_to_int8_matches_litert(case):
+    x_scale, x_zp, y_scale, y_zp = case
+    assert_matches_litert(unary_model("QUANTIZE", [256], x_scale, x_zp, y_scale, y_zp), EVERY_INT8)
+
+
+@pytest.mark.parametrize("scales", [(0.2, 0.31, 0.37), (0.32211122, 0.1421955, 0.030077027), (0.05, 0.05, 0.05),
+                                    (0.01, 0.9, 0.25), (4.0, 0.02, 1.5)], ids=str)
+def test_add_matches_litert_on_every_pair(scales):
+    a_scale, b_scale, y_scale = scales
+    m = ModelBuilder()
+    a = m.tensor("a", [256, 256], "int8", [a_scale], [-5])
+    b = m.tensor("b", [256, 256], "int8", [b_scale], [12])
+    y = m.tensor("y", [256, 256], "int8", [y_scale], [-3])
+    m.op("ADD", [a, b], [y])
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    assert_matches_litert(m.build([a, b], [y]), pairs_a, pairs_b)
