@@ -8,6 +8,11 @@
   #include <wasm_simd128.h>
 #endif
 
+/* -DQNN_PREFER_RELAXED_HALVES=1 keeps the halves kernel on saturating engines (to test and measure it). */
+#if !defined(QNN_PREFER_RELAXED_HALVES)
+  #define QNN_PREFER_RELAXED_HALVES 0
+#endif
+
 #if defined(__wasm_relaxed_simd__)
   #define QNN_VARIANT 2
 #elif defined(__wasm_simd128__)
@@ -85,6 +90,12 @@ static void init_configs(void) {
   } else if (kind == RELAXED_DOT_SDOT) {
     gemm_config = (struct qnn_gemm_config) {
       qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 0, 0, "qs8-igemm-4x16c4-relaxed-sdot"};
+  } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
+    /* The exact two-dot "halves" form is slower here than the SIMD128 kernel (EfficientNet-Lite0 on
+     * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
+     * kernels in Chromium 156), so engines whose relaxed dot saturates get the SIMD128 kernel. */
+    gemm_config = (struct qnn_gemm_config) {
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128, 4, 4, 8, 0, 0, "qs8-igemm-4x4c8-simd128 (relaxed dot saturates)"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
     gemm_config = (struct qnn_gemm_config) {
       qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-halves"};
