@@ -98,3 +98,27 @@ def test_dilated_max_pool(mode):
     data = quantized(model, feeds([1, 3, 7, 8]), quant_format=mode[0], activation=mode[1])
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 7, 8], 1, seed=8)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("at_end", [False, True], ids=["between-convolutions", "at-the-end"])
+def test_float_ops_in_a_row(activation, at_end):
+    """QOperator leaves Tanh -> HardSigmoid -> HardSwish all in float: one table of their composition,
+    in onnxruntime's float32 arithmetic (bit-exact at the end, where the output is float)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    w2 = RNG.normal(0, 0.5, (5, 4, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Tanh", ["c"], ["t"]),
+             helper.make_node("HardSigmoid", ["t"], ["h"], alpha=0.3, beta=0.4),
+             helper.make_node("HardSwish", ["h"], ["y" if at_end else "s"])]
+    if not at_end:
+        nodes.append(helper.make_node("Conv", ["s", "w2"], ["y"]))
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4 if at_end else 5, 5, 6])],
+                        {"w": w, **({} if at_end else {"w2": w2})}, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    x = feeds([1, 3, 5, 6], 1, seed=12)[0]["x"]
+    for variant in qnnweb.VARIANTS:
+        if at_end:
+            (theirs,) = ReferenceSession(data).run({"x": x})
+            np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], theirs, err_msg=variant)
+        else:
+            assert_matches(data, x, variant)

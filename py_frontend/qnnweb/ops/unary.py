@@ -11,6 +11,7 @@ exactly v ^ 0x80.
 """
 
 import math
+from types import SimpleNamespace
 
 from . import Step, Unsupported, lowering
 from .common import activation_range, float32, float32_bytes, require_byte_quantized
@@ -170,6 +171,22 @@ def _onnx_functions(op):
     return None
 
 
+def _onnx_composed(op):
+    """The op's float32 function followed by those of options["then"] (float ops in a row), or None."""
+    steps = [op] + [SimpleNamespace(type=t, options=o) for t, o in op.options.get("then", ())]
+    functions = [_onnx_functions(step) for step in steps]
+    if any(f is None for f in functions):
+        if len(functions) > 1:
+            raise Unsupported(f"no float32 model of onnxruntime's {[s.type for s in steps]} to compose")
+        return None
+
+    def composed(x):
+        for f in functions:
+            x = f(x)
+        return x
+    return composed
+
+
 def float_table(x_dtype, x_scale, x_zp, function):
     """256 float32 (little-endian bytes): the function of each dequantized input value, in float32."""
     x_scale = _f32(x_scale)
@@ -199,11 +216,11 @@ def lower_unary(graph, op):
     x_scale, x_zp = require_byte_quantized(x, "input")
     if x.size != y.size:
         raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} sizes differ")
+    fmt = getattr(graph, "format", "tflite")
     if y.dtype == "float32":  # a float op on the dequantized input whose float result is a model output
         if op.options.get("activation", "NONE") != "NONE":
             raise Unsupported("a fused activation on a float output")
-        fmt = getattr(graph, "format", "tflite")
-        function = (_onnx_functions(op) if fmt == "onnx" else None) or _functions(op)
+        function = (_onnx_composed(op) if fmt == "onnx" else None) or _functions(op)
         table = float_table(x.dtype, x_scale, x_zp, function)
         return [Step("lut_f32", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
     y_scale, y_zp = require_byte_quantized(y, "output")
@@ -213,8 +230,7 @@ def lower_unary(graph, op):
         if y.dtype != "int8":
             raise Unsupported(f"fused activation {activation} on a {y.dtype} output")
         lo, hi = activation_range(activation, y_scale, y_zp)
-    fmt = getattr(graph, "format", "tflite")
-    onnx_function = _onnx_functions(op) if fmt == "onnx" else None
+    onnx_function = _onnx_composed(op) if fmt == "onnx" else None
     if op.type == "HARD_SWISH" and fmt == "tflite" and not op.options.get("float_island") and lo is None:
         table = hard_swish_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp)
     elif onnx_function is not None:

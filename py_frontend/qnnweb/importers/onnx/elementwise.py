@@ -1,7 +1,7 @@
 """Add / Mul (QDQ and QLinear), with broadcasting and constant operands, and the unary ops run as 256-entry tables."""
 
 
-from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value
+from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 
 
 class ElementwiseMixin:
@@ -115,10 +115,26 @@ class ElementwiseMixin:
             return op_type, {"min": low, "max": high}
         return op_type, {}
 
+    def _float_chain(self, name):
+        """(ONNX name of its last output, [(op type, options)]) of the float unary ops that follow
+        the float tensor `name` one after another before it is quantized or used (QOperator leaves
+        such runs unquantized): they become one table of the composed functions (ops/unary.py)."""
+        chain = []
+        while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
+            follower = self.consumers[name][0]
+            if follower.op_type not in UNARY_LUT_OPS or arity_problem(follower) or follower.input[0] != name:
+                break
+            chain.append(self._unary_options(follower, _attributes(follower)))
+            self._mark_done(follower)
+            name = follower.output[0]
+        return name, chain
+
     def _qdq_unary(self, node, attrs):
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
-        name = node.output[0]
+        name, chain = self._float_chain(node.output[0])
+        if chain:
+            options["then"] = chain
         if name in self.outputs and not self.consumers[name]:
             # onnxruntime's QOperator form leaves a model's last activation in float: its float32
             # result for each of the 256 input values, as a table (ops/unary.py)
@@ -127,7 +143,7 @@ class ElementwiseMixin:
             self.values[name] = Value(out, value.nhwc)
             self._op(op_type, [value.index], [out], **options)
             return
-        out_names, params, activation = self._quantized_output(node)
+        out_names, params, activation = self._quantized_output(node, name)
         # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
         self._unary(op_type, x, out_names, params, activation=activation, **options)
 
