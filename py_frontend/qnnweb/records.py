@@ -28,7 +28,7 @@ RECORDS = {
                     "dilation_width padding_top padding_left depth_multiplier weights weights_layout bias scales "
                     "input_zero_point output_zero_point output_min output_max"),
     "add": (6, _BINARY + " a_zero_point b_zero_point output_zero_point a_multiplier:f b_multiplier:f "
-               "output_min output_max multiplier_bits"),
+               "output_min output_max arithmetic input_offset float_form"),
     "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
                      "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
                      "input_zero_point output_zero_point output_min output_max count_include_pad arithmetic "

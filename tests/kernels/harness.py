@@ -127,12 +127,12 @@ def fully_connected(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp,
     return run(g, variant, x)[0]
 
 
-def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
+def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite", **options):
     g = GraphBuilder()
     ai = g.input(a.shape, "int8", a_scale, a_zp)
     bi = g.input(b.shape, "int8", b_scale, b_zp)
     yi = g.output(a.shape, "int8", y_scale, y_zp)
-    g.op("ADD", [ai, bi], [yi], activation=activation)
+    g.op("ADD", [ai, bi], [yi], activation=activation, **options)
     return run(g, variant, a, b, fmt=fmt)[0]
 
 

@@ -1,6 +1,7 @@
-"""ADD in fixed point (binary.c), in both formats' forms (XNNPACK's 21-bit multipliers for TFLite
-models, onnxruntime's 22-bit ones for ONNX models): every variant bit-exact against
-reference.int8.add, which computes the same multipliers and shift but without int32 overflow."""
+"""ADD (binary.c) in each format's reference arithmetic, every variant bit-exact against
+reference.int8: XNNPACK's fixed point for TFLite models (reference.int8.add computes the same
+multipliers and shift but without int32 overflow), onnxruntime's x86 float32 kernel for ONNX models
+(reference.int8.add_onnxruntime; tests/models/test_onnx_add.py checks it against onnxruntime itself)."""
 
 import numpy as np
 import pytest
@@ -63,16 +64,15 @@ def test_add_residual_block(variant, fmt):
     check_add(variant, a.ravel(), H.f32(0.05), 0, b.ravel(), H.f32(0.05), 0, H.f32(0.05), 0, "RELU6", fmt)
 
 
-def test_add_formats_differ_as_their_runtimes():
-    """The two forms really differ: scales whose XNNPACK (21-bit) results are one quantum off the 22-bit
-    ones on a few int8 pairs (why TFLite models use the 21-bit form and ONNX models the 22-bit one)."""
-    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
-    a_scale, b_scale, y_scale = H.f32(0.32211122), H.f32(0.1421955), H.f32(0.030077027)
-    tflite_shift = ref.add_parameters(a_scale, b_scale, y_scale, "tflite")[2]
-    assert tflite_shift == ref.add_parameters(a_scale, b_scale, y_scale, "onnx")[2] - 1
-    args = (a.ravel(), a_scale, -5, b.ravel(), b_scale, 12, y_scale, -3)
-    diff = ref.add(*args, fmt="tflite").astype(int) - ref.add(*args, fmt="onnx")
-    assert 0 < np.count_nonzero(diff) and np.abs(diff).max() == 1
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(200))
+@given(case=add_cases(), uint8=st.booleans(), scalar=st.sampled_from([None, "a", "b"]))
+def test_onnxruntime_forms_match_reference(variant, case, uint8, scalar):
+    """ONNX models' ADD in each of onnxruntime's forms (uint8 domain, a per-span scalar operand)."""
+    case = {k: v for k, v in case.items() if k != "fmt"}
+    expected = ref.add_onnxruntime(**case, uint8=uint8, scalar=scalar)
+    got = H.add(variant, **case, fmt="onnx", onnxruntime_scalar=scalar, uint8=uint8)
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)

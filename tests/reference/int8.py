@@ -22,9 +22,9 @@ import numpy as np
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
-# ADD: the larger multiplier gets this many significant bits, by model format (binary.c takes it from
-# the record): XNNPACK's qs8 vadd (LiteRT) 21 bits, shift = 20 - exponent; onnxruntime's MLAS 22.
-ADD_MULTIPLIER_BITS = {"tflite": 21, "onnx": 22}
+# ADD in TFLite models: XNNPACK's qs8 vadd (LiteRT), the larger multiplier with 21 significant bits
+# (shift = 20 - exponent). ONNX models: onnxruntime's x86 float32 kernel (add_onnxruntime).
+ADD_MULTIPLIER_BITS = 21
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -190,25 +190,28 @@ def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activati
 
 # ----------------------------------------------------------------------------- element-wise
 
-def add_parameters(a_scale, b_scale, y_scale, fmt="tflite"):
-    """Fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them for a model of
-    format ``fmt``: (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
+def add_parameters(a_scale, b_scale, y_scale):
+    """Fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them for TFLite models:
+    (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
     a_mul = np.float32(float(a_scale) / float(y_scale))
     b_mul = np.float32(float(b_scale) / float(y_scale))
     max_abs = max(abs(a_mul), abs(b_mul))
     if not (2.0 ** -10 <= max_abs < 2.0 ** 8):
         return None
     exponent = int(np.frexp(max_abs)[1]) - 1  # max_abs = m * 2**exponent, 1 <= m < 2
-    shift = ADD_MULTIPLIER_BITS[fmt] - 1 - exponent
+    shift = ADD_MULTIPLIER_BITS - 1 - exponent
     a_m = int(np.rint(np.float32(a_mul * np.float32(2.0 ** shift))))
     b_m = int(np.rint(np.float32(b_mul * np.float32(2.0 ** shift))))
     return a_m, b_m, shift
 
 
 def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
-    """out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp, computed
-    without overflow (int64): a kernel whose int32 arithmetic wraps differs from this."""
-    params = add_parameters(a_scale, b_scale, y_scale, fmt)
+    """TFLite: out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp,
+    computed without overflow (int64): a kernel whose int32 arithmetic wraps differs from this.
+    ONNX: add_onnxruntime (int8 model, vector on vector)."""
+    if fmt == "onnx":
+        return add_onnxruntime(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    params = add_parameters(a_scale, b_scale, y_scale)
     assert params is not None
     a_m, b_m, shift = params
     lo, hi = activation_range(activation, y_scale, y_zp)
@@ -216,6 +219,35 @@ def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fm
     out = acc >> shift  # floor
     out = np.clip(out, lo - y_zp, hi - y_zp) + y_zp
     return out.astype(np.int8)
+
+
+def _fma32(x, y, z):
+    """float32 fused multiply-add of arrays (float64 holds the exact product; one rounding to float32)."""
+    return (np.asarray(x, np.float64) * np.asarray(y, np.float64) + np.asarray(z, np.float64)).astype(np.float32)
+
+
+def add_onnxruntime(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", uint8=False,
+                    scalar=None):
+    """onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp) on int8 data (a uint8
+    model's values as int8, x - 128, with uint8=True): in the model's own domain, ra = sa / sc,
+    rb = sb / sc in float32, f = zc - fma(ra, za, rb * zb), v = fma(a, ra, fma(b, rb, f)), or with
+    ``scalar`` "b" / "a" (the operand its broadcasting hands over as a scalar) f + b * rb inside."""
+    offset = 128 if uint8 else 0
+    ra = np.float32(np.float32(a_scale) / np.float32(y_scale))
+    rb = np.float32(np.float32(b_scale) / np.float32(y_scale))
+    za, zb, zc = (np.float32(z + offset) for z in (a_zp, b_zp, y_zp))
+    fixed = np.float32(zc - _fma32(ra, za, np.float32(rb * zb)))
+    xa = a.astype(np.float32) + offset
+    xb = b.astype(np.float32) + offset
+    if scalar == "b":
+        v = _fma32(xa, ra, (fixed + (xb * rb).astype(np.float32)).astype(np.float32))
+    elif scalar == "a":
+        v = _fma32(xb, rb, (fixed + (xa * ra).astype(np.float32)).astype(np.float32))
+    else:
+        v = _fma32(xa, ra, _fma32(xb, rb, fixed))
+    q = np.clip(np.rint(v), -128 + offset, 127 + offset) - offset
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return np.clip(q, lo, hi).astype(np.int8)
 
 
 def add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):

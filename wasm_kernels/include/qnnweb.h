@@ -177,9 +177,11 @@ struct qnn_add_record {
   int32_t a_zero_point, b_zero_point, output_zero_point;
   float a_multiplier, b_multiplier;
   int32_t output_min, output_max;
-  /* significant bits of the larger fixed-point multiplier: 21 as XNNPACK (LiteRT's default kernels),
-   * 22 as onnxruntime's MLAS QLinearAdd */
-  int32_t multiplier_bits;
+  /* arithmetic 0: XNNPACK's fixed point (LiteRT's default kernels); 1: onnxruntime's x86 QLinearAdd
+   * (AVX2, float32 FMAs of the values in their own domain: input_offset 128 for uint8 models, 0 for
+   * int8), with float_form 0: b inner (fma(a, ra, fma(b, rb, f))), 1: a inner, 2: b a per-span
+   * scalar (fma(a, ra, f + b * rb)), 3: a a per-span scalar, as onnxruntime's broadcasting runs it */
+  int32_t arithmetic, input_offset, float_form;
 };
 
 /* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32

@@ -14,10 +14,6 @@ from .unary import make_table_onnxruntime, requantize_table
 
 XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
 
-# ADD's fixed-point multipliers, as each format's reference runtime computes them: XNNPACK (LiteRT's
-# default kernels) scales the larger one to 21 significant bits, onnxruntime's MLAS to 22
-ADD_MULTIPLIER_BITS = {"tflite": 21, "onnx": 22}
-
 
 def _per_axis(tensor):
     return len(tensor.scale) > 1 or len(tensor.zero_point) > 1
@@ -149,11 +145,22 @@ def _binary_quantized(graph, op):
     return fields, constants, a_scale, b_scale, y_scale
 
 
+# onnxruntime's float forms of ADD (binary.c): which operand its broadcasting treats as a per-span
+# scalar, if any; with the operands in the record's order swapped, a and b trade places
+ONNXRUNTIME_FORMS = {None: 0, "b": 2, "a": 3}
+SWAPPED_FORMS = {0: 1, 1: 0, 2: 3, 3: 2}
+
+
 @lowering("ADD")
 def lower_add(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
     fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale,
-                  multiplier_bits=ADD_MULTIPLIER_BITS[getattr(graph, "format", "tflite")])
+                  arithmetic=0, input_offset=0, float_form=0)
+    if getattr(graph, "format", "tflite") == "onnx":  # onnxruntime's x86 kernel (float32); else XNNPACK's
+        form = ONNXRUNTIME_FORMS[op.options.get("onnxruntime_scalar")]
+        swapped = fields["input_a"] != op.inputs[0]
+        fields.update(arithmetic=1, input_offset=128 if op.options.get("uint8") else 0,
+                      float_form=SWAPPED_FORMS[form] if swapped else form)
     return [Step("add", fields, constants)]
 
 

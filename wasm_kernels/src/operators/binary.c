@@ -1,5 +1,5 @@
-/* Binary element-wise ops with numpy broadcasting: ADD (XNNPACK's fixed-point form, what LiteRT's
- * default kernels run) and MUL (fp32 requantization, as conv).
+/* Binary element-wise ops with numpy broadcasting: ADD (fixed point as XNNPACK, what LiteRT's
+ * default kernels run, or onnxruntime's x86 float32 form) and MUL (fp32 requantization, as conv).
  *
  * The record gives a 4-D output shape and per-input element strides (0 along broadcast
  * dimensions). At create time dimensions of size 1 are dropped and adjacent dimensions that are
@@ -110,10 +110,9 @@ static void binary_run(const struct binary_shape* s, binary_row_fn row, const vo
 
 /* ----------------------------------------------------------------------------------------- ADD */
 
-/* out = clamp((bias + a * a_mul + b * b_mul) >> shift) + zp, with the multipliers scaled by 2^shift
- * so the larger one has the record's multiplier_bits significant bits (21: XNNPACK's
- * xnn_init_qs8_add_minmax_scalar_params, what LiteRT runs; 22: onnxruntime's MLAS QLinearAdd), and
- * round-half-up and the zero points folded into bias.
+/* XNNPACK's form (xnn_init_qs8_add_minmax_scalar_params, what LiteRT runs):
+ * out = clamp((bias + a * a_mul + b * b_mul) >> shift) + zp, with the multipliers scaled by 2^shift
+ * so the larger one has 21 significant bits, and round-half-up and the zero points folded into bias.
  * The scalar sum is 64-bit: with both scale ratios near 2^-10 it exceeds int32 (where XNNPACK's would
  * wrap). The SIMD loop sums in 32-bit lanes, and runs only when create proved that every sum fits
  * (the sum is linear in a and b, so its extremes are at the corners of [-128, 127]^2); wrapping
@@ -126,11 +125,135 @@ struct add_params {
   int sums_fit_int32;
 };
 
+/* onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp), in the model's own
+ * domain (uint8 values and zero points stay uint8: offset 128): ra = sa / sc and rb = sb / sc in
+ * float32, f = float(zc) - fma(ra, za, rb * zb), v = fma(a, ra, fma(b, rb, f)) (or the roles as its
+ * broadcasting gives them: form), rounded to nearest even and saturated to the domain. A float32
+ * fma is computed in float64: the product of a small integer and a float32 is exact there, and so is
+ * its sum with a float32 unless their exponents are 29 or more apart. */
+struct add_float_params {
+  float a_ratio, b_ratio, fixed;
+  int32_t offset, form, domain_min, domain_max, output_min, output_max;
+};
+
 struct add_op {
   struct qnn_op base;
   struct binary_shape shape;
   struct add_params params;
+  struct add_float_params float_params;
+  int onnxruntime;
 };
+
+static inline float fma_f32(float x, float y, float z) {
+  return (float) ((double) x * (double) y + (double) z);
+}
+
+#if defined(__wasm_simd128__)
+/* fma_f32 on 4 lanes: float64 products and sums of the two halves, each rounded once to float32. */
+static inline v128_t fma4_f32(v128_t x, v128_t y_f64, v128_t z) {
+  const v128_t lo = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(x), y_f64),
+                                   wasm_f64x2_promote_low_f32x4(z));
+  const v128_t x_hi = wasm_i32x4_shuffle(x, x, 2, 3, 0, 1), z_hi = wasm_i32x4_shuffle(z, z, 2, 3, 0, 1);
+  const v128_t hi = wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(x_hi), y_f64),
+                                   wasm_f64x2_promote_low_f32x4(z_hi));
+  return wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5);
+}
+
+/* 4 elements of add_float_row (xa, xb: f32x4 of the offset values); returns int32 lanes. */
+static inline v128_t add_float4(v128_t xa, v128_t xb, const struct add_float_params* p) {
+  const v128_t ra = wasm_f32x4_splat(p->a_ratio), rb = wasm_f32x4_splat(p->b_ratio);
+  const v128_t ra64 = wasm_f64x2_splat(p->a_ratio), rb64 = wasm_f64x2_splat(p->b_ratio);
+  const v128_t fixed = wasm_f32x4_splat(p->fixed);
+  v128_t v;
+  if (p->form == 0) {
+    v = fma4_f32(xa, ra64, fma4_f32(xb, rb64, fixed));
+  } else if (p->form == 1) {
+    v = fma4_f32(xb, rb64, fma4_f32(xa, ra64, fixed));
+  } else if (p->form == 2) {
+    v = fma4_f32(xa, ra64, wasm_f32x4_add(fixed, wasm_f32x4_mul(xb, rb)));
+  } else {
+    v = fma4_f32(xb, rb64, wasm_f32x4_add(fixed, wasm_f32x4_mul(xa, ra)));
+  }
+  v = wasm_f32x4_pmax(wasm_f32x4_splat((float) p->domain_min), v);
+  v = wasm_f32x4_pmin(wasm_f32x4_splat((float) p->domain_max), v);
+  v128_t q = wasm_i32x4_sub(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(v)), wasm_i32x4_splat(p->offset));
+  q = wasm_i32x4_max(q, wasm_i32x4_splat(p->output_min));
+  return wasm_i32x4_min(q, wasm_i32x4_splat(p->output_max));
+}
+
+/* 16 elements per iteration, both inputs contiguous; returns how many it did. */
+static size_t add_float_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
+                                    const struct add_float_params* p) {
+  const v128_t offset = wasm_i32x4_splat(p->offset);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
+    const v128_t a16[2] = {wasm_i16x8_extend_low_i8x16(va), wasm_i16x8_extend_high_i8x16(va)};
+    const v128_t b16[2] = {wasm_i16x8_extend_low_i8x16(vb), wasm_i16x8_extend_high_i8x16(vb)};
+    v128_t q[4];
+    for (int k = 0; k < 4; k++) {
+      const v128_t a32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(a16[k >> 1]) : wasm_i32x4_extend_low_i16x8(a16[k >> 1]);
+      const v128_t b32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(b16[k >> 1]) : wasm_i32x4_extend_low_i16x8(b16[k >> 1]);
+      q[k] = add_float4(wasm_f32x4_convert_i32x4(wasm_i32x4_add(a32, offset)),
+                        wasm_f32x4_convert_i32x4(wasm_i32x4_add(b32, offset)), p);
+    }
+    /* already in [-128, 127]: the saturating narrows are exact */
+    wasm_v128_store(output + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]),
+                                                        wasm_i16x8_narrow_i32x4(q[2], q[3])));
+  }
+  return i;
+}
+#endif
+
+static void add_float_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
+                          int8_t* output, const void* params) {
+  const struct add_float_params* p = params;
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  if (a_stride == 1 && b_stride == 1) i = add_float_row_simd128(n, a, b, output, p);
+#endif
+  for (; i < n; i++) {
+    const float xa = (float) ((int32_t) a[i * a_stride] + p->offset);
+    const float xb = (float) ((int32_t) b[i * b_stride] + p->offset);
+    float v;
+    if (p->form == 0) {
+      v = fma_f32(xa, p->a_ratio, fma_f32(xb, p->b_ratio, p->fixed));
+    } else if (p->form == 1) {
+      v = fma_f32(xb, p->b_ratio, fma_f32(xa, p->a_ratio, p->fixed));
+    } else if (p->form == 2) {
+      const float scalar = xb * p->b_ratio;
+      v = fma_f32(xa, p->a_ratio, p->fixed + scalar);
+    } else {
+      const float scalar = xa * p->a_ratio;
+      v = fma_f32(xb, p->b_ratio, p->fixed + scalar);
+    }
+    /* clamped in float first (the same result, and no out-of-range conversion) */
+    v = v < (float) p->domain_min ? (float) p->domain_min : v > (float) p->domain_max ? (float) p->domain_max : v;
+    int32_t q = (int32_t) __builtin_rintf(v) - p->offset;
+    q = qnn_min_i32(qnn_max_i32(q, p->output_min), p->output_max);
+    output[i] = (int8_t) q;
+  }
+}
+
+static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_params* p) {
+  if (r->input_offset != 0 && r->input_offset != 128) return invalid("add", ": input_offset must be 0 or 128");
+  if (r->float_form < 0 || r->float_form > 3) return invalid("add", ": float_form must be 0 to 3");
+  if (!(__builtin_fabsf(r->a_multiplier) <= 0x1.0p+100f) || !(__builtin_fabsf(r->b_multiplier) <= 0x1.0p+100f)) {
+    return invalid("add", ": a scale ratio is not finite");
+  }
+  p->a_ratio = r->a_multiplier;
+  p->b_ratio = r->b_multiplier;
+  p->offset = r->input_offset;
+  const float za = (float) (r->a_zero_point + p->offset), zb = (float) (r->b_zero_point + p->offset);
+  const float zero_points = fma_f32(p->a_ratio, za, p->b_ratio * zb);
+  p->fixed = (float) (r->output_zero_point + p->offset) - zero_points;
+  p->form = r->float_form;
+  p->domain_min = -128 + p->offset;
+  p->domain_max = 127 + p->offset;
+  p->output_min = r->output_min;
+  p->output_max = r->output_max;
+  return QNN_OK;
+}
 
 #if defined(__wasm_simd128__)
 /* 16 elements per iteration; returns how many it did. */
@@ -199,14 +322,25 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
       !qnn_check_int8(r->output_max, "add")) {
     return QNN_ERROR_INVALID_RECORD;
   }
+  if (r->arithmetic != 0 && r->arithmetic != 1) return invalid("add", ": arithmetic must be 0 or 1");
+  if (r->arithmetic == 1) {
+    struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
+    if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+    int32_t status = add_float_init(r, &op->float_params);
+    if (status == QNN_OK) {
+      status = binary_shape_init(
+          plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
+          "add", "add input a", "add input b", "add output", &op->shape);
+    }
+    if (status != QNN_OK) return status;
+    op->onnxruntime = 1;
+    *result = &op->base;
+    return QNN_OK;
+  }
   const float abs_a = __builtin_fabsf(r->a_multiplier), abs_b = __builtin_fabsf(r->b_multiplier);
   const float max_abs = abs_a > abs_b ? abs_a : abs_b;
   if (!(max_abs >= 0x1.0p-10f && max_abs < 0x1.0p+8f) || !(abs_a >= 0.0f) || !(abs_b >= 0.0f)) {
     qnn_set_error("add: input scale / output scale must be in [2^-10, 2^8)");
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  if (r->multiplier_bits != 21 && r->multiplier_bits != 22) {
-    qnn_set_error("add: multiplier_bits must be 21 (XNNPACK) or 22 (onnxruntime)");
     return QNN_ERROR_INVALID_RECORD;
   }
   struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
@@ -217,7 +351,7 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   if (status != QNN_OK) return status;
   union { float f; uint32_t u; } bits = {max_abs};
   const int32_t exponent = (int32_t) (bits.u >> 23) - 127;
-  const uint32_t shift = (uint32_t) (r->multiplier_bits - 1 - exponent);  /* in [13, 31] */
+  const uint32_t shift = (uint32_t) (20 - exponent);  /* in [13, 30] */
   const float two_shift = (float) (1u << shift);
   struct add_params* p = &op->params;
   p->a_multiplier = (int32_t) __builtin_rintf(r->a_multiplier * two_shift);
@@ -235,13 +369,18 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   p->output_min_less_zero_point = r->output_min - r->output_zero_point;
   p->output_max_less_zero_point = r->output_max - r->output_zero_point;
   p->output_zero_point = r->output_zero_point;
+  op->onnxruntime = 0;
   *result = &op->base;
   return QNN_OK;
 }
 
 void qnn_run_add(const struct qnn_op* base) {
   const struct add_op* op = (const struct add_op*) base;
-  binary_run(&op->shape, add_row, &op->params);
+  if (op->onnxruntime) {
+    binary_run(&op->shape, add_float_row, &op->float_params);
+  } else {
+    binary_run(&op->shape, add_row, &op->params);
+  }
 }
 
 /* ----------------------------------------------------------------------------------------- MUL */

@@ -4,6 +4,22 @@
 from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 
 
+def _span_scalar(a_shape, b_shape, out_shape):
+    """Which operand ("a", "b" or None) onnxruntime's broadcasting hands its QLinearAdd kernel as a
+    scalar per span: the one whose innermost dimension that is not 1 in the output is 1 (ONNX layout,
+    shapes right-aligned)."""
+    n = len(out_shape)
+    while n > 0 and out_shape[n - 1] == 1:
+        n -= 1
+    if n == 0:
+        return None
+    if b_shape[n - 1] == 1:
+        return "b"
+    if a_shape[n - 1] == 1:
+        return "a"
+    return None
+
+
 class ElementwiseMixin:
     """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
 
@@ -30,7 +46,12 @@ class ElementwiseMixin:
         else:
             indexes = [self._plain(n) for n in values]
         out = self._new_output(out_names, out_shape, params, nhwc)
-        self._op(op_type, indexes, [out], activation=activation)
+        options = dict(activation=activation)
+        if op_type == "ADD":  # onnxruntime's kernel follows its broadcasting and the model's dtype
+            options.update(onnxruntime_scalar=_span_scalar(pa, pb, out_shape if not nhwc else
+                                                           [max(x, y) for x, y in zip(pa, pb)]),
+                           uint8=params[2] == "uint8")
+        self._op(op_type, indexes, [out], **options)
 
     def _nhwc_broadcastable(self, name):
         value = self.values[name]
