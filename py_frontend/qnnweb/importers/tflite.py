@@ -56,6 +56,25 @@ def _bounded(n, what, limit=1 << 26):
     return n
 
 
+# vtable slots of the vector fields read at once (schema.fbs field order: slot = 4 + 2 * field id)
+TENSOR_SHAPE, QUANTIZATION_SCALE, QUANTIZATION_ZERO_POINT = 4, 8, 10
+OPERATOR_INPUTS, OPERATOR_OUTPUTS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS = 6, 8, 6, 8
+
+
+def _vector(table, slot, fmt, what, limit=1 << 26):
+    """A vector of scalars (struct format ``fmt``) of a flatbuffers table, read in one struct call:
+    the generated accessors read element by element, 0.2 ms per tensor of a large model."""
+    tab = table._tab
+    o = tab.Offset(slot)
+    if not o:
+        return ()
+    n = _bounded(tab.VectorLen(o), what, limit)
+    start = tab.Vector(o)
+    if start + n * struct.calcsize(fmt) > len(tab.Bytes):
+        raise ModelError(f"corrupt TFLite flatbuffer: a {what} vector runs past the end of the file")
+    return struct.unpack_from(f"<{n}{fmt}", tab.Bytes, start)
+
+
 def _read(data, input_shapes):
     buf = bytes(data) if not isinstance(data, (bytes, bytearray)) else data
     model = TFLiteModel.GetRootAs(buf, 0)
@@ -74,15 +93,15 @@ def _read(data, input_shapes):
         if code_index >= len(opcodes):
             raise ModelError(f"corrupt TFLite flatbuffer: op {i} has opcode index {code_index}")
         op_type = OP_NAMES.get(opcodes[code_index], f"BUILTIN_{opcodes[code_index]}")
-        inputs = [op.Inputs(j) for j in range(_bounded(op.InputsLength(), "op input"))]
-        outputs = [op.Outputs(j) for j in range(_bounded(op.OutputsLength(), "op output"))]
+        inputs = list(_vector(op, OPERATOR_INPUTS, "i", "op input"))
+        outputs = list(_vector(op, OPERATOR_OUTPUTS, "i", "op output"))
         for t in inputs + outputs:
             if t >= len(tensors) or t < -1:
                 raise ModelError(f"corrupt TFLite flatbuffer: op {i} refers to tensor {t}")
         ops.append(Op(i, op_type, inputs, outputs, _options(op, op_type, tensors, inputs)))
 
-    graph_inputs = [subgraph.Inputs(j) for j in range(_bounded(subgraph.InputsLength(), "input"))]
-    graph_outputs = [subgraph.Outputs(j) for j in range(_bounded(subgraph.OutputsLength(), "output"))]
+    graph_inputs = list(_vector(subgraph, SUBGRAPH_INPUTS, "i", "input"))
+    graph_outputs = list(_vector(subgraph, SUBGRAPH_OUTPUTS, "i", "output"))
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < len(tensors):
             raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
@@ -129,7 +148,7 @@ def _builtin_code(code):
 
 
 def _tensor(model, t, index, buf):
-    shape = tuple(t.Shape(j) for j in range(_bounded(t.ShapeLength(), "shape", 8)))
+    shape = _vector(t, TENSOR_SHAPE, "i", "shape", 8)
     elements = 1
     for d in shape:
         if d < 0:
@@ -145,8 +164,8 @@ def _tensor(model, t, index, buf):
     scale, zero_point, axis = (), (), 0
     q = t.Quantization()
     if q is not None and q.ScaleLength() > 0:
-        scale = tuple(q.Scale(j) for j in range(_bounded(q.ScaleLength(), "scale")))
-        zero_point = tuple(q.ZeroPoint(j) for j in range(_bounded(q.ZeroPointLength(), "zero point")))
+        scale = _vector(q, QUANTIZATION_SCALE, "f", "scale")
+        zero_point = _vector(q, QUANTIZATION_ZERO_POINT, "q", "zero point")
         axis = q.QuantizedDimension()
     data = _buffer_data(model, t.Buffer(), buf)
     return Tensor(index, name, shape, dtype, scale, zero_point, axis, data)
