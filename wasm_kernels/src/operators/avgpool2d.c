@@ -65,6 +65,24 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
   return QNN_OK;
 }
 
+/* The input rows and columns an output pixel's window covers, and how many taps its average divides
+ * by (count_include_pad: the padded taps count too). */
+struct pool_window {
+  int32_t y_begin, y_end, x_begin, x_end, valid, count;
+};
+
+static struct pool_window pool_window(const struct qnn_avgpool2d_record* r, int32_t oy, int32_t ox) {
+  struct pool_window w;
+  const int32_t y0 = oy * r->stride_height - r->padding_top, x0 = ox * r->stride_width - r->padding_left;
+  w.y_begin = qnn_max_i32(y0, 0);
+  w.y_end = qnn_min_i32(y0 + r->kernel_height, r->input_height);
+  w.x_begin = qnn_max_i32(x0, 0);
+  w.x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
+  w.valid = qnn_max_i32(w.y_end - w.y_begin, 0) * qnn_max_i32(w.x_end - w.x_begin, 0);
+  w.count = r->count_include_pad ? r->kernel_height * r->kernel_width : w.valid;
+  return w;
+}
+
 /* arithmetic 1: onnxruntime's float32 average (see the top of this file). */
 static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
   const struct qnn_avgpool2d_record* r = &op->r;
@@ -75,18 +93,14 @@ static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
   const float lo = (float) r->output_min, hi = (float) r->output_max;
   for (int32_t b = 0; b < r->batch; b++) {
     for (int32_t oy = 0; oy < r->output_height; oy++) {
-      const int32_t y0 = oy * r->stride_height - r->padding_top;
-      const int32_t y_begin = qnn_max_i32(y0, 0), y_end = qnn_min_i32(y0 + r->kernel_height, r->input_height);
       for (int32_t ox = 0; ox < r->output_width; ox++) {
-        const int32_t x0 = ox * r->stride_width - r->padding_left;
-        const int32_t x_begin = qnn_max_i32(x0, 0), x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
-        const int32_t valid = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
-        const int32_t count = r->count_include_pad ? r->kernel_height * r->kernel_width : valid;
+        const struct pool_window w = pool_window(r, oy, ox);
+        const int32_t count = w.count;
         for (int32_t c = 0; c < channels; c++) {
           float sum = 0.0f;
-          for (int32_t y = y_begin; y < y_end; y++) {
+          for (int32_t y = w.y_begin; y < w.y_end; y++) {
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
-            for (int32_t x = x_begin; x < x_end; x++) {
+            for (int32_t x = w.x_begin; x < w.x_end; x++) {
               sum += input_scale * (float) ((int32_t) row[x * channels] - r->input_zero_point);
             }
           }
@@ -115,24 +129,20 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
   const int same_quantization = r->arithmetic == 0 && r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
   for (int32_t b = 0; b < r->batch; b++) {
     for (int32_t oy = 0; oy < r->output_height; oy++) {
-      const int32_t y0 = oy * r->stride_height - r->padding_top;
-      const int32_t y_begin = qnn_max_i32(y0, 0), y_end = qnn_min_i32(y0 + r->kernel_height, r->input_height);
       for (int32_t ox = 0; ox < r->output_width; ox++) {
-        const int32_t x0 = ox * r->stride_width - r->padding_left;
-        const int32_t x_begin = qnn_max_i32(x0, 0), x_end = qnn_min_i32(x0 + r->kernel_width, r->input_width);
-        const int32_t valid = qnn_max_i32(y_end - y_begin, 0) * qnn_max_i32(x_end - x_begin, 0);
+        const struct pool_window w = pool_window(r, oy, ox);
+        const int32_t count = w.count;
         /* count_include_pad: the window's padded taps count, as input zero points. */
-        const int32_t count = r->count_include_pad ? r->kernel_height * r->kernel_width : valid;
-        const int32_t padded_sum = (count - valid) * r->input_zero_point;
+        const int32_t padded_sum = (count - w.valid) * r->input_zero_point;
         /* arithmetic 2: MLAS computes input_scale / (output_scale * count), in that order */
         const float multiplier = count <= 0 ? 0.0f
                                  : r->arithmetic == 2 ? r->input_scale / (r->output_scale * (float) count)
                                                       : r->scale / (float) count;
         for (int32_t c = 0; c < channels; c++) {
           int32_t sum = padded_sum;
-          for (int32_t y = y_begin; y < y_end; y++) {
+          for (int32_t y = w.y_begin; y < w.y_end; y++) {
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
-            for (int32_t x = x_begin; x < x_end; x++) sum += row[x * channels];
+            for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
           }
           if (same_quantization) {
             const int32_t half = count / 2;
