@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import harness as H
 import qnnweb
 from reference import int8 as ref
+from reference.onnxruntime_session import session_options
 from test_average_pool import pool_cases, quantization
 
 
@@ -124,10 +125,8 @@ def _ort_average_pool(x_nchw, dtype, x_scale, x_zp, y_scale, y_zp, attrs, global
                               [helper.make_tensor_value_info("y", t, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.add_session_config_entry("session.qdqisint8allowed", "1")
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                           providers=["CPUExecutionProvider"])
     return session.run(None, {"x": x_nchw})[0]
 
 

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import harness as H
 from reference import int8 as ref
+from reference.onnxruntime_session import session_options
 
 
 def check_softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta):
@@ -94,10 +95,8 @@ def test_softmax_onnx_reference_is_onnxruntime(case):
                               [helper.make_tensor_value_info("y", TensorProto.INT8, shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.add_session_config_entry("session.qdqisint8allowed", "1")
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                           providers=["CPUExecutionProvider"])
     (theirs,) = session.run(None, {"x": c["x"]})
     expected = ref.softmax_onnxruntime(c["x"], c["x_scale"], c["y_scale"], c["y_zp"])
     # Known residue: exact half-way values (many equal maxima, e.g. 14 of them with floor(1 / y_scale)
