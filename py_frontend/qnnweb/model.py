@@ -10,7 +10,7 @@ from .host import host_class
 from .ops import lower
 from .passes import fold_pads
 from .planner import plan_memory
-from .records import CONSTANT_FIELDS, TENSOR_FIELDS, pack_record
+from .records import CONSTANT_FIELDS, RECORDS, TENSOR_FIELDS, pack_record, record_words
 
 try:
     import numpy
@@ -62,31 +62,46 @@ class Model:
         if plan == 0:
             raise ModelError(f"the model does not fit in WebAssembly memory ({arena_bytes} bytes of activations): "
                              f"{self._kernel_message()}")
-        staging_bytes = max((sum(_aligned(len(c)) for c in s.constants.values()) for s in real), default=0) + 256
-        staging = self._host.call("qnn_alloc", staging_bytes)
+        # Records go to the kernels in batches (one host call each: a call costs more than a small op),
+        # their constants staged in front of them; a step whose constants exceed the batch has one alone.
+        sizes = [sum(_aligned(len(c)) for c in s.constants.values()) for s in real]
+        constants_bytes = max(max(sizes, default=0), min(sum(sizes), STAGING_BYTES))
+        staging = self._host.call("qnn_alloc", constants_bytes + RECORDS_BYTES)
         if staging == 0:
             raise MemoryError("out of WebAssembly memory for the weight staging buffer")
-        for step in real:
+        batch_constants, batch_records, first = bytearray(), bytearray(), 0
+        for i, step in enumerate(real):
+            if (len(batch_constants) + sizes[i] > constants_bytes
+                    or len(batch_records) + MAX_RECORD_BYTES > RECORDS_BYTES):
+                self._add_records(plan, staging, constants_bytes, batch_constants, batch_records, real, first, i)
+                batch_constants, batch_records, first = bytearray(), bytearray(), i
             fields = dict(step.fields)
             for name in TENSOR_FIELDS:
                 if name in fields:
                     fields[name] = offsets[fields[name]]
-            address = staging
             for name in CONSTANT_FIELDS:
                 if name in step.constants:
                     data = step.constants[name]
-                    self._host.write(address, data)
-                    fields[name] = address
-                    address += _aligned(len(data))
-            self._host.write(address, pack_record(step.kind, fields))
-            status = self._host.call("qnn_plan_add", plan, address)
-            if status != 0:
-                # The lowering let through a record the kernels' own checks refuse: name the op.
-                index, op_type = step.op or (-1, step.kind)
-                output = self._graph.tensors[step.outputs[0]].name
-                raise UnsupportedModelError([(index, op_type, f"the kernels refused its {step.kind} record "
-                                                              f"(output '{output}'): {self._kernel_message()}")])
+                    fields[name] = staging + len(batch_constants)
+                    batch_constants += data
+                    batch_constants += bytes(_aligned(len(data)) - len(data))
+            batch_records += pack_record(step.kind, fields)
+        self._add_records(plan, staging, constants_bytes, batch_constants, batch_records, real, first, len(real))
         return plan
+
+    def _add_records(self, plan, staging, constants_bytes, constants, records, steps, first, end):
+        if first == end:
+            return
+        self._host.write(staging, constants)
+        self._host.write(staging + constants_bytes, records)
+        added = self._host.call("qnn_plan_add_records", plan, staging + constants_bytes, end - first)
+        if added != end - first:
+            # The lowering let through a record the kernels' own checks refuse: name the op.
+            step = steps[first + added]
+            index, op_type = step.op or (-1, step.kind)
+            output = self._graph.tensors[step.outputs[0]].name
+            raise UnsupportedModelError([(index, op_type, f"the kernels refused its {step.kind} record "
+                                                          f"(output '{output}'): {self._kernel_message()}")])
 
     def _cstring(self, address):
         data = self._host.read(address, 256)
@@ -178,6 +193,12 @@ def _arena_message(graph, offsets, arena_bytes):
                       for t in largest)
     return (f"the model needs {arena_bytes} bytes of activation memory, more than WebAssembly's 32-bit memory "
             f"can give it (largest tensors: {names})")
+
+
+# Staging for one batch of records: their constants (or one step's, if larger) and the records.
+STAGING_BYTES = 1 << 20
+RECORDS_BYTES = 1 << 16
+MAX_RECORD_BYTES = 4 * max(record_words(kind) for kind in RECORDS)
 
 
 def _aligned(n):

@@ -22,7 +22,8 @@ from qnnweb.host.wasmtime_host import WasmtimeHost
 from qnnweb.records import CONSTANT_FIELDS, LAYOUTS, RECORDS, pack_record, record_words
 
 VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
-DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", "qnn_plan_arena",
+DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", "qnn_plan_add_records",
+                      "qnn_plan_arena",
                       "qnn_plan_packed_bytes", "qnn_run", "qnn_run_ops", "qnn_record_words", "qnn_variant",
                       "qnn_error_message",
                       "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name"}
@@ -469,3 +470,21 @@ def test_channel_quantization_constants_rejected(variant, kind):
     assert_rejected(k, k.add_record(kind, **dict(valid_fields(k, kind), outer=1 << 20, inner=1 << 20)), "2^31")
     k = Kernel(variant)
     assert_rejected(k, k.add_record(kind, **dict(valid_fields(k, kind), zero_points=0)), "constant")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_records_added_in_a_batch_stop_at_the_first_refused(variant):
+    """qnn_plan_add_records walks records laid end to end and returns how many it added: a refused
+    record (here a word count that does not match) stops the batch, its message set."""
+    k = Kernel(variant, ops=4)
+    good = pack_record("copy", valid_fields(k, "copy"))
+    bad = bytearray(good)
+    bad[4:8] = struct.pack("<i", record_words("copy") + 1)
+    address = k.staging + (1 << 15)
+    k.host.write(address, good + good + bytes(bad) + good)
+    assert k.host.call("qnn_plan_add_records", k.plan, address, 4) == 2
+    assert "record size" in k.message()
+    assert k.run() == STATUS["plan_incomplete"]
+    k.host.write(address, good + good)
+    assert k.host.call("qnn_plan_add_records", k.plan, address, 2) == 2
+    assert k.run() == STATUS["ok"]

@@ -307,6 +307,9 @@ struct qnn_lut_f32_record {
  *   void*   qnn_alloc(size)                     16-byte aligned, zero-filled; 0 when out of memory
  *   int32   qnn_plan_create(op_count, arena_bytes) -> plan address or 0
  *   int32   qnn_plan_add(plan, record_address)  -> enum qnn_status
+ *   int32   qnn_plan_add_records(plan, address, count) adds `count` records laid end to end (each
+ *                                               record[1] words long) -> how many were added; fewer
+ *                                               than `count`: that record failed (see qnn_error_message)
  *   int32   qnn_plan_arena(plan)                -> arena address (write inputs, read outputs there)
  *   int32   qnn_plan_packed_bytes(plan)         -> bytes of packed weights and indirection
  *   int32   qnn_run(plan)                       -> enum qnn_status

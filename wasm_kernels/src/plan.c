@@ -84,6 +84,16 @@ int32_t QNN_EXPORT(qnn_plan_add)(struct qnn_plan* plan, const int32_t* record) {
   return QNN_OK;
 }
 
+int32_t QNN_EXPORT(qnn_plan_add_records)(struct qnn_plan* plan, const int32_t* records, int32_t count) {
+  /* Records laid end to end (each is record[1] words long): one call per batch instead of one per op,
+   * since a host call costs more than creating a small op (a 100,000-op model). */
+  for (int32_t i = 0; i < count; i++) {
+    if (qnn_plan_add(plan, records) != QNN_OK) return i;
+    records += records[1];
+  }
+  return count;
+}
+
 int8_t* QNN_EXPORT(qnn_plan_arena)(const struct qnn_plan* plan) { return plan->arena; }
 
 int32_t QNN_EXPORT(qnn_plan_packed_bytes)(const struct qnn_plan* plan) { return (int32_t) plan->packed_bytes; }

@@ -17,7 +17,6 @@ from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
 from tflite.LeakyReluOptions import LeakyReluOptions
-from tflite.Model import Model as TFLiteModel
 from tflite.MulOptions import MulOptions
 from tflite.PackOptions import PackOptions
 from tflite.Padding import Padding
@@ -30,6 +29,7 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from . import shape_folding as folding
+from .flatbuffer_table import Table
 from .shape_folding import FoldError
 
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -50,58 +50,41 @@ def import_tflite(data, input_shapes=None):
         raise ModelError(f"corrupt or truncated TFLite flatbuffer ({type(e).__name__}: {e})") from None
 
 
-def _bounded(n, what, limit=1 << 26):
-    if not 0 <= n <= limit:
-        raise ModelError(f"corrupt TFLite flatbuffer: {what} count {n} is out of range")
-    return n
-
-
-# vtable slots of the vector fields read at once (schema.fbs field order: slot = 4 + 2 * field id)
-TENSOR_SHAPE, QUANTIZATION_SCALE, QUANTIZATION_ZERO_POINT = 4, 8, 10
-OPERATOR_INPUTS, OPERATOR_OUTPUTS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS = 6, 8, 6, 8
-
-
-def _vector(table, slot, fmt, what, limit=1 << 26):
-    """A vector of scalars (struct format ``fmt``) of a flatbuffers table, read in one struct call:
-    the generated accessors read element by element, 0.2 ms per tensor of a large model."""
-    tab = table._tab
-    o = tab.Offset(slot)
-    if not o:
-        return ()
-    n = _bounded(tab.VectorLen(o), what, limit)
-    start = tab.Vector(o)
-    if start + n * struct.calcsize(fmt) > len(tab.Bytes):
-        raise ModelError(f"corrupt TFLite flatbuffer: a {what} vector runs past the end of the file")
-    return struct.unpack_from(f"<{n}{fmt}", tab.Bytes, start)
+# vtable slots of the fields read here (schema.fbs field order: slot = 4 + 2 * field id)
+MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, MODEL_BUFFERS = 6, 8, 12
+SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = 4, 6, 8, 10
+CODE_DEPRECATED_BUILTIN, CODE_BUILTIN = 4, 10
+TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION = 4, 6, 8, 10, 12
+QUANTIZATION_SCALE, QUANTIZATION_ZERO_POINT, QUANTIZATION_DIMENSION = 8, 10, 16
+OPERATOR_OPCODE, OPERATOR_INPUTS, OPERATOR_OUTPUTS, OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS = 4, 6, 8, 10, 12
+BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = 4, 6, 8
 
 
 def _read(data, input_shapes):
     buf = bytes(data) if not isinstance(data, (bytes, bytearray)) else data
-    model = TFLiteModel.GetRootAs(buf, 0)
-    if _bounded(model.SubgraphsLength(), "subgraph") < 1:
+    model = Table.root(buf)
+    subgraphs = model.tables(MODEL_SUBGRAPHS, "subgraph")
+    if not subgraphs:
         raise ModelError("TFLite model has no subgraph")
-    subgraph = model.Subgraphs(0)
-    opcodes = []
-    for i in range(_bounded(model.OperatorCodesLength(), "operator code")):
-        opcodes.append(_builtin_code(model.OperatorCodes(i)))
-
-    tensors = [_tensor(model, subgraph.Tensors(i), i, buf) for i in range(_bounded(subgraph.TensorsLength(), "tensor"))]
+    subgraph = subgraphs[0]
+    opcodes = [_builtin_code(code) for code in model.tables(MODEL_OPERATOR_CODES, "operator code")]
+    buffers = model.tables(MODEL_BUFFERS, "buffer")
+    tensors = [_tensor(t, i, buffers, buf) for i, t in enumerate(subgraph.tables(SUBGRAPH_TENSORS, "tensor"))]
     ops = []
-    for i in range(_bounded(subgraph.OperatorsLength(), "operator")):
-        op = subgraph.Operators(i)
-        code_index = op.OpcodeIndex()
+    for i, op in enumerate(subgraph.tables(SUBGRAPH_OPERATORS, "operator")):
+        code_index = op.scalar(OPERATOR_OPCODE, "<I")
         if code_index >= len(opcodes):
             raise ModelError(f"corrupt TFLite flatbuffer: op {i} has opcode index {code_index}")
         op_type = OP_NAMES.get(opcodes[code_index], f"BUILTIN_{opcodes[code_index]}")
-        inputs = list(_vector(op, OPERATOR_INPUTS, "i", "op input"))
-        outputs = list(_vector(op, OPERATOR_OUTPUTS, "i", "op output"))
+        inputs = list(op.scalars(OPERATOR_INPUTS, "i", "op input"))
+        outputs = list(op.scalars(OPERATOR_OUTPUTS, "i", "op output"))
         for t in inputs + outputs:
             if t >= len(tensors) or t < -1:
                 raise ModelError(f"corrupt TFLite flatbuffer: op {i} refers to tensor {t}")
         ops.append(Op(i, op_type, inputs, outputs, _options(op, op_type, tensors, inputs)))
 
-    graph_inputs = list(_vector(subgraph, SUBGRAPH_INPUTS, "i", "input"))
-    graph_outputs = list(_vector(subgraph, SUBGRAPH_OUTPUTS, "i", "output"))
+    graph_inputs = list(subgraph.scalars(SUBGRAPH_INPUTS, "i", "input"))
+    graph_outputs = list(subgraph.scalars(SUBGRAPH_OUTPUTS, "i", "output"))
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < len(tensors):
             raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
@@ -142,13 +125,11 @@ def _builtin_code(code):
     files set only ``deprecated_builtin_code`` (an int8, codes < 127), newer converters (ai-edge-quantizer,
     litert-torch) only ``builtin_code``. The ``tflite`` package's ``BuiltinCode()`` is not used: it returns
     the deprecated field whenever ``builtin_code`` < 127, so such files would read as all ADD (0)."""
-    o = code._tab.Offset(10)
-    raw = code._tab.Get(flatbuffers.number_types.Int32Flags, o + code._tab.Pos) if o else 0
-    return max(raw, code.DeprecatedBuiltinCode())
+    return max(code.scalar(CODE_BUILTIN, "<i"), code.scalar(CODE_DEPRECATED_BUILTIN, "<b"))
 
 
-def _tensor(model, t, index, buf):
-    shape = _vector(t, TENSOR_SHAPE, "i", "shape", 8)
+def _tensor(t, index, buffers, buf):
+    shape = t.scalars(TENSOR_SHAPE, "i", "shape", 8)
     elements = 1
     for d in shape:
         if d < 0:
@@ -157,62 +138,50 @@ def _tensor(model, t, index, buf):
         elements *= d
     if elements > 1 << 30:
         raise ModelError(f"tensor {index} has {elements} elements: too large for WebAssembly memory")
-    type_name = TYPE_NAMES.get(t.Type(), f"type{t.Type()}")
+    type_code = t.scalar(TENSOR_TYPE, "<b")
+    type_name = TYPE_NAMES.get(type_code, f"type{type_code}")
     dtype = DTYPES.get(type_name, type_name)
-    name = t.Name()
+    name = t.string(TENSOR_NAME)
     name = name.decode("utf-8", "replace") if name else f"tensor{index}"
     scale, zero_point, axis = (), (), 0
-    q = t.Quantization()
-    if q is not None and q.ScaleLength() > 0:
-        scale = _vector(q, QUANTIZATION_SCALE, "f", "scale")
-        zero_point = _vector(q, QUANTIZATION_ZERO_POINT, "q", "zero point")
-        axis = q.QuantizedDimension()
-    data = _buffer_data(model, t.Buffer(), buf)
+    q = t.table(TENSOR_QUANTIZATION)
+    if q is not None:
+        scale = q.scalars(QUANTIZATION_SCALE, "f", "scale")
+        if scale:
+            zero_point = q.scalars(QUANTIZATION_ZERO_POINT, "q", "zero point")
+            axis = q.scalar(QUANTIZATION_DIMENSION, "<i")
+    data = _buffer_data(buffers, t.scalar(TENSOR_BUFFER, "<I"), buf)
     return Tensor(index, name, shape, dtype, scale, zero_point, axis, data)
 
 
-def _buffer_data(model, buffer_index, buf):
-    if buffer_index == 0 or buffer_index >= model.BuffersLength():
+def _buffer_data(buffers, buffer_index, buf):
+    if buffer_index == 0 or buffer_index >= len(buffers):
         return None
-    b = model.Buffers(buffer_index)
-    if b.Offset() > 1:
+    b = buffers[buffer_index]
+    offset = b.scalar(BUFFER_OFFSET, "<Q")
+    if offset > 1:
         # Large models keep buffers after the flatbuffer: offset is from the start of the file.
-        start, size = b.Offset(), b.Size()
+        start, size = offset, b.scalar(BUFFER_SIZE, "<Q")
         if start + size > len(buf):
             raise ModelError(f"truncated TFLite file: buffer {buffer_index} ends at byte {start + size}, file has {len(buf)}")
         return memoryview(buf)[start:start + size]
-    o = b._tab.Offset(4)
-    if o == 0:
-        return None
-    start = b._tab.Vector(o)
-    size = b._tab.VectorLen(o)
+    start, size = b.bytes_span(BUFFER_DATA)
     if start + size > len(buf):
         raise ModelError(f"truncated TFLite file: buffer {buffer_index} ends past the end of the file")
     return memoryview(buf)[start:start + size] if size else None
 
 
-def _empty_table():
-    """Bytes and position of a table with no fields: reading any options class from it gives the
-    schema's defaults (what TFLite uses when a field, or the whole options table, is absent)."""
-    builder = flatbuffers.Builder(16)
-    builder.StartObject(0)
-    builder.Finish(builder.EndObject())
-    data = bytes(builder.Output())
-    return data, flatbuffers.encode.Get(flatbuffers.packer.uoffset, data, 0)
-
-
-EMPTY_TABLE = _empty_table()
+# A table with no fields: any options class reads the schema's defaults from it (what TFLite uses when
+# a field, or the whole options table, is absent). Its vtable: 4 bytes (no field), table: 4 bytes.
+EMPTY_TABLE = Table(struct.pack("<HHi", 4, 4, 4), 4)
 
 
 def _table(op, options_class, options_type):
     """The op's options as ``options_class``; an absent table, or one of another type, reads as the
     schema's defaults, as TFLite's own parser does (``builtin_options_as_X()`` is null -> defaults)."""
     options = options_class()
-    table = op.BuiltinOptions() if op.BuiltinOptionsType() == options_type else None
-    if table is None:
-        options.Init(*EMPTY_TABLE)
-    else:
-        options.Init(table.Bytes, table.Pos)
+    table = op.table(OPERATOR_OPTIONS) if op.scalar(OPERATOR_OPTIONS_TYPE, "<B") == options_type else None
+    options._tab = table or EMPTY_TABLE  # the generated accessors read through it (Offset, Get, Pos)
     return options
 
 

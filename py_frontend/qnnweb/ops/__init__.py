@@ -105,23 +105,22 @@ def op_problem(graph, op, checked=None):
         return f"expected {expected} inputs, got {len(op.inputs)}"
     if len(op.outputs) != outputs:
         return f"expected {outputs} output(s), got {len(op.outputs)}"
-    count = len(graph.tensors)
+    count, inputs = len(graph.tensors), len(op.inputs)
+    checked = {} if checked is None else checked
     for k, index in enumerate(list(op.inputs) + list(op.outputs)):
-        is_input = k < len(op.inputs)
-        role = f"input {k}" if is_input else f"output {k - len(op.inputs)}"
-        optional = is_input and k >= required
+        optional = required <= k < inputs
         if not isinstance(index, int) or not (-1 if optional else 0) <= index < count:
-            return f"{role} refers to tensor {index}, the model has {count}"
+            return f"{_role(k, inputs)} refers to tensor {index}, the model has {count}"
         if index >= 0:
-            if checked is None or index not in checked:
-                problem = tensor_problem(graph.tensors[index], "tensor")
-                if checked is not None:
-                    checked[index] = problem
-            else:
-                problem = checked[index]
-            if problem:
-                return f"{role}: {problem}"
+            if index not in checked:
+                checked[index] = tensor_problem(graph.tensors[index], "tensor")
+            if checked[index]:
+                return f"{_role(k, inputs)}: {checked[index]}"
     return _window_problem(op)
+
+
+def _role(k, inputs):
+    return f"input {k}" if k < inputs else f"output {k - inputs}"
 
 
 def lower(graph):
