@@ -143,3 +143,25 @@ def test_grouped_conv2d_matches_reference(variant, case):
     expected = ref.conv2d(**args, w_zp=w_zp)
     got = H.conv2d(variant, **args, w_zp=w_zp)
     np.testing.assert_array_equal(got, expected)
+
+
+FEW_CHANNEL_WINDOWS = [  # (input channels, kernel, stride, dilation, padding)
+    (3, (3, 3), (2, 2), (1, 1), (0, 1, 0, 1)), (1, (5, 5), (1, 1), (1, 1), (2, 2, 2, 2)),
+    (4, (7, 7), (2, 2), (1, 1), (3, 3, 3, 3)), (2, (2, 3), (1, 2), (2, 1), (1, 0, 0, 1)),
+    (5, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)), (8, (3, 1), (1, 1), (1, 1), (0, 0, 0, 0)),
+    (6, (3, 3), (2, 2), (2, 2), (2, 2, 2, 2)), (3, (11, 11), (4, 4), (1, 1), (5, 5, 5, 5)),
+]
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("window", FEW_CHANNEL_WINDOWS)
+def test_conv2d_few_input_channels_gathered_into_rows(variant, window):
+    """1-8 input channels with a window (RGB first layers): the SIMD variants gather each pixel's
+    window into one row (conv2d.c's im2col, 4- and 8-byte copies or any length) and run a 1x1 IGEMM,
+    with OHWI weights and with OIHW weights reordered at packing."""
+    ic, k, stride, dilation, padding = window
+    case = _case(ic * 100 + k[0], 2, 13, 11, ic, 19, k, stride=stride, dilation=dilation, padding=padding)
+    check_conv2d(variant, **case)
+    args = [case[n] for n in ("x", "x_scale", "x_zp", "w", "w_scales", "bias", "y_scale", "y_zp", "stride",
+                              "dilation", "padding", "activation")]
+    np.testing.assert_array_equal(H.conv2d_layout(variant, *args), ref.conv2d(*args))

@@ -86,36 +86,37 @@ static void init_configs(void) {
 #endif
   if (kind == RELAXED_DOT_USDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-usdot"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-usdot"};
   } else if (kind == RELAXED_DOT_SDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 0, 0, "qs8-igemm-4x16c4-relaxed-sdot"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 1, 0, 0, "qs8-igemm-4x16c4-relaxed-sdot"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
     /* The exact two-dot "halves" form is slower here than the SIMD128 kernel (EfficientNet-Lite0 on
      * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
-     * kernels in Chromium 156), so engines whose relaxed dot saturates get the SIMD128 kernel. */
+     * kernels in Chromium 156, against the 4x4c8 kernel 4x8c2s4 replaced), so engines whose relaxed
+     * dot saturates get the SIMD128 kernel. */
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128, 4, 4, 8, 0, 0, "qs8-igemm-4x4c8-simd128 (relaxed dot saturates)"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x8c2s4__simd128, 4, 8, 2, 4, 0, 0, "qs8-igemm-4x8c2s4-simd128 (relaxed dot saturates)"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-halves"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-halves"};
   } else {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_split, 4, 16, 4, 128, 0x80, "qs8-igemm-4x16c4-relaxed-split"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_split, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-split"};
   }
 #elif QNN_VARIANT == 1
   gemm_config = (struct qnn_gemm_config) {
-    qnn_qs8_igemm_minmax_fp32_ukernel_4x4c8__simd128, 4, 4, 8, 0, 0, "qs8-igemm-4x4c8-simd128"};
+    qnn_qs8_igemm_minmax_fp32_ukernel_4x8c2s4__simd128, 4, 8, 2, 4, 0, 0, "qs8-igemm-4x8c2s4-simd128"};
 #else
   gemm_config = (struct qnn_gemm_config) {
-    qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar, 2, 4, 1, 0, 0, "qs8-igemm-2x4c1-scalar"};
+    qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar, 2, 4, 1, 1, 0, 0, "qs8-igemm-2x4c1-scalar"};
 #endif
 #if QNN_VARIANT >= 1
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128, 16, "qs8-dwconv-c16-simd128"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2, 16, 1, "qs8-dwconv-c16-simd128-dot16x2"};
 #else
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, 1, "qs8-dwconv-c1-scalar"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, 1, 0, "qs8-dwconv-c1-scalar"};
 #endif
   initialized = 1;
 }

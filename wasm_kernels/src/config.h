@@ -9,6 +9,7 @@
 struct qnn_gemm_config {
   qnn_qs8_igemm_ukernel_fn igemm;
   uint32_t mr, nr, kr;
+  uint32_t sr;  /* KR-byte groups shuffled across SR channels (packing.h); 1: none */
   /* Added to the input zero point in the bias fold: the relaxed usdot/split kernels compute on
    * activations XOR 0x80 (uint8), i.e. x + 128. */
   int32_t input_zero_point_offset;
@@ -19,6 +20,7 @@ struct qnn_gemm_config {
 struct qnn_dwconv_config {
   qnn_qs8_dwconv_ukernel_fn dwconv;
   uint32_t channel_tile;
+  int32_t tap_pairs;  /* weights packed as int16 tap pairs (packing.h) */
   const char* name;
 };
 

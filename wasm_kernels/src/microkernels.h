@@ -19,18 +19,20 @@ typedef void (*qnn_qs8_igemm_ukernel_fn)(
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params);
 
-/* Depthwise convolution of one output pixel, all channels.
- *   a[t]   input row of tap t (channels contiguous), or the zero buffer.
- *   w      packed per channel tile: int32 bias[CT], float scale[CT], int8 w[ks][CT]. */
+/* Depthwise convolution of `pixels` consecutive output pixels, all channels (one call per op:
+ * per-pixel calls cost as much as a 3x3 window of a few channel tiles).
+ *   a[p * ks + t]  input row of tap t of pixel p (channels contiguous), or the zero buffer.
+ *   w              packed per channel tile (packing.h).
+ *   output         pixel p at output + p * channels. */
 typedef void (*qnn_qs8_dwconv_ukernel_fn)(
-    size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
+    size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
     const struct qnn_qs8_minmax_params* params);
 
 #define QNN_DECLARE_QS8_IGEMM(fn) void fn( \
     size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* a, const void* w, \
     int8_t* c, size_t c_stride, const struct qnn_qs8_minmax_params* params);
 #define QNN_DECLARE_QS8_DWCONV(fn) void fn( \
-    size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output, \
+    size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output, \
     const struct qnn_qs8_minmax_params* params);
 
 #include "qs8-igemm/qs8-igemm.inc"

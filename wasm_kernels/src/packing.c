@@ -2,16 +2,16 @@
 
 #include "common.h"
 
-int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr) {
-  const int64_t blocks = (nc + nr - 1) / nr;
-  return blocks * (nr * (int64_t) (sizeof(int32_t) + sizeof(float)) + ks * ((kc + kr - 1) / kr * kr) * nr);
+int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr, int64_t sr) {
+  const int64_t blocks = (nc + nr - 1) / nr, skr = sr * kr;
+  return blocks * (nr * (int64_t) (sizeof(int32_t) + sizeof(float)) + ks * ((kc + skr - 1) / skr * skr) * nr);
 }
 
 void qnn_pack_qs8_igemm_w(
-    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
+    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point,
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed) {
-  const size_t kc_padded = qnn_round_up(kc, kr);
+  const size_t skr = sr * kr, kc_padded = qnn_round_up(kc, skr);
   char* out = packed;
   for (size_t n0 = 0; n0 < nc; n0 += nr) {
     const size_t nb = qnn_min_size(nr, nc - n0);
@@ -30,8 +30,10 @@ void qnn_pack_qs8_igemm_w(
     for (size_t t = 0; t < ks; t++) {
       for (size_t k0 = 0; k0 < kc_padded; k0 += kr) {
         for (size_t n = 0; n < nb; n++) {
-          for (size_t k = k0; k < k0 + kr && k < kc; k++) {
-            packed_w[n * kr + (k - k0)] = w[(n0 + n) * n_stride + t * t_stride + k * k_stride];
+          /* the group of channel n at position k0: (k0 / kr + n) mod sr in its run of sr groups */
+          const size_t first = k0 / skr * skr + (k0 + n * kr) % skr;
+          for (size_t k = first; k < first + kr && k < kc; k++) {
+            packed_w[n * kr + (k - first)] = w[(n0 + n) * n_stride + t * t_stride + k * k_stride];
           }
         }
         packed_w += nr * kr;
@@ -41,29 +43,35 @@ void qnn_pack_qs8_igemm_w(
   }
 }
 
-int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct) {
-  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + ks);
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, int tap_pairs) {
+  const int64_t weight_bytes = tap_pairs ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t) : ks;
+  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + weight_bytes);
 }
 
 void qnn_pack_qs8_dwconv_w(
-    size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
+    size_t channels, size_t ks, size_t ct, int tap_pairs, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed) {
+  const size_t padded_ks = tap_pairs ? (ks + 1) / 2 * 2 : ks;
   char* out = packed;
   for (size_t c0 = 0; c0 < channels; c0 += ct) {
     const size_t cb = qnn_min_size(ct, channels - c0);
     int32_t* packed_bias = (int32_t*) out;
     float* packed_scale = (float*) (out + ct * sizeof(int32_t));
-    int8_t* packed_w = (int8_t*) (out + ct * (sizeof(int32_t) + sizeof(float)));
+    char* packed_w = out + ct * (sizeof(int32_t) + sizeof(float));
     for (size_t c = 0; c < cb; c++) {
       int32_t sum = 0;
       for (size_t t = 0; t < ks; t++) {
         const int8_t wv = w[t * t_stride + (c0 + c) * c_stride];
-        packed_w[t * ct + c] = wv;
+        if (tap_pairs) {  /* int16 w[ks / 2][ct][2]: taps 2p and 2p + 1 of channel c side by side */
+          ((int16_t*) packed_w)[(t / 2 * ct + c) * 2 + t % 2] = wv;
+        } else {
+          ((int8_t*) packed_w)[t * ct + c] = wv;
+        }
         sum += wv;
       }
       packed_bias[c] = (bias != NULL ? bias[c0 + c] : 0) - input_zero_point * sum;
       packed_scale[c] = scale[c0 + c];
     }
-    out = (char*) (packed_w + ks * ct);
+    out = packed_w + padded_ks * ct * (tap_pairs ? sizeof(int16_t) : sizeof(int8_t));
   }
 }

@@ -8,22 +8,27 @@
 /* IGEMM layout, one block per NR output channels:
  *   int32 bias[NR]     bias[n] - input_zero_point * sum_k w[n][k]   (0 past nc)
  *   float scale[NR]    requantization scale                          (0 past nc)
- *   int8  w[ks][round_up(kc, KR) / KR][NR][KR]                       (0 past nc / kc)
+ *   int8  w[ks][round_up(kc, SR * KR) / KR][NR][KR]                  (0 past nc / kc)
+ * With SR > 1 (XNNPACK's "s" kernels), group g of channel n in each run of SR groups holds the input
+ * channels of group (g + n) mod SR of that run: the kernel rotates its activations by one group
+ * between dot products instead of broadcasting them.
  * Weight (n, t, k) (output channel, tap, input channel) is w[n * n_stride + t * t_stride + k * k_stride]:
  * OHWI [nc][ks][kc] is (ks * kc, kc, 1), OIHW [nc][kc][ks] is (kc * ks, 1, ks), IO [kc][nc] (ks = 1)
  * is (1, 0, nc). */
-int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr);
+int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr, int64_t sr);
 void qnn_pack_qs8_igemm_w(
-    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, int32_t input_zero_point,
+    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point,
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed);
 
-/* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], int8 w[ks][CT].
+/* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], then the weights:
+ * int8 w[ks][CT], or with tap_pairs int16 w[round_up(ks, 2) / 2][CT][2] (taps 2p and 2p + 1 of a
+ * channel side by side, for kernels that multiply two taps with one dot product; 0 past ks).
  * Weight (t, c) is w[t * t_stride + c * c_stride]: TFLite [1, KH, KW, C] is (channels, 1), ONNX
  * [C, 1, KH, KW] is (1, ks). */
-int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct);
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, int tap_pairs);
 void qnn_pack_qs8_dwconv_w(
-    size_t channels, size_t ks, size_t ct, int32_t input_zero_point,
+    size_t channels, size_t ks, size_t ct, int tap_pairs, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed);
 
 #endif

@@ -403,9 +403,7 @@ static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
   const v128_t va_zp = wasm_i16x8_splat((int16_t) p->a_zero_point);
   const v128_t vb_zp = wasm_i16x8_splat((int16_t) p->b_zero_point);
   const v128_t vscale = wasm_f32x4_splat(p->scale);
-  const v128_t vlo = wasm_f32x4_splat(p->minmax.output_min_less_zero_point);
-  const v128_t vhi = wasm_f32x4_splat(p->minmax.output_max_less_zero_point);
-  const v128_t vzp = wasm_i32x4_splat(p->minmax.output_zero_point);
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(&p->minmax);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
@@ -414,12 +412,10 @@ static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
     const v128_t va_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(va), va_zp);
     const v128_t vb_lo = wasm_i16x8_sub(wasm_i16x8_extend_low_i8x16(vb), vb_zp);
     const v128_t vb_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(vb), vb_zp);
-    const v128_t out0 = qnn_requantize4_fp32(wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
-    const v128_t out1 = qnn_requantize4_fp32(wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo), vscale, vlo, vhi, vzp);
-    const v128_t out2 = qnn_requantize4_fp32(wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
-    const v128_t out3 = qnn_requantize4_fp32(wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi), vscale, vlo, vhi, vzp);
-    wasm_v128_store(output + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(out0, out1),
-                                                        wasm_i16x8_narrow_i32x4(out2, out3)));
+    wasm_v128_store(output + i, qnn_requantize16_fp32(
+        wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo),
+        wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi),
+        vscale, vscale, vscale, vscale, &vq));
   }
   return i;
 }

@@ -12,6 +12,12 @@
  * twice), and c * sum (x - x_zp) is added per row as for a per-tensor zero point -c. The result is
  * sum (x - x_zp)(w - zw[n]) exactly, at twice the work.
  *
+ * Few input channels (the RGB first convolution): a tap's kc channels are padded to the kernel's
+ * SR * KR (8), so 3 channels compute 8. Such convolutions gather each output pixel's window into a
+ * row of taps * kc channels at run time (im2col: 27 of 32 computed for 3x3x3) and run as a 1x1
+ * IGEMM over those rows; the packed weights see one tap of taps * kc channels (tap-major: OIHW
+ * weights are reordered to OHWI at packing).
+ *
  * Grouped convolution (groups > 1): one indirection buffer and one packed-weights block per group;
  * group g's buffer points g * input_channels bytes into each input pixel, and its IGEMM writes its
  * output channels into the full-width output rows. */
@@ -33,7 +39,21 @@ struct conv2d_op {
   int32_t input_zero_point, weights_zero_point;  /* the zero point of the row correction */
   size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
   int32_t* correction;      /* mr values per tile; NULL when weights_zero_point is 0 */
+  /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
+  const int8_t** window;    /* NULL: no im2col */
+  int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
+  size_t window_taps, window_channels, row_stride;
 };
+
+/* Gathering the window into rows pays when padding each tap's channels wastes more than the rows'
+ * padding does, and the rows stay small. */
+static int use_im2col(const struct qnn_conv2d_record* r, const struct qnn_gemm_config* config, int64_t pixels,
+                      int64_t window_taps) {
+  const int64_t skr = (int64_t) config->kr * config->sr, kc = r->input_channels;
+  if (r->groups != 1 || r->weights_zero_points != 0 || window_taps == 1 || r->weights_layout == QNN_WEIGHTS_IO) return 0;
+  const int64_t row = qnn_round_up((size_t) (window_taps * kc), (size_t) skr);
+  return row < window_taps * qnn_round_up((size_t) kc, (size_t) skr) && row <= 256 && pixels * row <= (16 << 20);
+}
 
 int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_conv2d_record* r = record;
@@ -91,19 +111,27 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   }
 
   const struct qnn_gemm_config* config = qnn_get_gemm_config();
+  const int im2col = use_im2col(r, config, pixels, window_taps);
+  /* what the IGEMM sees: taps x channels per output pixel */
+  const int64_t gemm_taps = im2col ? 1 : taps, gemm_channels = im2col ? window_taps * r->input_channels : r->input_channels;
+  const int64_t row_stride = (int64_t) qnn_round_up((size_t) gemm_channels, config->kr * config->sr);
   struct conv2d_op* op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
-  int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
+  int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr * config->sr) + QNN_EXTRA_BYTES);
   const int64_t entries = pixels * taps;
   const int8_t** indirection = qnn_plan_alloc(plan, groups * entries * (int64_t) sizeof(int8_t*));
-  const int64_t packed_group_size = qnn_pack_qs8_igemm_size(group_channels, taps, r->input_channels, config->nr, config->kr);
+  const int64_t packed_group_size =
+      qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
   const int corrected = r->weights_zero_point != 0 || split;
   int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * 4) : NULL;
-  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL)) {
+  const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
+  int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
+  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
+      (im2col && (row_pointers == NULL || rows == NULL))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
-  qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr) + QNN_EXTRA_BYTES);
+  qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr * config->sr) + QNN_EXTRA_BYTES);
   const struct qnn_window window = {
     r->batch, r->input_height, r->input_width, (size_t) pixel_stride, r->output_height, r->output_width,
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
@@ -120,7 +148,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
       group_indirection[i] = indirection[i] == zero ? zero : indirection[i] + g * r->input_channels;
     }
   }
-  const size_t kc = (size_t) r->input_channels, ks = (size_t) taps, nc = (size_t) group_channels;
+  size_t kc = (size_t) r->input_channels, ks = (size_t) taps;
+  const size_t nc = (size_t) group_channels;
   const size_t window_ks = (size_t) window_taps;
   size_t n_stride = window_ks * kc, t_stride = kc, k_stride = 1;      /* OHWI */
   if (r->weights_layout == QNN_WEIGHTS_OIHW) {
@@ -158,21 +187,43 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     t_stride = kc;
     k_stride = 1;
   }
+  if (im2col) {  /* one tap of the window's channels, tap-major as the rows */
+    for (int64_t p = 0; p < pixels; p++) row_pointers[p] = rows + p * row_stride;
+    if (r->weights_layout == QNN_WEIGHTS_OIHW) {
+      int8_t* ohwi = qnn_plan_alloc(plan, (int64_t) r->output_channels * window_taps * r->input_channels);
+      if (ohwi == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+      for (size_t n = 0; n < (size_t) r->output_channels; n++) {
+        for (size_t t = 0; t < window_ks; t++) {
+          for (size_t k = 0; k < kc; k++) ohwi[(n * window_ks + t) * kc + k] = weights[n * n_stride + t + k * window_ks];
+        }
+      }
+      weights = ohwi;
+    }
+    ks = 1;
+    kc = (size_t) gemm_channels;
+    t_stride = 0;
+    k_stride = 1;
+  }
   for (int64_t g = 0; g < groups; g++) {
     const size_t first = (size_t) g * nc;
-    qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, r->input_zero_point + config->input_zero_point_offset,
+    qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, config->sr, r->input_zero_point + config->input_zero_point_offset,
                          weights + first * n_stride, n_stride, t_stride, k_stride, bias != NULL ? bias + first : NULL,
                          scales + first, packed + g * packed_group_size);
   }
 
   op->config = config;
-  op->indirection = indirection;
+  op->indirection = im2col ? row_pointers : indirection;
+  op->window = im2col ? indirection : NULL;
+  op->rows = rows;
+  op->window_taps = (size_t) window_taps;
+  op->window_channels = (size_t) r->input_channels;
+  op->row_stride = (size_t) row_stride;
   op->packed = packed;
   op->output = output;
   op->pixels = (size_t) pixels;
   op->output_channels = r->output_channels;
-  op->input_channels = r->input_channels;
-  op->taps = (size_t) taps;
+  op->input_channels = (size_t) gemm_channels;
+  op->taps = (size_t) gemm_taps;
   op->groups = (size_t) groups;
   op->packed_group_size = (size_t) packed_group_size;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
@@ -202,8 +253,34 @@ static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, 
   for (size_t m = rows; m < mr; m++) op->correction[m] = op->correction[rows - 1];
 }
 
+/* im2col: each pixel's window (taps x kc channels, padding taps read the zero buffer) into its row,
+ * tap-major. Up to 4 (8) channels are copied as one 4 (8)-byte word: the bytes past kc land where
+ * the next tap's channels go, or in the row's tail, whose weights are zero (rows have room for
+ * them: gather_word). Reading past kc is the kernels' usual over-read (QNN_EXTRA_BYTES). */
+static size_t gather_word(size_t taps, size_t kc, size_t row_stride) {
+  const size_t word = kc <= 4 ? 4 : kc <= 8 ? 8 : 0;
+  return word != 0 && (taps - 1) * kc + word <= row_stride ? word : 0;
+}
+
+static void gather_rows(const struct conv2d_op* op) {
+  const size_t taps = op->window_taps, kc = op->window_channels;
+  const size_t word = gather_word(taps, kc, op->row_stride);
+  for (size_t p = 0; p < op->pixels; p++) {
+    const int8_t* const* window = op->window + p * taps;
+    int8_t* row = op->rows + p * op->row_stride;
+    if (word == 4) {
+      for (size_t t = 0; t < taps; t++) qnn_memcpy(row + t * kc, window[t], 4);
+    } else if (word == 8) {
+      for (size_t t = 0; t < taps; t++) qnn_memcpy(row + t * kc, window[t], 8);
+    } else {
+      for (size_t t = 0; t < taps; t++) qnn_memcpy(row + t * kc, window[t], kc);
+    }
+  }
+}
+
 void qnn_run_conv2d(const struct qnn_op* base) {
   const struct conv2d_op* op = (const struct conv2d_op*) base;
+  if (op->window != NULL) gather_rows(op);
   const size_t mr = op->config->mr, entries = op->pixels * op->taps;
   const size_t group_channels = op->output_channels / op->groups;
   struct qnn_qs8_minmax_params params = op->params;

@@ -52,10 +52,11 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
 
   const struct qnn_dwconv_config* config = qnn_get_dwconv_config();
   const size_t tile = r->depth_multiplier == 1 ? config->channel_tile : 1;
+  const int tap_pairs = r->depth_multiplier == 1 && config->tap_pairs;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
   const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
-  void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile));
+  void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile, tap_pairs));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
 
   qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
@@ -66,7 +67,7 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   qnn_indirection_init(&window, input, zero, indirection);
   const size_t t_stride = r->weights_layout == 0 ? (size_t) r->output_channels : 1;
   const size_t c_stride = r->weights_layout == 0 ? 1 : (size_t) taps;
-  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, r->input_zero_point, weights, t_stride, c_stride, bias,
+  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, tap_pairs, r->input_zero_point, weights, t_stride, c_stride, bias,
                         scales, packed);
 
   op->ukernel = r->depth_multiplier == 1 ? config->dwconv : NULL;
@@ -99,13 +100,11 @@ static void run_depth_multiplier(const struct dwconv2d_op* op, const int8_t* con
 
 void qnn_run_dwconv2d(const struct qnn_op* base) {
   const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
+  if (op->ukernel != NULL) {
+    op->ukernel(op->pixels, op->channels, op->taps, op->indirection, op->packed, op->output, &op->params);
+    return;
+  }
   for (size_t p = 0; p < op->pixels; p++) {
-    const int8_t* const* a = op->indirection + p * op->taps;
-    int8_t* output = op->output + p * op->channels;
-    if (op->ukernel != NULL) {
-      op->ukernel(op->channels, op->taps, a, op->packed, output, &op->params);
-    } else {
-      run_depth_multiplier(op, a, output);
-    }
+    run_depth_multiplier(op, op->indirection + p * op->taps, op->output + p * op->channels);
   }
 }

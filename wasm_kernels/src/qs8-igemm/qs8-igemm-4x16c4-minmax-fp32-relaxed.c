@@ -65,11 +65,8 @@
     vacc##m##x2 = wasm_i32x4_add(vacc##m##x2, vcorr); \
     vacc##m##x3 = wasm_i32x4_add(vacc##m##x3, vcorr); \
   } \
-  const v128_t vout = wasm_i8x16_narrow_i16x8( \
-      wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc##m##x0, vscale0, vlo, vhi, vzp), \
-                              qnn_requantize4_fp32(vacc##m##x1, vscale1, vlo, vhi, vzp)), \
-      wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc##m##x2, vscale2, vlo, vhi, vzp), \
-                              qnn_requantize4_fp32(vacc##m##x3, vscale3, vlo, vhi, vzp))); \
+  const v128_t vout = qnn_requantize16_fp32(vacc##m##x0, vacc##m##x1, vacc##m##x2, vacc##m##x3, \
+                                            vscale0, vscale1, vscale2, vscale3, &vq); \
   if (nb == 16) { \
     wasm_v128_store(c##m + n0, vout); \
   } else { \
@@ -98,9 +95,7 @@ static inline __attribute__((always_inline)) void igemm_4x16c4(
   const v128_t vxor = wasm_i8x16_splat(mode != MODE_SINGLE ? (int8_t) 0x80 : (int8_t) params->activation_xor);
   const v128_t vone = wasm_i8x16_const_splat(1);
   const v128_t vzero = wasm_i8x16_const_splat(0);
-  const v128_t vlo = wasm_f32x4_splat(params->output_min_less_zero_point);
-  const v128_t vhi = wasm_f32x4_splat(params->output_max_less_zero_point);
-  const v128_t vzp = wasm_i32x4_splat(params->output_zero_point);
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
 
   for (size_t n0 = 0; n0 < nc; n0 += 16) {
     const char* block = w;

@@ -1,0 +1,165 @@
+"""Interleaved A/B of kernel modules on one model, in headless Chromium's V8 (and wasmtime).
+
+    .venv/bin/python tools/kernel_ab.py MODEL VARIANT A.wasm B.wasm [--rounds 40]
+
+Each module is loaded by the Python frontend in CPython (wasmtime) through a host that records
+every memory write and export call; the browser then replays each record on a fresh instance of its
+module (checking every call returns what it returned in wasmtime) and times ``qnn_run`` alternately
+on the modules, so machine noise hits both alike. Built to compare kernels in the engine users run,
+without a wheel per candidate. Modules whose kernel choice depends on an engine probe (relaxed) can
+replay differently: the replay then stops at the first call whose result differs.
+"""
+
+import argparse
+import base64
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import qnnweb
+import qnnweb.kernels
+import qnnweb.model
+from qnnweb.host.wasmtime_host import WasmtimeHost
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+
+class RecordingHost(WasmtimeHost):
+    log = None
+
+    def __init__(self, wasm_bytes):
+        super().__init__(wasm_bytes)
+        RecordingHost.log = self.log = []
+
+    def call(self, name, *args):
+        result = super().call(name, *args)
+        self.log.append(["c", name, list(args), result])
+        return result
+
+    def write(self, address, data):
+        super().write(address, data)
+        self.log.append(["w", address, base64.b64encode(bytes(data)).decode()])
+
+
+def record(model_path, variant, wasm):
+    data = Path(wasm).read_bytes()
+    qnnweb.kernels.wasm_bytes = lambda v: data
+    qnnweb.model.host_class = lambda: RecordingHost
+    model = qnnweb.load(model_path, variant)
+    info = model.inputs[0]
+    rng = np.random.default_rng(0)
+    x = (rng.random(info.shape, dtype=np.float32) if info.dtype == "float32"
+         else rng.integers(-128 if info.dtype == "int8" else 0, 128 if info.dtype == "int8" else 256,
+                           info.shape).astype(info.dtype))
+    model.run(x)
+    log = model._host.log
+    run = log.pop()            # the qnn_run call: replayed by the timing loop
+    assert run[1] == "qnn_run"
+    output = model.outputs[0]
+    return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0],
+            "ops": [_kind(step) for step in model._steps],
+            "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
+
+
+def _kind(step):
+    """[family, multiply-accumulates] of an op for the per-op breakdown: conv 1x1 / 3x3 s2 / the
+    first (few-channel) conv, depthwise by window and stride; MACs for convolutions, else 0."""
+    f = step.fields
+    if step.kind not in ("conv2d", "dwconv2d"):
+        return [step.kind, 0]
+    label = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"
+    pixels = f["batch"] * f["output_height"] * f["output_width"]
+    taps = f["kernel_height"] * f["kernel_width"]
+    if step.kind == "dwconv2d":
+        return [label, pixels * f["output_channels"] * taps]
+    first = " (first)" if f["input_channels"] <= 4 else ""
+    return [label + first, pixels * f["output_channels"] * taps * f["input_channels"]]
+
+
+REPLAY = """
+async ({modules, rounds, warmup}) => {
+  const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+  const runs = [];
+  for (const m of modules) {
+    const {instance} = await WebAssembly.instantiate(bytes(m.wasm), {});
+    const e = instance.exports;
+    for (const [kind, a, b, c] of m.log) {
+      if (kind === "w") new Uint8Array(e.memory.buffer).set(bytes(b), a);
+      else {
+        const got = e[a](...b);
+        if (got !== c) throw new Error(`replay: ${a}(${b}) returned ${got} in V8, ${c} in wasmtime`);
+      }
+    }
+    runs.push({instance: e, run: () => e.qnn_run(m.plan), output: () => Array.from(new Uint8Array(e.memory.buffer, ...m.output))});
+  }
+  for (const r of runs) for (let i = 0; i < warmup; i++) r.run();
+  const times = runs.map(() => []);
+  for (let i = 0; i < rounds; i++) {
+    runs.forEach((r, k) => { const t = performance.now(); r.run(); times[k].push(performance.now() - t); });
+  }
+  // Per op: 7 timings of 5 back-to-back runs each (the timer is coarse outside isolated pages),
+  // the modules interleaved op by op; the median, summed by op kind.
+  const ops = runs.map(() => ({}));
+  modules[0].ops.forEach((_, i) => {
+    const t = runs.map(() => []);
+    for (let j = 0; j < 7; j++) {
+      runs.forEach((r, k) => {
+        const s = performance.now();
+        for (let n = 0; n < 5; n++) r.instance.qnn_run_ops(modules[k].plan, i, 1);
+        t[k].push((performance.now() - s) / 5);
+      });
+    }
+    runs.forEach((r, k) => {
+      const kind = modules[k].ops[i][0];
+      t[k].sort((x, y) => x - y);
+      ops[k][kind] = (ops[k][kind] || 0) + t[k][3];
+    });
+  });
+  return {times, ops, outputs: runs.map((r) => r.output().join(","))};
+}
+"""
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("model")
+    p.add_argument("variant")
+    p.add_argument("modules", nargs="+")
+    p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--warmup", type=int, default=20, help="untimed runs per module first (tier-up)")
+    args = p.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    modules = [record(args.model, args.variant, m) for m in args.modules]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page()
+        page.goto("about:blank")
+        result = page.evaluate(REPLAY, {"modules": modules, "rounds": args.rounds, "warmup": args.warmup})
+        browser.close()
+    same = len(set(result["outputs"])) == 1
+    base = statistics.median(result["times"][0])
+    for path, m, t in zip(args.modules, modules, result["times"]):
+        median = statistics.median(t)
+        print(f"{path:44s} {m['kernel']:40s} median {median:7.2f} ms  x{median / base:.3f}")
+    print("outputs identical across modules:", same)
+    macs = {}
+    for kind, n in modules[0]["ops"]:
+        macs[kind] = macs.get(kind, 0) + n
+    kinds = sorted(result["ops"][0], key=lambda k: -result["ops"][0][k])
+    print("per op kind: ms (sum of per-op medians) and GMAC/s, per module:")
+    for kind in kinds:
+        cells = []
+        for ops in result["ops"]:
+            ms = ops.get(kind, 0)
+            rate = f"{macs[kind] / ms / 1e6:5.1f}" if macs[kind] and ms else "    -"
+            cells.append(f"{ms:8.2f} {rate}")
+        print(f"  {kind:26s}" + "".join(cells))
+    print(f"  {'total':26s}" + "".join(f"{sum(ops.values()):8.2f}      " for ops in result["ops"]))
+
+
+if __name__ == "__main__":
+    main()
