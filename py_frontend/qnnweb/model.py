@@ -177,6 +177,8 @@ class Model:
             "kernels": dict(self.kernels),
             "arena_bytes": self.arena_bytes,
             "weight_bytes": self.weight_bytes,
+            # the module's whole WebAssembly memory: packed weights, arena, its 1 MiB floor, staging
+            "memory_bytes": self._host.memory_bytes(),
         }
 
     def __repr__(self):

@@ -4,6 +4,8 @@ The reference is ai-edge-litert with its default kernels (XNNPACK, fp32 requanti
 engine LiteRT.js runs in the browser. Every variant must stay within one quantum of it.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter
@@ -121,6 +123,22 @@ def test_info_reports_what_runs(model_path):
     assert [op["type"] for op in info["ops"]].count("DEPTHWISE_CONV_2D") == 13
     assert 0 < info["arena_bytes"] < 96 * 96 * 3 * 4 * 4
     assert info["weight_bytes"] > 200_000
+    # the whole memory: its 1 MiB floor (stack, data, the first allocations) dominates a model this small
+    assert info["weight_bytes"] + info["arena_bytes"] < info["memory_bytes"] <= (
+        info["weight_bytes"] + info["arena_bytes"] + (1 << 20) + (128 << 10))
+
+
+@pytest.mark.parametrize("path", ["data/models/efficientnet_lite0_u8s8.onnx", "data/models/mobilenet_v2_u8s8.onnx",
+                                  "tests/data/tflite/efficientnet_lite0.tflite", "tests/data/tflite/mobilenet_v2.tflite"])
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_memory_stays_within_1_5x_of_weights_and_arena(path, variant):
+    """Peak WebAssembly memory of a loaded model (nothing grows at run time: the plan owns every
+    buffer) is at most 1.5x its packed weights, indirection and activation arena."""
+    root = Path(__file__).resolve().parents[2]
+    model = qnnweb.load(root / path, variant)
+    model.run(bytes(model.inputs[0].nbytes))
+    info = model.info()
+    assert info["memory_bytes"] <= 1.5 * (info["weight_bytes"] + info["arena_bytes"]), info
 
 
 def test_default_variant_is_the_best_the_engine_validates(model_path):

@@ -28,5 +28,8 @@ class PyodideHost:
     def write(self, address, data):
         self._view(address, len(data)).assign(data)
 
+    def memory_bytes(self):
+        return int(self._memory.buffer.byteLength)
+
     def read(self, address, size):
         return self._view(address, size).to_bytes()

@@ -42,5 +42,8 @@ class WasmtimeHost:
     def write(self, address, data):
         self._memory.write(self._store, data if isinstance(data, (bytes, bytearray)) else bytes(data), address)
 
+    def memory_bytes(self):
+        return self._memory.data_len(self._store)
+
     def read(self, address, size):
         return bytes(self._memory.read(self._store, address, address + size))

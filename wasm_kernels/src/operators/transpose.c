@@ -58,6 +58,21 @@ void qnn_run_transpose(const struct qnn_op* base) {
   const struct transpose_op* op = (const struct transpose_op*) base;
   const size_t eb = op->element_bytes, n = op->dims[3], s3 = op->strides[3];
   char* out = op->output;
+  if (eb == 1 && op->strides[2] == 1 && s3 != 1) {
+    /* NCHW -> NHWC (a model's input): the innermost output dimension (channels, often 3) is short,
+     * so walk each channel's input row contiguously and write every n-th output byte. */
+    const size_t width = op->dims[2];
+    for (size_t i0 = 0; i0 < op->dims[0]; i0++) {
+      for (size_t i1 = 0; i1 < op->dims[1]; i1++) {
+        const char* row = op->input + i0 * op->strides[0] + i1 * op->strides[1];
+        for (size_t c = 0; c < n; c++) {
+          for (size_t i = 0; i < width; i++) out[i * n + c] = row[c * s3 + i];
+        }
+        out += width * n;
+      }
+    }
+    return;
+  }
   for (size_t i0 = 0; i0 < op->dims[0]; i0++) {
     for (size_t i1 = 0; i1 < op->dims[1]; i1++) {
       for (size_t i2 = 0; i2 < op->dims[2]; i2++) {
