@@ -456,6 +456,9 @@ class BrowserSlot:
         r = self.page.evaluate(f"window.bench.run({int(n)})")
         return r["ms"], r["kernel_ms"]
 
+    def profile(self):
+        return self.page.evaluate("window.bench.profile()")
+
     def close(self):
         if self.context is not None:
             try:
@@ -786,6 +789,10 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         rec["samples_ms"] = [round(x, 3) for x in slot.ms]
         if slot.engine == "qnnweb":
             rec["samples_kernel_ms"] = [round(x, 3) if x is not None else None for x in slot.kernel_ms]
+            try:  # after the timed rounds, so profiling never disturbs them
+                rec["profile"] = slot.profile()
+            except Exception as exc:
+                rec["profile_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"[:300]
         if slot.engine in ("litert", "native-litert") and m.twin_check is not None and m.format == "onnx":
             rec["twin_check"] = m.twin_check
         slot.close()
@@ -814,6 +821,27 @@ def write_outputs(out: Path, records: list[dict], meta: dict, models: list[Bench
     except Exception as exc:
         log(f"bench.png not written: {type(exc).__name__}: {exc}")
     log(f"wrote {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
+
+
+def profile_table(recs) -> list[str]:
+    """qnnweb's time per op family (Model.profile_by_family: each op timed alone, median of 5), one
+    column pair per variant, so the next bottleneck shows in every run."""
+    if not recs:
+        return []
+    families = list(recs[0]["profile"])
+    head = " | ".join(f"{r.get('variant')} ms | GMAC/s" for r in recs)
+    lines = ["qnnweb per op family (each op run alone, median of 5; GMAC/s for convolutions):", "",
+             f"| op family | ops | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(recs)]
+    for fam in families:
+        cells = []
+        for r in recs:
+            p = r["profile"].get(fam) or {}
+            cells += [fmt(p.get("ms"), 2), fmt(p.get("gmac_per_s"), 1) if p.get("gmac_per_s") else "–"]
+        lines.append(f"| {fam} | {recs[0]['profile'][fam]['ops']} | " + " | ".join(cells) + " |")
+    totals = [fmt(sum(p["ms"] for p in r["profile"].values()), 2) for r in recs]
+    lines.append("| total | | " + " | ".join(f"{t} | " for t in totals) + "|")
+    lines.append("")
+    return lines
 
 
 def markdown(records, meta, models) -> str:
@@ -875,6 +903,7 @@ def markdown(records, meta, models) -> str:
                 f"{fmt(r.get('kernel_median_ms'), 2)} | {fmt(r.get('ratio_to_qnnweb_median'), 2)} | "
                 f"{m.label(top1[0])} ({top1[1]:.3f}) | {'yes' if r.get('top5_agrees_with_qnnweb') else 'NO'} |")
         lines.append("")
+        lines += profile_table([r for r in recs if r.get("profile")])
     lines.append(f"Reproduce: `./build.sh bench {' '.join(_cli(meta['args']))}`")
     lines.append("")
     return "\n".join(lines)

@@ -60,23 +60,8 @@ def record(model_path, variant, wasm):
     assert run[1] == "qnn_run"
     output = model.outputs[0]
     return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0],
-            "ops": [_kind(step) for step in model._steps],
+            "ops": [list(qnnweb.model.op_family(step)) for step in model._steps],
             "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
-
-
-def _kind(step):
-    """[family, multiply-accumulates] of an op for the per-op breakdown: conv 1x1 / 3x3 s2 / the
-    first (few-channel) conv, depthwise by window and stride; MACs for convolutions, else 0."""
-    f = step.fields
-    if step.kind not in ("conv2d", "dwconv2d"):
-        return [step.kind, 0]
-    label = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"
-    pixels = f["batch"] * f["output_height"] * f["output_width"]
-    taps = f["kernel_height"] * f["kernel_width"]
-    if step.kind == "dwconv2d":
-        return [label, pixels * f["output_channels"] * taps]
-    first = " (first)" if f["input_channels"] <= 4 else ""
-    return [label + first, pixels * f["output_channels"] * taps * f["input_channels"]]
 
 
 REPLAY = """

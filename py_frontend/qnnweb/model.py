@@ -143,10 +143,24 @@ class Model:
             f = step.fields
             details = {k: f[k] for k in ("input_channels", "output_channels", "kernel_height", "kernel_width",
                                          "stride_height", "output_height", "output_width") if k in f}
+            family, macs = op_family(step)
             rows.append({"index": i, "kind": step.kind, "output": self._graph.tensors[step.outputs[0]].name,
                          "shape": list(self._graph.tensors[step.outputs[0]].shape), "details": details,
-                         "ms": sorted(t)[len(t) // 2]})
+                         "family": family, "macs": macs, "ms": sorted(t)[len(t) // 2]})
         return rows
+
+    def profile_by_family(self, *inputs, repeats=10):
+        """``profile`` summed per op family: {family: {"ms", "ops", "gmac_per_s"}}, slowest first."""
+        families = {}
+        for row in self.profile(*inputs, repeats=repeats):
+            f = families.setdefault(row["family"], {"ms": 0.0, "ops": 0, "macs": 0})
+            f["ms"] += row["ms"]
+            f["ops"] += 1
+            f["macs"] += row["macs"]
+        for f in families.values():
+            macs = f.pop("macs")
+            f["gmac_per_s"] = macs / f["ms"] / 1e6 if macs and f["ms"] > 0 else None
+        return dict(sorted(families.items(), key=lambda kv: -kv[1]["ms"]))
 
     def intermediate(self, name):
         """The last run's value of any tensor, by name (needs ``keep_intermediates=True``)."""
@@ -183,6 +197,21 @@ class Model:
 
     def __repr__(self):
         return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
+
+
+def op_family(step):
+    """(family, multiply-accumulates) of a plan step, for per-op-kind profiles: convolutions by window
+    and stride (the few-channel first convolution apart), depthwise likewise; MACs for those, else 0."""
+    f = step.fields
+    if step.kind not in ("conv2d", "dwconv2d"):
+        return step.kind, 0
+    family = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"
+    pixels = f["batch"] * f["output_height"] * f["output_width"]
+    taps = f["kernel_height"] * f["kernel_width"]
+    if step.kind == "dwconv2d":
+        return family, pixels * f["output_channels"] * taps
+    first = " (first)" if f["input_channels"] <= 4 else ""
+    return family + first, pixels * f["output_channels"] * taps * f["input_channels"]  # per-group input channels
 
 
 # The arena is one allocation in 32-bit WebAssembly memory, next to the weights and the module's own.

@@ -59,7 +59,8 @@ def test_quick_writes_every_file(quick_bench):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, f"{name} not written"
     assert (out / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     md = (out / "bench.md").read_text()
-    for text in ("Machine:", "Browser:", "onnxruntime-web 1.30.0", "@litertjs/core 2.5.3", "| engine |"):
+    for text in ("Machine:", "Browser:", "onnxruntime-web 1.30.0", "@litertjs/core 2.5.3", "| engine |",
+                 "| op family |", "| conv2d 1x1 s1 |"):
         assert text in md, f"bench.md lacks {text!r}"
 
 
@@ -86,6 +87,8 @@ def test_quick_every_engine_ran(quick_bench):
         r = by[("qnnweb", v)]
         assert r["variant"] == v and r["kernels"]["gemm"], r
         assert r["kernel_median_ms"] is not None and r["kernel_median_ms"] <= r["median_ms"] * 1.5
+        # the per-op-family profile (Model.profile_by_family in Pyodide), made after the timed rounds
+        assert r["profile"]["conv2d 1x1 s1"]["ms"] > 0 and r["profile"]["conv2d 1x1 s1"]["gmac_per_s"] > 0, r
     assert by[("qnnweb", "relaxed")]["ratio_to_qnnweb_median"] == pytest.approx(1.0)
 
 

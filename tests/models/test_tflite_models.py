@@ -155,5 +155,12 @@ def test_profile_times_every_op_and_leaves_the_same_outputs(model_path, photo):
     assert kinds.count("dwconv2d") == 13 and kinds.count("conv2d") == 15 and kinds[0] == "quantize"
     assert all(r["ms"] >= 0 for r in rows) and [r["index"] for r in rows] == list(range(len(rows)))
     assert rows[1]["details"]["output_channels"] == 8 and rows[1]["shape"] == [1, 48, 48, 8]
+    # the first conv: 48x48 pixels x 8 channels x 3x3 taps x 3 input channels; 13 pointwise + the classifier
+    # (FULLY_CONNECTED, a 1x1 conv) in "conv2d 1x1 s1"
+    assert rows[1]["family"] == "conv2d 3x3 s2 (first)" and rows[1]["macs"] == 48 * 48 * 8 * 9 * 3
+    families = model.profile_by_family(x, repeats=3)
+    assert sum(f["ops"] for f in families.values()) == len(rows)
+    assert families["conv2d 1x1 s1"]["ops"] == 14 and families["conv2d 1x1 s1"]["gmac_per_s"] > 0
+    assert families["quantize"]["gmac_per_s"] is None
     (again,) = model.run(x)
     np.testing.assert_array_equal(again, expected)

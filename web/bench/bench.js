@@ -137,6 +137,10 @@ def output_bytes():
     return memoryview(out).cast("B").tobytes()
 
 
+def profile():
+    return json.dumps(STATE["model"].profile_by_family(STATE["x"], repeats=5))
+
+
 def output_meta():
     info = STATE["model"].outputs[0]
     return json.dumps({"dtype": info.dtype, "shape": list(info.shape)})
@@ -165,7 +169,9 @@ async function qnnwebEngine() {
   const runOnce = ns.get("run_once");
   const outputBytes = ns.get("output_bytes");
   const outputMeta = ns.get("output_meta");
+  const profile = ns.get("profile");
   return {
+    profile: () => JSON.parse(profile()),
     async runOne() {
       const t0 = performance.now();
       const kernel = runOnce();
@@ -306,6 +312,8 @@ async function main() {
       return { ms, kernel_ms: kernel };
     },
     output: () => runner.output(),
+    // qnnweb: Model.profile_by_family (per op family: ms, ops, GMAC/s); null for the other engines
+    profile: () => (runner.profile ? runner.profile() : null),
   };
   result.state = "ready";
   document.body.dataset.state = "ready";
