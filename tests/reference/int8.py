@@ -299,6 +299,23 @@ def requantize(x, x_scale, x_zp, y_scale, y_zp):
 
 # ----------------------------------------------------------------------------- pooling, pad, softmax
 
+def _pool_windows(ih, iw, kernel, stride, padding, out_hw):
+    """(oy, ox, rows, cols) of every output pixel: the window's valid input rows and columns (ranges,
+    empty when the window lies in the padding)."""
+    (kh, kw), (sh, sw), (top, _, left, _) = kernel, stride, padding
+    for oy in range(out_hw[0]):
+        y0 = oy * sh - top
+        for ox in range(out_hw[1]):
+            x0 = ox * sw - left
+            yield oy, ox, range(max(y0, 0), min(y0 + kh, ih)), range(max(x0, 0), min(x0 + kw, iw))
+
+
+def _average_half_away(total, count):
+    """TFLite's integer average: total / count rounded half away from zero (C division truncates)."""
+    half = count // 2
+    return np.where(total >= 0, (total + half) // count, -((-(total - half)) // count))
+
+
 def average_pool2d(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 0, 0, 0), activation="NONE",
                    out_hw=None):
     """Average over the valid (unpadded) taps. Same quantization (scale ratio exactly 1 in float32
@@ -316,26 +333,16 @@ def average_pool2d(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding=(0, 
     same = scale == np.float32(1.0) and x_zp == y_zp
     out = np.empty((n, oh, ow, c), dtype=np.int8)
     xi = x.astype(np.int64)
-    for oy in range(oh):
-        y0 = oy * sh - top
-        yb, ye = max(y0, 0), min(y0 + kh, ih)
-        for ox in range(ow):
-            x0 = ox * sw - left
-            xb, xe = max(x0, 0), min(x0 + kw, iw)
-            count = max(ye - yb, 0) * max(xe - xb, 0)
-            total = xi[:, yb:ye, xb:xe, :].sum(axis=(1, 2)) if count else np.zeros((n, c), np.int64)
-            if same:
-                if count == 0:
-                    avg = np.zeros_like(total)
-                else:
-                    half = count // 2
-                    # C integer division truncates toward zero.
-                    avg = np.where(total >= 0, (total + half) // count, -((-(total - half)) // count))
-                out[:, oy, ox, :] = np.clip(avg, lo, hi)
-            else:
-                multiplier = scale / np.float32(count) if count else np.float32(0)
-                f = (total - count * x_zp).astype(np.float32) * np.float32(multiplier)
-                out[:, oy, ox, :] = quantize_clamped(f, y_zp, lo, hi)
+    for oy, ox, rows, cols in _pool_windows(ih, iw, kernel, stride, padding, out_hw):
+        count = len(rows) * len(cols)
+        total = xi[:, rows.start:rows.stop, cols.start:cols.stop, :].sum(axis=(1, 2)) if count else np.zeros((n, c), np.int64)
+        if same:
+            avg = _average_half_away(total, count) if count else np.zeros_like(total)
+            out[:, oy, ox, :] = np.clip(avg, lo, hi)
+        else:
+            multiplier = scale / np.float32(count) if count else np.float32(0)
+            f = (total - count * x_zp).astype(np.float32) * np.float32(multiplier)
+            out[:, oy, ox, :] = quantize_clamped(f, y_zp, lo, hi)
     return out
 
 
@@ -354,23 +361,18 @@ def average_pool2d_onnx(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding
     lo, hi = activation_range(activation, y_scale, y_zp)
     xf = np.float32(x_scale) * (x.astype(np.int32) - x_zp).astype(np.float32)
     out = np.empty((n, oh, ow, c), dtype=np.int8)
-    for oy in range(oh):
-        y0 = oy * sh - top
-        yb, ye = max(y0, 0), min(y0 + kh, ih)
-        for ox in range(ow):
-            x0 = ox * sw - left
-            xb, xe = max(x0, 0), min(x0 + kw, iw)
-            acc = np.zeros((n, c), np.float32)
-            for yy in range(yb, ye):
-                for xx in range(xb, xe):
-                    acc = (acc + xf[:, yy, xx, :]).astype(np.float32)
-            count = kh * kw if count_include_pad else max(ye - yb, 0) * max(xe - xb, 0)
-            if count == 0:
-                out[:, oy, ox, :] = lo
-                continue
-            f = (acc / np.float32(count)).astype(np.float32)
-            f = ((f / np.float32(y_scale)).astype(np.float32) + np.float32(y_zp)).astype(np.float32)
-            out[:, oy, ox, :] = np.clip(np.rint(f), lo, hi).astype(np.int8)
+    for oy, ox, rows, cols in _pool_windows(ih, iw, kernel, stride, padding, (oh, ow)):
+        acc = np.zeros((n, c), np.float32)
+        for yy in rows:
+            for xx in cols:
+                acc = (acc + xf[:, yy, xx, :]).astype(np.float32)
+        count = kh * kw if count_include_pad else len(rows) * len(cols)
+        if count == 0:
+            out[:, oy, ox, :] = lo
+            continue
+        f = (acc / np.float32(count)).astype(np.float32)
+        f = ((f / np.float32(y_scale)).astype(np.float32) + np.float32(y_zp)).astype(np.float32)
+        out[:, oy, ox, :] = np.clip(np.rint(f), lo, hi).astype(np.int8)
     return out
 
 
@@ -492,9 +494,7 @@ def average_pool2d_include_pad(x, x_scale, x_zp, y_scale, y_zp, kernel, stride, 
     scale = np.float32(float(x_scale) / float(y_scale))
     lo, hi = activation_range(activation, y_scale, y_zp)
     if scale == np.float32(1.0) and x_zp == y_zp:
-        half = count // 2
-        avg = np.where(total >= 0, (total + half) // count, -((-(total - half)) // count))
-        return np.clip(avg, lo, hi).astype(np.int8)
+        return np.clip(_average_half_away(total, count), lo, hi).astype(np.int8)
     multiplier = np.float32(scale / np.float32(count))
     return quantize_clamped((total - count * x_zp).astype(np.float32) * multiplier, y_zp, lo, hi)
 
