@@ -43,15 +43,18 @@ void qnn_pack_qs8_igemm_w(
   }
 }
 
+/* Bytes of one channel's packed weights: ks int8, or round_up(ks, 2) int16 in tap pairs. */
+static int64_t dwconv_weight_bytes(int64_t ks, int tap_pairs) {
+  return tap_pairs ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t) : ks;
+}
+
 int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, int tap_pairs) {
-  const int64_t weight_bytes = tap_pairs ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t) : ks;
-  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + weight_bytes);
+  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + dwconv_weight_bytes(ks, tap_pairs));
 }
 
 void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, int tap_pairs, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed) {
-  const size_t padded_ks = tap_pairs ? (ks + 1) / 2 * 2 : ks;
   char* out = packed;
   for (size_t c0 = 0; c0 < channels; c0 += ct) {
     const size_t cb = qnn_min_size(ct, channels - c0);
@@ -72,6 +75,6 @@ void qnn_pack_qs8_dwconv_w(
       packed_bias[c] = (bias != NULL ? bias[c0 + c] : 0) - input_zero_point * sum;
       packed_scale[c] = scale[c0 + c];
     }
-    out = packed_w + padded_ks * ct * (tap_pairs ? sizeof(int16_t) : sizeof(int8_t));
+    out = packed_w + ct * (size_t) dwconv_weight_bytes((int64_t) ks, tap_pairs);
   }
 }
