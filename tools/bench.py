@@ -45,6 +45,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +56,8 @@ import numpy as np  # noqa: E402
 import qnnweb  # noqa: E402
 import qnnweb.image  # noqa: E402
 
-ENGINES = ("qnnweb", "litert", "ort")
+ENGINES = ("qnnweb", "qnnweb-js", "litert", "ort")
+QNNWEB_ENGINES = ("qnnweb", "qnnweb-js")   # one slot per kernel variant
 VARIANTS = ("relaxed", "simd128", "scalar")
 DEFAULT_MODELS = ("data/models/efficientnet_lite0_u8s8.onnx", "data/models/mobilenet_v2_u8s8.onnx")
 PHOTO = REPO / "data" / "samples" / "coffee.png"
@@ -72,6 +74,7 @@ NPM_DIR = REPO / ".cache" / "npm" / "node_modules"
 NPM_PACKAGES = ("@litertjs/core", "@litertjs/wasm-utils", "onnxruntime-web")
 ENGINE_LABELS = {
     "qnnweb": "qnnweb (Pyodide)",
+    "qnnweb-js": "qnnweb.js (compiled)",
     "litert": "LiteRT.js",
     "ort": "ONNX Runtime Web",
     "native-onnxruntime": "onnxruntime (native)",
@@ -245,7 +248,7 @@ class BenchModel:
 
     def file_for(self, engine: str) -> tuple[ModelFileInfo | None, str | None]:
         """(the file this engine loads, None) or (None, why it cannot run this model)."""
-        if engine in ("qnnweb",):
+        if engine in QNNWEB_ENGINES:
             return self.file, None
         if engine in ("ort", "native-onnxruntime"):
             if self.format != "onnx":
@@ -400,7 +403,9 @@ class BrowserSlot:
         self.console: list[str] = []
 
     def url(self) -> str:
-        q = {"engine": self.engine, "model": self.served["model"], "input": self.served["input"],
+        # qnnweb.js runs the server's compiled model (.qnn) of the same file
+        model = self.served["model"] + (".qnn" if self.engine == "qnnweb-js" else "")
+        q = {"engine": self.engine, "model": model, "input": self.served["input"],
              "dtype": self.file.input.dtype, "shape": ",".join(str(d) for d in self.file.input.shape),
              "threads": str(self.threads)}
         if self.variant:
@@ -414,6 +419,10 @@ class BrowserSlot:
 
     def start(self, browser, warmup: int) -> None:
         self.context = browser.new_context()  # fresh context: empty HTTP cache
+        if self.engine == "qnnweb-js":
+            # the server compiles a model on its first request (then serves it from its cache), as it
+            # would have long before a visitor comes: not part of the visitor's time to first inference
+            urllib.request.urlopen(self.base_url + self.served["model"] + ".qnn").read()
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(m.text[:500]))
         self.page.on("pageerror", lambda e: self.console.append(str(e)[:500]))
@@ -444,9 +453,11 @@ class BrowserSlot:
             ttfi_ms=cold["ttfi_ms"], ttfi_warm_ms=warm["ttfi_ms"],
             ttfi_stages_cold_ms=cold.get("stages"), first_run_ms=cold.get("first_run_ms"),
             wasm=warm.get("wasm"), info=info, versions=warm.get("versions"),
-            deterministic=cold_out == raw,
+            deterministic=cold_out == raw, first_visit_bytes=cold.get("first_visit_bytes"),
         )
         if self.engine == "qnnweb":
+            self.record["pyodide_ready_ms"] = (cold.get("stages") or {}).get("runtime_loaded")
+        if self.engine in QNNWEB_ENGINES:
             self.record["variant"] = warm.get("variant")
             self.record["kernels"] = info.get("kernels")
         self.user_agent = warm.get("userAgent")
@@ -494,6 +505,7 @@ def start_server(serve_dir: Path):
         wheels_dir=os.environ.get("QNNWEB_WHEELS_DIR") or None,
         vendor_dir=NPM_DIR,
         web_dir=REPO / "web",
+        compiled_dir=serve_dir / "compiled",
     )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -567,7 +579,7 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", action="append", default=[], metavar="PATH",
                    help="a .onnx or .tflite model (repeatable); default: the prepared demo models")
-    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated: qnnweb,litert,ort")
+    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated: qnnweb,qnnweb-js,litert,ort")
     p.add_argument("--variants", default=",".join(VARIANTS), help="qnnweb kernel variants: relaxed,simd128,scalar")
     p.add_argument("--runs", type=int, default=None, help="timed rounds (one inference per engine per round); "
                    "default 30, --quick 5")
@@ -711,7 +723,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
     records = []
     plan = []
     for engine in args.engines:
-        if engine == "qnnweb":
+        if engine in QNNWEB_ENGINES:
             for v in args.variants:
                 plan.append((engine, v, 1))
         else:
@@ -771,7 +783,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         rec = slot.record
         rec.update(runs=len(ms), median_ms=median(ms), min_ms=min(ms) if ms else None, p90_ms=percentile(ms, 90),
                    top5=m.top5(slot.scores), top5_labels=[m.label(i) for i, _ in m.top5(slot.scores)])
-        if slot.engine == "qnnweb":
+        if slot.engine in QNNWEB_ENGINES:
             k = [x for x in slot.kernel_ms if x is not None]
             rec["kernel_median_ms"] = median(k)
             rec["kernel_min_ms"] = min(k) if k else None
@@ -859,7 +871,8 @@ def markdown(records, meta, models) -> str:
         f"ai-edge-litert {v['ai-edge-litert (native)']}; Playwright {v['playwright']}",
         "",
         "Times in ms. TTFI: navigation to the first result, cold (new browser context, empty HTTP cache) and warm "
-        "(reload). Latency: one inference as JavaScript sees it (qnnweb: the Python `model.run` call through "
+        "(reload); *first visit MB*: what the cold visit downloaded before its first result (transfer sizes). "
+        "qnnweb.js: the JavaScript runtime on the server's compiled model (`.qnn`), no Python. Latency: one inference as JavaScript sees it (qnnweb: the Python `model.run` call through "
         "Pyodide), median / min / p90; *kernels*: qnnweb's time inside `qnn_run` alone. Ratio: the median over "
         "rounds of (engine time / qnnweb time in the same round), reference qnnweb `relaxed`; below 1 is faster "
         "than qnnweb.",
@@ -880,16 +893,16 @@ def markdown(records, meta, models) -> str:
                                                              f"onnxruntime {tc.get('onnxruntime_top5')}, "
                                                              f"ai-edge-litert {tc.get('litert_top5')}") + ")"))
             lines.append("")
-        lines.append("| engine | variant / wasm | threads | TTFI cold | TTFI warm | median | min | p90 | kernels "
-                     "| ratio | top-1 | top-5 = qnnweb |")
-        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+        lines.append("| engine | variant / wasm | threads | TTFI cold | TTFI warm | first visit MB | median | min | p90 "
+                     "| kernels | ratio | top-1 | top-5 = qnnweb |")
+        lines.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
         for r in recs:
             label = ENGINE_LABELS.get(r["engine"], r["engine"])
             if "error" in r:
                 lines.append(f"| {label} | {r.get('variant') or ''} | {r['threads']} | "
-                             f"error: {r['error'][:200].replace('|', '/')} |||||||||")
+                             f"error: {r['error'][:200].replace('|', '/')} ||||||||||")
                 continue
-            if r["engine"] == "qnnweb":
+            if r["engine"] in QNNWEB_ENGINES:
                 k = r.get("kernels") or {}
                 what = f"{r.get('variant')} ({k.get('gemm', '?')})"
             elif r.get("wasm"):
@@ -899,6 +912,7 @@ def markdown(records, meta, models) -> str:
             top1 = r["top5"][0]
             lines.append(
                 f"| {label} | {what} | {r['threads']} | {fmt(r.get('ttfi_ms'), 0)} | {fmt(r.get('ttfi_warm_ms'), 0)} | "
+                f"{fmt(r['first_visit_bytes'] / 1e6 if r.get('first_visit_bytes') else None, 2)} | "
                 f"{fmt(r['median_ms'], 2)} | {fmt(r['min_ms'], 2)} | {fmt(r['p90_ms'], 2)} | "
                 f"{fmt(r.get('kernel_median_ms'), 2)} | {fmt(r.get('ratio_to_qnnweb_median'), 2)} | "
                 f"{m.label(top1[0])} ({top1[1]:.3f}) | {'yes' if r.get('top5_agrees_with_qnnweb') else 'NO'} |")
@@ -930,11 +944,11 @@ def chart(path: Path, records, models) -> None:
     fig, axes = plt.subplots(len(models), 1, figsize=(9, 1.2 + 0.45 * max(
         len([r for r in records if r["model"] == m.given and "error" not in r]) for m in models) * len(models) + 0.6),
         squeeze=False)
-    colors = {"qnnweb": "#2b6cb0", "litert": "#dd6b20", "ort": "#38a169", "native-onnxruntime": "#718096",
+    colors = {"qnnweb": "#2b6cb0", "qnnweb-js": "#553c9a", "litert": "#dd6b20", "ort": "#38a169", "native-onnxruntime": "#718096",
               "native-litert": "#a0aec0"}
     for ax, m in zip(axes[:, 0], models):
         recs = [r for r in records if r["model"] == m.given and "error" not in r]
-        names = [ENGINE_LABELS.get(r["engine"], r["engine"]) + (f" {r['variant']}" if r["engine"] == "qnnweb" else "")
+        names = [ENGINE_LABELS.get(r["engine"], r["engine"]) + (f" {r['variant']}" if r["engine"] in QNNWEB_ENGINES else "")
                  + (f" ({r['threads']}t)" if r["threads"] != 1 else "") for r in recs]
         med = [r["median_ms"] for r in recs]
         lo = [r["median_ms"] - r["min_ms"] for r in recs]

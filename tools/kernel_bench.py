@@ -4,7 +4,7 @@
 the shape of a real layer of MobileNetV2 or EfficientNet-Lite0 (224x224 input): the 3x3 stride-2
 first convolution, 1x1 convolutions (expand and project), depthwise 3x3 and 5x5 (stride 1 and 2),
 ADD, global average pooling (MEAN over height and width) and the classifier (FULLY_CONNECTED). It
-is lowered and planned as a model would be (``qnnweb.model.Model(graph, variant)``) and timed with
+is lowered and planned as a model would be (``qnnweb.model.Model.from_graph(graph, variant)``) and timed with
 ``model.last_run_ms`` (the time inside ``qnn_run``), median of ``--repeats`` runs after warm-up,
 per variant. GMAC/s counts multiply-accumulates for convolutions and FULLY_CONNECTED; for ADD
 and pooling the column is Gop/s (elements in, one op each).
@@ -149,7 +149,7 @@ CASES = [
 
 def bench_case(fn, fargs, variant, repeats, warmup):
     b, work, xs = fn(*fargs)
-    model = Model(b.graph(), variant)
+    model = Model.from_graph(b.graph(), variant)
     for _ in range(warmup):
         model.run(*xs)
     times = []

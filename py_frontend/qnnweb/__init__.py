@@ -13,10 +13,11 @@ from . import image
 from .errors import KernelError, ModelError, UnsupportedModelError
 from .importers import import_model
 from .kernels import VARIANTS, supported_variants
-from .model import Model, TensorInfo
+from .compiled import CompiledModel, is_compiled
+from .model import Model, TensorInfo, compile_graph
 
 __version__ = "0.1.0"
-__all__ = ["load", "load_async", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
+__all__ = ["load", "load_async", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
            "KernelError", "VARIANTS", "supported_variants", "image"]
 
 
@@ -33,17 +34,41 @@ def _read(source):
 
 def describe(source):
     """Inputs, outputs and ops of a model, without running it (no kernels involved)."""
-    return import_model(_read(source)).describe()
+    data = _read(source)
+    if is_compiled(data):
+        return CompiledModel.from_bytes(data).describe
+    return import_model(data).describe()
 
 
 def load(source, variant=None, keep_intermediates=False, input_shapes=None):
-    """Load a model from a path or bytes. ``variant`` forces "relaxed", "simd128" or "scalar";
-    by default the best one this WebAssembly engine validates runs. ``keep_intermediates`` keeps
-    every tensor of the last run readable with ``model.intermediate(name)`` (more memory).
-    ``input_shapes`` ({input name: shape}) sizes dynamic dimensions: an ONNX model's symbolic ones
-    (a symbolic batch is 1 otherwise), a TFLite model's batch, e.g. ``{"input": [4, 3, 224, 224]}``."""
+    """Load a model from a path or bytes: TFLite, ONNX or a compiled ``.qnn`` (``qnnweb.compile``).
+    ``variant`` forces "relaxed", "simd128" or "scalar"; by default the best one this WebAssembly
+    engine validates runs. ``keep_intermediates`` keeps every tensor of the last run readable with
+    ``model.intermediate(name)`` (more memory). ``input_shapes`` ({input name: shape}) sizes dynamic
+    dimensions: an ONNX model's symbolic ones (a symbolic batch is 1 otherwise), a TFLite model's
+    batch, e.g. ``{"input": [4, 3, 224, 224]}``."""
+    data = _read(source)
     with _collector_paused():
-        return Model(import_model(_read(source), input_shapes), variant, keep_intermediates)
+        if is_compiled(data):
+            if keep_intermediates or input_shapes:
+                raise ValueError("keep_intermediates and input_shapes are fixed when a model is compiled: "
+                                 "pass them to qnnweb.compile")
+            return Model(CompiledModel.from_bytes(data), variant)
+        graph = import_model(data, input_shapes)
+        return Model.from_graph(graph, variant, keep_intermediates)
+
+
+def compile(source, metadata=None, keep_intermediates=False, input_shapes=None):
+    """The compiled form (``.qnn`` bytes) of a TFLite or ONNX model: its op records and constants
+    before packing, its inputs and outputs, and ``metadata`` (a JSON-ready dict: labels, preprocess,
+    task...). ``qnnweb.load`` and web/qnnweb.js load it in any kernel variant without importing the
+    model again."""
+    data = _read(source)
+    if is_compiled(data):
+        raise ValueError("this is already a compiled model")
+    with _collector_paused():
+        graph = import_model(data, input_shapes)
+        return compile_graph(graph, keep_intermediates, metadata).to_bytes()
 
 
 @contextlib.contextmanager

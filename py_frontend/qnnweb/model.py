@@ -1,16 +1,18 @@
 """Model: a graph lowered to one execution plan inside one kernel module instance."""
 
 import array
+import sys
 import time
 
 from . import kernels
 from .errors import KernelError, ModelError, UnsupportedModelError
-from .graph import DTYPE_SIZES, tensor_info
+from .compiled import compile_steps
+from .graph import DTYPE_SIZES
 from .host import host_class
 from .ops import lower
 from .passes import fold_pads
 from .planner import plan_memory
-from .records import CONSTANT_FIELDS, RECORDS, TENSOR_FIELDS, pack_record, record_words
+from .records import ABI_VERSION
 
 try:
     import numpy
@@ -22,86 +24,98 @@ NUMPY_DTYPES = {"float32": "float32", "int8": "int8", "uint8": "uint8", "int32":
 
 
 class TensorInfo:
-    def __init__(self, tensor, offset):
-        self.name, self.shape, self.dtype = tensor.name, tuple(tensor.shape), tensor.dtype
-        info = tensor_info(tensor)
-        self.scale, self.zero_point = info["scale"], info["zero_point"]
-        self.size, self.nbytes, self.offset = tensor.size, tensor.nbytes, offset
+    def __init__(self, entry):
+        """``entry``: a compiled model's tensor dict (name, shape, dtype, scale, zero_point, offset)."""
+        self.name, self.shape, self.dtype = entry["name"], tuple(entry["shape"]), entry["dtype"]
+        self.scale, self.zero_point, self.offset = entry["scale"], entry["zero_point"], entry["offset"]
+        self.size = 1
+        for d in self.shape:
+            self.size *= d
+        self.nbytes = self.size * DTYPE_SIZES[self.dtype]
 
     def __repr__(self):
         q = f", scale={self.scale}, zero_point={self.zero_point}" if self.scale is not None else ""
         return f"TensorInfo({self.name!r}, shape={self.shape}, dtype={self.dtype}{q})"
 
 
+def compile_graph(graph, keep_intermediates=False, metadata=None):
+    """Lower, plan and record a graph: the CompiledModel every Model is loaded from."""
+    steps = lower(fold_pads(graph))
+    offsets, arena_bytes = plan_memory(steps, graph, keep_all=keep_intermediates)
+    if arena_bytes > MAX_ARENA_BYTES:
+        raise ModelError(_arena_message(graph, offsets, arena_bytes))
+    return compile_steps(graph, steps, offsets, arena_bytes, metadata, keep_intermediates)
+
+
 class Model:
-    def __init__(self, graph, variant=None, keep_intermediates=False):
+    """One compiled model in one kernel module instance. ``graph`` (the imported source) is kept
+    for tests and debugging when the model was loaded from its source rather than a .qnn file."""
+
+    def __init__(self, compiled, variant=None, graph=None):
         self._graph = graph
-        self._described = graph.describe()
-        steps = lower(fold_pads(graph))
-        offsets, arena_bytes = plan_memory(steps, graph, keep_all=keep_intermediates)
-        if arena_bytes > MAX_ARENA_BYTES:
-            raise ModelError(_arena_message(graph, offsets, arena_bytes))
-        self._offsets = offsets if keep_intermediates else None
+        self._compiled = compiled
+        self._described = compiled.describe
+        self.metadata = compiled.metadata
         host = host_class()
         self.variant = kernels.select_variant(host, variant)
         self._host = host(kernels.wasm_bytes(self.variant))
-        self._plan = self._build_plan(steps, offsets, arena_bytes)
+        self._steps = compiled.steps
+        self._plan = self._build_plan(compiled)
         self._arena = self._host.call("qnn_plan_arena", self._plan)
-        self.inputs = [TensorInfo(graph.tensors[i], offsets[i]) for i in graph.inputs]
-        self.outputs = [TensorInfo(graph.tensors[i], offsets[i]) for i in graph.outputs]
-        self.arena_bytes = arena_bytes
+        self.inputs = [TensorInfo(t) for t in compiled.inputs]
+        self.outputs = [TensorInfo(t) for t in compiled.outputs]
+        self.arena_bytes = compiled.arena_bytes
         self.weight_bytes = self._host.call("qnn_plan_packed_bytes", self._plan)
         self.kernels = {"gemm": self._cstring(self._host.call("qnn_gemm_kernel_name")),
                         "dwconv": self._cstring(self._host.call("qnn_dwconv_kernel_name"))}
         self.last_run_ms = None
 
-    def _build_plan(self, steps, offsets, arena_bytes):
-        real = [s for s in steps if not s.alias]
-        self._steps = real
-        plan = self._host.call("qnn_plan_create", len(real), arena_bytes)
+    @classmethod
+    def from_graph(cls, graph, variant=None, keep_intermediates=False):
+        """Compile an imported graph and load it (what ``qnnweb.load`` does with a model file)."""
+        return cls(compile_graph(graph, keep_intermediates), variant, graph=graph)
+
+    def _build_plan(self, compiled):
+        if self._host.call("qnn_abi_version") != ABI_VERSION:
+            raise ModelError(f"the kernel module implements ABI version {self._host.call('qnn_abi_version')}, "
+                             f"this frontend writes version {ABI_VERSION}: rebuild with ./build.sh build")
+        plan = self._host.call("qnn_plan_create", len(compiled.steps), compiled.arena_bytes)
         if plan == 0:
-            raise ModelError(f"the model does not fit in WebAssembly memory ({arena_bytes} bytes of activations): "
-                             f"{self._kernel_message()}")
-        # Records go to the kernels in batches (one host call each: a call costs more than a small op),
-        # their constants staged in front of them; a step whose constants exceed the batch has one alone.
-        sizes = [sum(_aligned(len(c)) for c in s.constants.values()) for s in real]
-        constants_bytes = max(max(sizes, default=0), min(sum(sizes), STAGING_BYTES))
-        staging = self._host.call("qnn_alloc", constants_bytes + RECORDS_BYTES)
+            raise ModelError(f"the model does not fit in WebAssembly memory ({compiled.arena_bytes} bytes of "
+                             f"activations): {self._kernel_message()}")
+        constants_bytes, records_bytes = compiled.staging
+        staging = self._host.call("qnn_alloc", constants_bytes + records_bytes)
         if staging == 0:
             raise MemoryError("out of WebAssembly memory for the weight staging buffer")
-        batch_constants, batch_records, first = bytearray(), bytearray(), 0
-        for i, step in enumerate(real):
-            if (len(batch_constants) + sizes[i] > constants_bytes
-                    or len(batch_records) + MAX_RECORD_BYTES > RECORDS_BYTES):
-                self._add_records(plan, staging, constants_bytes, batch_constants, batch_records, real, first, i)
-                batch_constants, batch_records, first = bytearray(), bytearray(), i
-            fields = dict(step.fields)
-            for name in TENSOR_FIELDS:
-                if name in fields:
-                    fields[name] = offsets[fields[name]]
-            for name in CONSTANT_FIELDS:
-                if name in step.constants:
-                    data = step.constants[name]
-                    fields[name] = staging + len(batch_constants)
-                    batch_constants += data
-                    batch_constants += bytes(_aligned(len(data)) - len(data))
-            batch_records += pack_record(step.kind, fields)
-        self._add_records(plan, staging, constants_bytes, batch_constants, batch_records, real, first, len(real))
+        added_before = 0
+        for constants, records, count, relocations in compiled.batches:
+            words = array.array("i", records)
+            if sys.byteorder != "little":
+                words.byteswap()
+            for w in relocations:
+                words[w] += staging   # constant fields hold offsets into the batch's constants
+            if sys.byteorder != "little":
+                words.byteswap()
+            self._host.write(staging, constants)
+            self._host.write(staging + constants_bytes, words.tobytes())
+            added = self._call_kernels("qnn_plan_add_records", plan, staging + constants_bytes, count)
+            if added != count:
+                # The lowering let through a record the kernels' own checks refuse: name the op.
+                kind, index, op_type, output = compiled.steps[added_before + added][:4]
+                raise UnsupportedModelError([(index, op_type, f"the kernels refused its {kind} record "
+                                                              f"(output '{output}'): {self._kernel_message()}")])
+            added_before += count
         return plan
 
-    def _add_records(self, plan, staging, constants_bytes, constants, records, steps, first, end):
-        if first == end:
-            return
-        self._host.write(staging, constants)
-        self._host.write(staging + constants_bytes, records)
-        added = self._host.call("qnn_plan_add_records", plan, staging + constants_bytes, end - first)
-        if added != end - first:
-            # The lowering let through a record the kernels' own checks refuse: name the op.
-            step = steps[first + added]
-            index, op_type = step.op or (-1, step.kind)
-            output = self._graph.tensors[step.outputs[0]].name
-            raise UnsupportedModelError([(index, op_type, f"the kernels refused its {step.kind} record "
-                                                          f"(output '{output}'): {self._kernel_message()}")])
+    def _call_kernels(self, name, *args):
+        """A call that reads constants at addresses a .qnn file gave: a file crafted to point outside
+        memory makes the module trap, which is reported as a corrupt model."""
+        try:
+            return self._host.call(name, *args)
+        except Exception as exc:
+            if self._graph is None and type(exc).__name__ in ("Trap", "WasmtimeError", "JsException"):
+                raise ModelError(f"compiled model corrupt: the kernels trapped while loading it ({exc})") from None
+            raise
 
     def _cstring(self, address):
         data = self._host.read(address, 256)
@@ -140,12 +154,8 @@ class Model:
                     raise KernelError(self._kernel_message())
         rows = []
         for i, (step, t) in enumerate(zip(self._steps, times)):
-            f = step.fields
-            details = {k: f[k] for k in ("input_channels", "output_channels", "kernel_height", "kernel_width",
-                                         "stride_height", "output_height", "output_width") if k in f}
-            family, macs = op_family(step)
-            rows.append({"index": i, "kind": step.kind, "output": self._graph.tensors[step.outputs[0]].name,
-                         "shape": list(self._graph.tensors[step.outputs[0]].shape), "details": details,
+            kind, _, _, output, shape, family, macs, details = step
+            rows.append({"index": i, "kind": kind, "output": output, "shape": list(shape), "details": details,
                          "family": family, "macs": macs, "ms": sorted(t)[len(t) // 2]})
         return rows
 
@@ -164,12 +174,11 @@ class Model:
 
     def intermediate(self, name):
         """The last run's value of any tensor, by name (needs ``keep_intermediates=True``)."""
-        if self._offsets is None:
+        if self._compiled.intermediates is None:
             raise RuntimeError("load the model with keep_intermediates=True to read intermediate tensors")
-        matches = [t for t in self._graph.tensors if t.name == name and t.index in self._offsets]
-        if not matches:
+        if name not in self._compiled.intermediates:
             raise KeyError(f"no activation tensor named {name!r}")
-        return self._output(TensorInfo(matches[-1], self._offsets[matches[-1].index]))
+        return self._output(TensorInfo(self._compiled.intermediates[name]))
 
     def _output(self, info):
         data = self._host.read(self._arena + info.offset, info.nbytes)
@@ -224,16 +233,6 @@ def _arena_message(graph, offsets, arena_bytes):
                       for t in largest)
     return (f"the model needs {arena_bytes} bytes of activation memory, more than WebAssembly's 32-bit memory "
             f"can give it (largest tensors: {names})")
-
-
-# Staging for one batch of records: their constants (or one step's, if larger) and the records.
-STAGING_BYTES = 1 << 20
-RECORDS_BYTES = 1 << 16
-MAX_RECORD_BYTES = 4 * max(record_words(kind) for kind in RECORDS)
-
-
-def _aligned(n):
-    return (n + 15) // 16 * 16
 
 
 FORMATS = {"f": "float32", "b": "int8", "B": "uint8", "i": "int32", "l": "int64", "d": "float64", "e": "float16"}

@@ -7,6 +7,9 @@ against the kernels' ``qnn_record_words`` export.
 
 import struct
 
+# wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
+ABI_VERSION = 1
+
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
@@ -69,6 +72,7 @@ def _layout(kind):
 
 
 LAYOUTS = {kind: _layout(kind) for kind in RECORDS}
+FIELD_WORDS = {kind: {name: 2 + i for i, name in enumerate(names)} for kind, (_, names, _) in LAYOUTS.items()}
 FIELD_CODES = {kind: dict(zip(names, layout.format[3:])) for kind, (_, names, layout) in LAYOUTS.items()}
 
 

@@ -36,6 +36,7 @@ for _type, _ext in [
     ("application/zip", ".zip"),
     ("application/octet-stream", ".tflite"),
     ("application/octet-stream", ".onnx"),
+    ("application/octet-stream", ".qnn"),
 ]:
     mimetypes.add_type(_type, _ext)
 
@@ -169,4 +170,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/samples", StaticDir(settings.samples_dir), name="samples")
     # npm packages of the benchmark's other engines (LiteRT.js, onnxruntime-web): ./build.sh setup
     app.mount("/vendor", StaticDir(settings.vendor_dir), name="vendor")
+    # the kernel modules web/qnnweb.js instantiates (ETag / Last-Modified, so revisits get 304s)
+    app.mount("/kernels", StaticDir(settings.kernels_dir), name="kernels")
     return app

@@ -70,7 +70,7 @@ def test_quick_every_engine_ran(quick_bench):
     errors = [f"{r['engine']} {r.get('variant') or ''}: {r['error']}" for r in records if "error" in r]
     assert not errors, "engines that did not run:\n" + "\n".join(errors) + "\n" + proc.stderr[-3000:]
     seen = {(r["engine"], r.get("variant")) for r in records}
-    expected = {("qnnweb", v) for v in VARIANTS} | {("litert", None), ("ort", None)}
+    expected = {(e, v) for e in ("qnnweb", "qnnweb-js") for v in VARIANTS} | {("litert", None), ("ort", None)}
     assert expected <= seen, f"missing engines: {sorted(expected - seen, key=str)}"
     assert len({r["model"] for r in records}) == 1, "--quick runs one model"
     for r in records:
@@ -79,6 +79,7 @@ def test_quick_every_engine_ran(quick_bench):
             assert r.get(key) is not None, f"{r['engine']} {r.get('variant')}: no {key}"
         assert r["runs"] >= 1 and len(r["top5"]) == 5
         assert r["min_ms"] <= r["median_ms"] <= r["p90_ms"]
+        assert r["first_visit_bytes"] > 100_000, r   # at least a kernel module and the model
     by = {(r["engine"], r.get("variant")): r for r in records}
     # which wasm each engine really ran
     assert by[("ort", None)]["wasm"] and all(w.endswith(".wasm") for w in by[("ort", None)]["wasm"])
@@ -90,6 +91,13 @@ def test_quick_every_engine_ran(quick_bench):
         # the per-op-family profile (Model.profile_by_family in Pyodide), made after the timed rounds
         assert r["profile"]["conv2d 1x1 s1"]["ms"] > 0 and r["profile"]["conv2d 1x1 s1"]["gmac_per_s"] > 0, r
     assert by[("qnnweb", "relaxed")]["ratio_to_qnnweb_median"] == pytest.approx(1.0)
+    for v in VARIANTS:
+        # the JavaScript runtime on the server's compiled model: no Pyodide, the same kernels
+        r = by[("qnnweb-js", v)]
+        assert r["variant"] == v and r["kernels"] == by[("qnnweb", v)]["kernels"], r
+        assert r["wasm"] == [f"/kernels/qnnweb-{v}.wasm"], r["wasm"]
+        assert r["kernel_median_ms"] is not None and "pyodide_ready_ms" not in r, r
+        assert by[("qnnweb", v)]["pyodide_ready_ms"] > 0
 
 
 def test_quick_top5_agree_across_engines(quick_bench):
@@ -104,7 +112,7 @@ def test_quick_top5_agree_across_engines(quick_bench):
     model = meta["models"][0]
     assert model["twin_check"] and model["twin_check"]["agree"], model
     # qnnweb's three variants are bit-exact: identical top-5
-    tops = {json.dumps(r["top5"]) for r in records if r["engine"] == "qnnweb"}
+    tops = {json.dumps(r["top5"]) for r in records if r["engine"] in ("qnnweb", "qnnweb-js")}
     assert len(tops) == 1, tops
 
 

@@ -62,7 +62,8 @@ def demo_folders(tmp_path_factory) -> dict[str, Path]:
         for name in (file, Path(file).stem + ".json"):
             shutil.copy(_require(DATA_DIR / "models" / name, "demo model"), models / name)
     (models / "corrupt.tflite").write_bytes(CORRUPT)
-    return {"data": DATA_DIR, "models": models, "pyodide": PYODIDE_DIR}
+    return {"data": DATA_DIR, "models": models, "pyodide": PYODIDE_DIR,
+            "compiled": tmp_path_factory.mktemp("compiled")}
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +74,7 @@ def server_url(demo_folders) -> str:
 
     settings = Settings(
         data_dir=demo_folders["data"], models_dir=demo_folders["models"], pyodide_dir=demo_folders["pyodide"],
-        wheels_dir=os.environ.get("QNNWEB_WHEELS_DIR") or None,
+        wheels_dir=os.environ.get("QNNWEB_WHEELS_DIR") or None, compiled_dir=demo_folders["compiled"],
     )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -266,7 +266,6 @@ def locate(case, quantized, variant):
     values = dict(zip(names, session.run(None, case.inputs)))
     ours_model = qnnweb.load(quantized, variant=variant, keep_intermediates=True)
     ours_model.run(*[case.inputs[i.name] for i in ours_model.inputs])
-    graph = ours_model._graph
     report = {"compared": 0}
     for name, label, scale, zp in tensors:
         theirs = values.get(name)
@@ -276,10 +275,10 @@ def locate(case, quantized, variant):
             raw = ours_model.intermediate(name)
         except KeyError:
             continue
-        t = [t for t in graph.tensors if t.name == name and t.index in ours_model._offsets][-1]   # as intermediate()
-        if len(t.scale) != 1:
-            continue
-        ours_f = (np.asarray(raw, dtype=np.float64) - t.zero_point[0]) * t.scale[0]
+        entry = ours_model._compiled.intermediates[name]   # the tensor intermediate() read
+        if entry["scale"] is None:
+            continue   # per-channel
+        ours_f = (np.asarray(raw, dtype=np.float64) - entry["zero_point"]) * entry["scale"]
         ours_f = _as_onnx_layout(ours_f, theirs.shape)
         if ours_f is None:
             continue

@@ -239,7 +239,7 @@ def test_arena_over_2_gib_names_tensors_without_allocating():
     tracemalloc.start()
     try:
         with pytest.raises(qnnweb.ModelError, match=r"activation memory.*'x' \[1, 1536, 1024, 1024\]"):
-            qnnweb.Model(graph, "scalar")
+            qnnweb.Model.from_graph(graph, "scalar")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -265,7 +265,7 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
     graph = Graph(tensors, ops, [0, 1], [4])
     with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 1 ADD: the kernels refused its add record "
                                                            r"\(output 'twice'\)"):
-        qnnweb.Model(graph, "scalar")
+        qnnweb.Model.from_graph(graph, "scalar")
 
 
 def test_malformed_pad_is_not_folded_but_reported():

@@ -69,7 +69,7 @@ class GraphBuilder:
 def run(builder, variant, *inputs, fmt="tflite"):
     """Lower and run the graph on ``variant``; returns the list of numpy outputs. ``fmt`` is the
     graph's format ("tflite" or "onnx"): ops follow that format's reference runtime's arithmetic."""
-    model = Model(builder.graph(fmt), variant)
+    model = Model.from_graph(builder.graph(fmt), variant)
     assert model.variant == variant
     return model.run(*inputs)
 

@@ -19,13 +19,13 @@ import harness as H
 import qnnweb
 from qnnweb import kernels
 from qnnweb.host.wasmtime_host import WasmtimeHost
-from qnnweb.records import CONSTANT_FIELDS, LAYOUTS, RECORDS, pack_record, record_words
+from qnnweb.records import ABI_VERSION, CONSTANT_FIELDS, LAYOUTS, RECORDS, pack_record, record_words
 
 VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
 DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", "qnn_plan_add_records",
                       "qnn_plan_arena",
                       "qnn_plan_packed_bytes", "qnn_run", "qnn_run_ops", "qnn_record_words", "qnn_variant",
-                      "qnn_error_message",
+                      "qnn_abi_version", "qnn_error_message",
                       "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name"}
 STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
 
@@ -61,6 +61,12 @@ def test_record_words_match_frontend(variant):
         assert LAYOUTS[kind][2].size == 4 * record_words(kind)
     for unknown in (0, -1, len(RECORDS) + 1, 99, 1 << 30):
         assert host.call("qnn_record_words", unknown) == 0
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_abi_version_matches_frontend(variant):
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+    assert host.call("qnn_abi_version") == ABI_VERSION
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

@@ -101,7 +101,7 @@ def test_uint8_model_inputs_and_outputs(variant):
     g.op("QUANTIZE", [xi], [hi])
     g.op("RELU6", [hi], [ri])
     g.op("QUANTIZE", [ri], [yi])
-    model = Model(g.graph(), variant)
+    model = Model.from_graph(g.graph(), variant)
     assert model.inputs[0].dtype == "uint8" and model.outputs[0].dtype == "uint8"
     assert (model.inputs[0].scale, model.inputs[0].zero_point) == (0.05, 128)
     x = np.arange(48, dtype=np.uint8).reshape(1, 4, 4, 3) * 5

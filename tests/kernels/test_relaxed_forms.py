@@ -77,4 +77,4 @@ def test_forced_form_is_the_one_running(forced_relaxed):
     wi = g.constant(np.ones((3, 4), np.int8), "int8", (0.1,), (0,))
     yi = g.output((1, 3), "int8", 0.2, 0)
     g.op("FULLY_CONNECTED", [xi, wi], [yi], activation="NONE", weights_format=0)
-    assert Model(g.graph(), "relaxed").info()["kernels"]["gemm"] == forced_relaxed
+    assert Model.from_graph(g.graph(), "relaxed").info()["kernels"]["gemm"] == forced_relaxed

@@ -506,7 +506,7 @@ def real_models(tmp_path: Path) -> Settings:
     (models / "corrupt.tflite").write_bytes(b"this is not a flatbuffer" * 20)
     data = (src / "visual_wake_words.tflite").read_bytes()
     (models / "truncated.tflite").write_bytes(data[: len(data) // 3])
-    return Settings(data_dir=tmp_path, models_dir=models)
+    return Settings(data_dir=tmp_path, models_dir=models, compiled_dir=tmp_path / "compiled")
 
 
 def test_real_describe(real_models: Settings) -> None:
@@ -522,3 +522,63 @@ def test_real_describe(real_models: Settings) -> None:
     assert len(vww["ops"]) >= 30
     for bad in ("corrupt", "truncated"):
         assert models[bad]["error"] and "ModelError" in models[bad]["error"], models[bad]
+
+
+# ---------------------------------------------------------------- compiled models (.qnn)
+
+
+def test_compiled_model_is_served_cached_and_revalidated(real_models: Settings) -> None:
+    import numpy as np
+    import qnnweb
+
+    with TestClient(create_app(real_models)) as c:
+        rec = c.get("/api/models/visual_wake_words").json()
+        assert rec["compiled_url"] == "/models/visual_wake_words.tflite.qnn"
+        r = c.get(rec["compiled_url"])
+        assert r.status_code == 200, r.text
+        assert r.headers["content-type"] == "application/octet-stream"
+        assert_isolated(r)
+        etag = r.headers["etag"]
+        assert etag.startswith('"' + rec["sha256"])
+        by_stem = c.get("/models/visual_wake_words.qnn")
+        assert by_stem.content == r.content and by_stem.headers["etag"] == etag
+        assert c.get(rec["compiled_url"], headers={"If-None-Match": etag}).status_code == 304
+        assert c.head(rec["compiled_url"]).status_code == 200
+        assert [p.suffix for p in real_models.compiled_dir.iterdir()] == [".qnn"]   # compiled once
+
+        # the same numbers as the model file itself, and the sidecar's labels inside
+        compiled = qnnweb.load(r.content, "scalar")
+        direct = qnnweb.load(real_models.models_dir / "visual_wake_words.tflite", "scalar")
+        x = np.random.default_rng(1).uniform(0, 1, compiled.inputs[0].shape).astype(np.float32)
+        assert compiled.run(x)[0].tobytes() == direct.run(x)[0].tobytes()
+        assert compiled.metadata["labels"] == ["person", "non_person"]
+
+        # a new sidecar is a new compilation (its labels are in the file), with a new ETag
+        side = real_models.models_dir / "visual_wake_words.json"
+        side.write_text(json.dumps(dict(json.loads(side.read_text()), labels=["yes", "no"])))
+        again = c.get(rec["compiled_url"], headers={"If-None-Match": etag})
+        assert again.status_code == 200 and again.headers["etag"] != etag
+        assert qnnweb.load(again.content, "scalar").metadata["labels"] == ["yes", "no"]
+
+
+def test_compiled_model_errors_are_4xx(real_models: Settings) -> None:
+    with TestClient(create_app(real_models), raise_server_exceptions=False) as c:
+        for bad in ("corrupt", "truncated.tflite"):
+            r = c.get(f"/models/{bad}.qnn")
+            assert r.status_code == 422, r.text
+            assert "cannot be compiled" in r.json()["detail"] and "ModelError" in r.json()["detail"]
+            assert str(real_models.models_dir) not in r.text
+        assert c.get("/models/nope.qnn").status_code == 404
+        assert c.get("/models/..%2Fsecret.qnn").status_code == 404
+
+
+def test_kernels_are_served_for_the_javascript_runtime(real_models: Settings) -> None:
+    from qnnweb import VARIANTS, kernels
+
+    with TestClient(create_app(real_models)) as c:
+        for variant in VARIANTS:
+            r = c.get(f"/kernels/qnnweb-{variant}.wasm")
+            assert r.status_code == 200 and r.content == kernels.wasm_bytes(variant)
+            assert r.headers["content-type"] == "application/wasm"
+            assert c.get(f"/kernels/qnnweb-{variant}.wasm",
+                         headers={"If-None-Match": r.headers["etag"]}).status_code == 304

@@ -13,7 +13,7 @@
  * qnn_alloc + memory writes; qnn_plan_add copies what it needs into packed form, so the staging
  * buffer can be reused for the next op.
  *
- * Every record field is 4 bytes, little endian: int32_t or float. qnnweb/plan.py mirrors these
+ * Every record field is 4 bytes, little endian: int32_t or float. qnnweb/records.py mirrors these
  * structs field by field; tests/kernels/test_abi.py checks the two agree (qnn_record_words).
  *
  * Numbers follow the TFLite int8 quantization spec: asymmetric int8 activations, symmetric int8
@@ -27,6 +27,10 @@
 #define QNNWEB_H
 
 #include <stdint.h>
+
+/* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
+ * version they were written for, and loaders refuse a file whose version differs from the module's. */
+#define QNN_ABI_VERSION 1
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -316,6 +320,7 @@ struct qnn_lut_f32_record {
  *   int32   qnn_run_ops(plan, first, count)     runs ops [first, first + count) only (profiling)
  *   int32   qnn_record_words(op_type)           -> words in that op's record (0 if unknown)
  *   int32   qnn_variant()                       -> 0 scalar, 1 simd128, 2 relaxed
+ *   int32   qnn_abi_version()                   -> QNN_ABI_VERSION
  *   int32   qnn_error_message()                 -> address of a NUL-terminated message for the last error
  */
 

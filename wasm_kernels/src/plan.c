@@ -38,6 +38,8 @@ static const struct op_kind* find_kind(int32_t type) {
   return &op_kinds[type];
 }
 
+int32_t QNN_EXPORT(qnn_abi_version)(void) { return QNN_ABI_VERSION; }
+
 int32_t QNN_EXPORT(qnn_record_words)(int32_t type) {
   const struct op_kind* kind = find_kind(type);
   return kind != NULL ? kind->record_bytes / 4 : 0;

@@ -5,8 +5,9 @@
 // ./build.sh setup installs into .cache/npm). No CDN.
 //
 // Query parameters:
-//   engine   qnnweb | litert | ort
-//   model    URL of the model file (.onnx for ort, .tflite for litert, either for qnnweb)
+//   engine   qnnweb (Pyodide) | qnnweb-js (web/qnnweb.js, no Python) | litert | ort
+//   model    URL of the model file (.onnx for ort, .tflite for litert, either for qnnweb, the
+//            server's compiled .qnn for qnnweb-js)
 //   input    URL of the raw input bytes (the input tensor, little-endian, in the model's layout);
 //            without it a deterministic pattern of `dtype` / `shape` (or the model's own) is used
 //   dtype    float32 | int8 | uint8 (of the input)       shape  e.g. 1,3,224,224
@@ -17,6 +18,7 @@
 //
 // window.benchResult = {state: "loading" | "ready" | "error", error, engine, ttfi_ms (navigation
 //   start -> first output, i.e. performance.now() at that point), first_run_ms, stages: {...},
+//   first_visit_bytes (transfer sizes of the page and everything it fetched until the first output),
 //   output: {dtype, shape, base64}, wasm: [.wasm URLs fetched], info: {...}, versions: {...}}
 // window.bench.run(n) -> {ms: [n wall times of one inference as JS sees it], kernel_ms: [...] (qnnweb:
 //   model.last_run_ms, the time inside qnn_run)}
@@ -187,6 +189,34 @@ async function qnnwebEngine() {
   };
 }
 
+// ------------------------------------------------------------------------- qnnweb.js (compiled model)
+
+async function qnnwebJsEngine() {
+  const qnnweb = await import("/static/qnnweb.js");
+  stage("runtime_loaded");
+  const [model, input] = await Promise.all([
+    qnnweb.load(modelUrl, { variant: variant || null }),
+    inputUrl ? fetchBytes(inputUrl) : null,
+  ]);
+  stage("model_loaded");
+  const t = model.inputs[0];
+  const data = input ? typedFrom(input, t.dtype) : patternInput(t.dtype, t.shape);
+  result.info = model.info();
+  result.variant = model.variant;
+  let last = null;
+  return {
+    async runOne() {
+      const t0 = performance.now();
+      last = model.run([data]);
+      return [performance.now() - t0, model.lastRunMs];
+    },
+    output() {
+      const o = model.outputs[0];
+      return outputRecord(last[0], o.dtype, o.shape);
+    },
+  };
+}
+
 // ------------------------------------------------------------------------------- onnxruntime-web
 
 async function ortEngine() {
@@ -281,6 +311,11 @@ async function litertEngine() {
 
 // ------------------------------------------------------------------------------------------ main
 
+function firstVisitBytes() {
+  const entries = [...performance.getEntriesByType("navigation"), ...performance.getEntriesByType("resource")];
+  return entries.reduce((sum, e) => sum + (e.transferSize || 0), 0);
+}
+
 function wasmFiles() {
   return performance
     .getEntriesByType("resource")
@@ -290,13 +325,14 @@ function wasmFiles() {
 
 async function main() {
   if (!modelUrl) throw new Error("no ?model= given");
-  const make = { qnnweb: qnnwebEngine, ort: ortEngine, litert: litertEngine }[engine];
-  if (!make) throw new Error(`unknown engine ${engine} (qnnweb, litert, ort)`);
+  const make = { qnnweb: qnnwebEngine, "qnnweb-js": qnnwebJsEngine, ort: ortEngine, litert: litertEngine }[engine];
+  if (!make) throw new Error(`unknown engine ${engine} (qnnweb, qnnweb-js, litert, ort)`);
   status(`loading ${engine}…`);
   const runner = await make();
   const [first] = await runner.runOne();
   result.ttfi_ms = performance.now(); // ms since navigation start
   result.first_run_ms = first;
+  result.first_visit_bytes = firstVisitBytes();
   result.output = runner.output();
   for (let i = 0; i < warmup; i++) await runner.runOne();
   result.wasm = wasmFiles();

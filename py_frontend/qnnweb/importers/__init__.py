@@ -18,7 +18,7 @@ def import_model(data, input_shapes=None):
 
         return import_onnx(data, input_shapes)
     raise ModelError("not a model qnnweb can read: expected a TFLite flatbuffer (file identifier 'TFL3') "
-                     "or an ONNX model (a ModelProto)")
+                     "or an ONNX model (a ModelProto), or a model compiled by qnnweb.compile (header 'QNNW')")
 
 
 def check_input_shapes(input_shapes):

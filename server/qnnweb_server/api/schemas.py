@@ -31,6 +31,10 @@ class ModelInfo(BaseModel):
     name: str = Field(examples=["visual_wake_words"])
     file: str = Field(examples=["visual_wake_words.tflite"])
     url: str = Field(examples=["/models/visual_wake_words.tflite"])
+    compiled_url: str = Field(
+        examples=["/models/visual_wake_words.tflite.qnn"],
+        description="the model compiled by qnnweb (what web/qnnweb.js loads), made on first request",
+    )
     format: str = Field(examples=["tflite"])
     size: int
     sha256: str

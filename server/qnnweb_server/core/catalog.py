@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 MODEL_SUFFIXES = {".tflite": "tflite", ".onnx": "onnx"}
 SAMPLE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"}
@@ -163,7 +164,8 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "name": model.name,
         "file": model.file,
-        "url": f"/models/{model.file}",
+        "url": f"/models/{quote(model.file)}",
+        "compiled_url": f"/models/{quote(model.file)}.qnn",
         "format": model.format,
         "size": model.path.stat().st_size,
         "sha256": sha256_of(model.path),

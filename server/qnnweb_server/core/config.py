@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib import util
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -30,6 +31,8 @@ class Settings(BaseModel):
     pyodide_dir: Path = Path(".cache/pyodide")
     web_dir: Path | None = None  # default: the repo's web/ (or ./web)
     vendor_dir: Path = Path(".cache/npm/node_modules")  # npm packages of the benchmark's other engines, /vendor/
+    kernels_dir: Path | None = None  # default: the installed qnnweb package's wasm/ (served as /kernels/)
+    compiled_dir: Path = Path(".cache/compiled")  # .qnn files compiled from the models, by sha256
 
     @model_validator(mode="after")
     def _derive_and_resolve(self) -> "Settings":
@@ -46,6 +49,8 @@ class Settings(BaseModel):
             "pyodide_dir": self.pyodide_dir,
             "web_dir": web,
             "vendor_dir": self.vendor_dir,
+            "kernels_dir": self.kernels_dir or _package_kernels_dir(),
+            "compiled_dir": self.compiled_dir,
         }
         for name, value in values.items():
             object.__setattr__(self, name, Path(value).expanduser().resolve())
@@ -54,7 +59,8 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, environ: os._Environ[str] | dict[str, str] | None = None, **overrides: object) -> "Settings":
         """Settings from ``QNNWEB_DATA_DIR``, ``QNNWEB_MODELS_DIR``, ``QNNWEB_WHEELS_DIR``,
-        ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR``, ``QNNWEB_WEB_DIR`` and ``QNNWEB_VENDOR_DIR``; keyword
+        ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR``, ``QNNWEB_WEB_DIR``, ``QNNWEB_VENDOR_DIR``,
+        ``QNNWEB_KERNELS_DIR`` and ``QNNWEB_COMPILED_DIR``; keyword
         arguments that are not None win over the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
@@ -64,6 +70,15 @@ class Settings(BaseModel):
                 values[field] = Path(raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+
+def _package_kernels_dir() -> Path:
+    """The qnnweb package's kernel modules, found without importing it (the server starts even if
+    qnnweb is broken or missing: /kernels/ is then a 404)."""
+    spec = util.find_spec("qnnweb")
+    if spec is None or not spec.submodule_search_locations:
+        return Path("qnnweb-not-installed")
+    return Path(spec.submodule_search_locations[0]) / "wasm"
 
 
 @lru_cache

@@ -7,7 +7,7 @@ from fastapi.responses import FileResponse
 
 from qnnweb_server.api.deps import DescriberDep, SettingsDep
 from qnnweb_server.api.schemas import ModelInfo, ModelList
-from qnnweb_server.core import catalog
+from qnnweb_server.core import catalog, compiled
 
 router = APIRouter(prefix="/models", tags=["models"])
 files_router = APIRouter(prefix="/models", tags=["files"])
@@ -42,6 +42,37 @@ def _etag_matches(if_none_match: str, etag: str) -> bool:
         if candidate == etag:
             return True
     return False
+
+
+@files_router.head("/{name}.qnn", include_in_schema=False)
+@files_router.get(
+    "/{name}.qnn",
+    response_class=FileResponse,
+    responses={
+        200: {"content": {"application/octet-stream": {}}, "description": "The compiled model"},
+        304: {"description": "Not modified (If-None-Match matched the ETag)"},
+        404: {"description": "No such model"},
+        422: {"description": "The model cannot be compiled (the detail says why)"},
+    },
+)
+def download_compiled_model(name: str, request: Request, settings: SettingsDep) -> Response:
+    """The model compiled by qnnweb (`.qnn`: op records and constants, inputs, outputs, the sidecar's
+    labels and preprocessing), what web/qnnweb.js loads. `name` is the model's file name or name:
+    `/models/x.onnx.qnn` or `/models/x.qnn`. Compiled once per model version, then served from disk;
+    the ETag changes with the model, its sidecar and the qnnweb frontend."""
+    model = catalog.find_model(settings.models_dir, name)
+    if model is None:
+        raise HTTPException(status_code=404, detail="no such model")
+    try:
+        path, key = compiled.compiled_path(model, settings.compiled_dir)
+    except compiled.CompileError as exc:
+        raise HTTPException(status_code=422, detail=f"{model.file} cannot be compiled: {exc}") from None
+    etag = f'"{key}"'
+    headers = {"ETag": etag, "Cache-Control": MODEL_CACHE_CONTROL}
+    inm = request.headers.get("if-none-match")
+    if inm is not None and _etag_matches(inm, etag):
+        return Response(status_code=304, headers=headers)
+    return FileResponse(path, media_type="application/octet-stream", headers=headers, filename=None)
 
 
 @files_router.head("/{name}", include_in_schema=False)

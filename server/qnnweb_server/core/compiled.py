@@ -1,0 +1,80 @@
+"""Compiled models (``.qnn``): each model of the models folder compiled once by the qnnweb frontend
+(in this process, CPython) and kept on disk, keyed by the model's sha256 and the frontend's own
+fingerprint, so that a new qnnweb (another lowering, another ABI) never serves an old compilation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from functools import lru_cache
+from importlib import util
+from pathlib import Path
+
+from qnnweb_server.core import catalog
+
+
+class CompileError(ValueError):
+    """The model cannot be compiled (unsupported, corrupt): the message says why."""
+
+
+@lru_cache
+def frontend_fingerprint() -> str:
+    """sha256 of the qnnweb package's Python sources: a changed frontend compiles again."""
+    spec = util.find_spec("qnnweb")
+    if spec is None or not spec.submodule_search_locations:
+        raise CompileError("the qnnweb package is not installed in the server's environment")
+    root = Path(spec.submodule_search_locations[0])
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(key: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str]:
+    """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag): the
+    model's sha256, the frontend's fingerprint and the sidecar's (its labels and preprocessing are
+    in the file). One compilation per model at a time: concurrent requests wait for the first."""
+    metadata, _ = catalog.read_sidecar(model)
+    sidecar = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()[:8]
+    key = f"{catalog.sha256_of(model.path)}-{frontend_fingerprint()}-{sidecar}"
+    path = cache_dir / f"{key}.qnn"
+    failed = cache_dir / f"{key}.error"
+    with _lock(key):
+        if path.is_file():
+            return path, key
+        if failed.is_file():
+            raise CompileError(failed.read_text(encoding="utf-8"))
+        import qnnweb  # lazily, as the describer: the server runs even if qnnweb is broken
+
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            data = qnnweb.compile(model.path.read_bytes(), metadata=metadata)
+        except (ValueError, MemoryError) as exc:   # ModelError is a ValueError
+            _write_atomically(failed, f"{type(exc).__name__}: {exc}".encode())
+            raise CompileError(f"{type(exc).__name__}: {exc}") from None
+        _write_atomically(path, data)
+        return path, key
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

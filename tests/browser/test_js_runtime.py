@@ -1,0 +1,157 @@
+"""web/qnnweb.js, the JavaScript runtime, in headless Chromium: it loads the server's compiled
+models (.qnn) in every variant and gives the very bytes CPython (wasmtime) and the page's Pyodide
+give for the same file; it refuses damaged files and files of another ABI with a ModelError."""
+
+from __future__ import annotations
+
+import base64
+import struct
+import urllib.request
+import zlib
+
+import numpy as np
+import pytest
+
+import qnnweb
+from qnnweb.compiled import CompiledModel
+
+from conftest import DATA_DIR
+
+MODEL = "efficientnet_lite0_u8s8.onnx"
+RUN_JS = """async ([source, variant, input]) => {
+    const qnnweb = await import("/static/qnnweb.js");
+    const model = await qnnweb.load(source, { variant });
+    const bytes = Uint8Array.from(atob(input), (c) => c.charCodeAt(0));
+    const [out] = model.run(new Float32Array(bytes.buffer));
+    const raw = new Uint8Array(out.buffer);
+    let s = "";
+    for (const b of raw) s += String.fromCharCode(b);
+    return { output: btoa(s), info: model.info() };
+}"""
+
+
+@pytest.fixture(scope="module")
+def blank_page(browser, server_url):
+    """A same-origin page (the health check) to import qnnweb.js into: no Pyodide."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server_url}/api/utils/health-check")
+    yield page
+    context.close()
+    assert not errors, errors
+
+
+@pytest.fixture(scope="module")
+def compiled_bytes(server_url):
+    with urllib.request.urlopen(f"{server_url}/models/{MODEL}.qnn") as r:
+        return r.read()
+
+
+def model_input(model):
+    return np.random.default_rng(3).uniform(-2, 2, model.inputs[0].shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("variant", ["scalar", "simd128", "relaxed"])
+def test_same_bytes_in_javascript_cpython_and_pyodide(blank_page, page_for, compiled_bytes, variant):
+    cpython = qnnweb.load(compiled_bytes, variant)
+    x = model_input(cpython)
+    expected = cpython.run(x)[0].tobytes()
+    assert expected == qnnweb.load(_model_file(), variant).run(x)[0].tobytes()   # the server compiled it right
+    encoded = base64.b64encode(x.tobytes()).decode()
+    js = blank_page.evaluate(RUN_JS, [f"/models/{MODEL}.qnn", variant, encoded])
+    assert base64.b64decode(js["output"]) == expected
+    assert js["info"]["variant"] == variant and js["info"]["host"].startswith("browser")
+    assert js["info"]["kernels"] == cpython.kernels or variant == "relaxed"   # the relaxed probe is the engine's
+    assert js["info"]["weight_bytes"] == cpython.weight_bytes
+
+    # the page's Pyodide, on the same compiled file from the same URL
+    out = page_for(variant).run_python(
+        f"""
+import base64, qnnweb
+model = await qnnweb.load_async("/models/{MODEL}.qnn", variant="{variant}")
+(y,) = model.run(base64.b64decode(x))
+print(base64.b64encode(bytes(y)).decode())
+""", {"x": encoded})
+    assert base64.b64decode(out.strip()) == expected
+
+
+def _model_file():
+    return DATA_DIR / "models" / MODEL
+
+
+def test_default_variant_is_the_best_the_engine_validates(blank_page):
+    """Same rule as Python: relaxed, then simd128, then scalar, by what WebAssembly.validate says
+    of the real modules (qnnweb.js decides from few-byte probes, and downloads only the one)."""
+    got = blank_page.evaluate("""async () => {
+        const qnnweb = await import("/static/qnnweb.js");
+        const real = [];
+        for (const v of qnnweb.VARIANTS) {
+            const bytes = await (await fetch(`/kernels/qnnweb-${v}.wasm`)).arrayBuffer();
+            if (WebAssembly.validate(bytes)) real.push(v);
+        }
+        return { probed: qnnweb.supportedVariants(), real };
+    }""")
+    assert got["probed"] == got["real"] and got["real"][0] == "relaxed"
+
+
+def _with_header(data, abi=None, flip=None):
+    data = bytearray(data)
+    if flip is not None:
+        data[flip] ^= 0x40
+    if abi is not None:
+        struct.pack_into("<I", data, 8, abi)
+    struct.pack_into("<I", data, 12, zlib.crc32(bytes(data[16:])))
+    return bytes(data)
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("old-abi", "made for kernel ABI version 0"),
+    ("checksum", "checksum does not match"),
+    ("truncated", "truncated"),
+    ("not-qnn", "not a compiled qnnweb model"),
+])
+def test_bad_files_are_model_errors(blank_page, compiled_bytes, case, expected):
+    data = {"old-abi": _with_header(compiled_bytes, abi=0),
+            "checksum": compiled_bytes[:-3] + b"\xff\xff\xff",
+            "truncated": compiled_bytes[:1000],
+            "not-qnn": b"TFL3" * 100}[case]
+    got = blank_page.evaluate("""async (input) => {
+        const qnnweb = await import("/static/qnnweb.js");
+        const bytes = Uint8Array.from(atob(input), (c) => c.charCodeAt(0));
+        try {
+            await qnnweb.load(bytes);
+            return { name: "none" };
+        } catch (err) {
+            return { name: err.name, message: err.message, isModelError: err instanceof qnnweb.ModelError };
+        }
+    }""", base64.b64encode(data).decode())
+    assert got["name"] == "ModelError" and got["isModelError"], got
+    assert expected in got["message"], got
+    with pytest.raises(qnnweb.ModelError, match=expected):   # the Python reader says the same
+        CompiledModel.from_bytes(data)
+
+
+def test_wrong_inputs_are_clear_errors(blank_page):
+    got = blank_page.evaluate(f"""async () => {{
+        const qnnweb = await import("/static/qnnweb.js");
+        const model = await qnnweb.load("/models/{MODEL}.qnn");
+        const tries = {{
+            shape: () => model.run(new Float32Array(10)),
+            dtype: () => model.run(new Int32Array(model.inputs[0].size)),
+            name: () => model.run({{ nope: new Float32Array(model.inputs[0].size) }}),
+            count: () => model.run([]),
+        }};
+        const out = {{}};
+        for (const [k, f] of Object.entries(tries)) {{
+            try {{ f(); out[k] = "no error"; }} catch (err) {{ out[k] = `${{err.name}}: ${{err.message}}`; }}
+        }}
+        out.ok = model.run({{ [model.inputs[0].name]: new Float32Array(model.inputs[0].size) }})[0].length;
+        return out;
+    }}""")
+    assert got["shape"].startswith("RangeError") and "expected 150528 float32 values" in got["shape"], got
+    assert got["dtype"].startswith("TypeError") and "Float32Array" in got["dtype"], got
+    assert "unknown input(s) nope" in got["name"], got
+    assert "takes 1 input(s), got 0" in got["count"], got
+    assert got["ok"] == 1000

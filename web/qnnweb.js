@@ -1,0 +1,285 @@
+// qnnweb's JavaScript runtime: runs a compiled model (.qnn, written by qnnweb.compile or served by
+// the qnnweb server under /models/NAME.qnn) on the kernel modules, without Python.
+//
+//   import * as qnnweb from "/static/qnnweb.js";
+//   const model = await qnnweb.load("/models/efficientnet_lite0_u8s8.qnn");   // URL, Response or bytes
+//   const [scores] = model.run(input);          // a typed array per input (or {name: array})
+//   model.info();                               // variant, inputs, outputs, memory, timings
+//
+// It picks the kernel variant as the Python frontend does: the best of relaxed, simd128, scalar that
+// this engine validates (probed with a few-byte module, so only the chosen module is downloaded).
+// The file format is documented in py_frontend/qnnweb/compiled.py and the README.
+
+export const VARIANTS = ["relaxed", "simd128", "scalar"];
+export const FORMAT_VERSION = 1;
+export const ABI_VERSION = 1; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
+
+const HEADER_BYTES = 32;
+const DTYPES = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int32: Int32Array };
+
+// (func (param v128 v128) (result v128) local.get 0 local.get 1 <op>): i8x16.add, then the relaxed dot
+const PROBES = {
+  simd128: [0, 97, 115, 109, 1, 0, 0, 0, 1, 7, 1, 96, 2, 123, 123, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 32, 0,
+    32, 1, 253, 110, 11],
+  relaxed: [0, 97, 115, 109, 1, 0, 0, 0, 1, 7, 1, 96, 2, 123, 123, 1, 123, 3, 2, 1, 0, 10, 11, 1, 9, 0, 32, 0,
+    32, 1, 253, 146, 2, 11],
+};
+
+/** A model file that cannot be loaded (corrupt, another ABI version, refused by the kernels). */
+export class ModelError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ModelError";
+  }
+}
+
+/** The variants this engine validates, best first. */
+export function supportedVariants() {
+  const ok = (v) => v === "scalar" || WebAssembly.validate(new Uint8Array(PROBES[v]));
+  return VARIANTS.filter((v) => ok(v) && (v !== "relaxed" || ok("simd128")));
+}
+
+export function defaultKernelsURL() {
+  return new URL("/kernels/", import.meta.url).href;
+}
+
+const modules = new Map(); // url -> Promise<WebAssembly.Module>: compiled once per page
+
+/** The compiled kernel module of a variant (streaming compile, so V8 caches its code). */
+export function kernelModule(variant, kernelsURL = defaultKernelsURL()) {
+  const url = new URL(`qnnweb-${variant}.wasm`, kernelsURL).href;
+  if (!modules.has(url)) {
+    const compiled = WebAssembly.compileStreaming(fetch(url)).catch((err) => {
+      modules.delete(url);
+      throw new Error(`kernel module ${url}: ${err.message}`);
+    });
+    modules.set(url, compiled);
+  }
+  return modules.get(url);
+}
+
+/** A new instance of a kernel module: the one place kernels are instantiated in a browser. */
+export async function instantiateKernels(variant, { kernelsURL, module } = {}) {
+  const compiled = module || (await kernelModule(variant, kernelsURL));
+  return new WebAssembly.Instance(compiled, {}).exports;
+}
+
+async function bytesOf(source) {
+  if (typeof source === "string" || source instanceof URL) {
+    const response = await fetch(source);
+    if (!response.ok) throw new ModelError(`${source}: HTTP ${response.status} ${response.statusText}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  if (source instanceof Response) return new Uint8Array(await source.arrayBuffer());
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  throw new TypeError("qnnweb.load takes a URL, a Response, an ArrayBuffer or a typed array");
+}
+
+let crcTable = null;
+
+function crc32(bytes) {
+  if (crcTable === null) {
+    crcTable = new Int32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c;
+    }
+  }
+  let c = -1;
+  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
+/** The header and metadata of a .qnn file, checked (ModelError says what is wrong). */
+export function parseCompiled(bytes) {
+  if (bytes.length < HEADER_BYTES || String.fromCharCode(...bytes.subarray(0, 4)) !== "QNNW") {
+    throw new ModelError("not a compiled qnnweb model (no 'QNNW' header)");
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const [version, abi, crc, metaBytes, bodyBytes] = [4, 8, 12, 16, 20].map((at) => view.getUint32(at, true));
+  if (version !== FORMAT_VERSION) {
+    throw new ModelError(`compiled model format version ${version}; this runtime reads version ${FORMAT_VERSION}: ` +
+      "compile the model again with qnnweb.compile");
+  }
+  if (abi !== ABI_VERSION) {
+    throw new ModelError(`the compiled model was made for kernel ABI version ${abi}; this runtime's kernels are ` +
+      `version ${ABI_VERSION}: compile the model again with qnnweb.compile`);
+  }
+  if (HEADER_BYTES + metaBytes + bodyBytes !== bytes.length) {
+    throw new ModelError(`compiled model truncated or padded: the header says ${HEADER_BYTES + metaBytes + bodyBytes} ` +
+      `bytes, the file has ${bytes.length}`);
+  }
+  if (crc32(bytes.subarray(16)) !== crc) throw new ModelError("compiled model corrupt: its checksum does not match its bytes");
+  let meta;
+  try {
+    let end = HEADER_BYTES + metaBytes;
+    while (end > HEADER_BYTES && bytes[end - 1] === 0) end--;
+    meta = JSON.parse(new TextDecoder().decode(bytes.subarray(HEADER_BYTES, end)));
+  } catch (err) {
+    throw new ModelError(`compiled model corrupt: bad metadata (${err.message})`);
+  }
+  return { meta, body: bytes.subarray(HEADER_BYTES + metaBytes) };
+}
+
+function cString(exports, address) {
+  const bytes = new Uint8Array(exports.memory.buffer, address, 256);
+  const end = bytes.indexOf(0);
+  return new TextDecoder().decode(bytes.subarray(0, end < 0 ? 256 : end));
+}
+
+function tensorInfo(t) {
+  const size = t.shape.reduce((a, b) => a * b, 1);
+  return { ...t, size, nbytes: size * DTYPES[t.dtype].BYTES_PER_ELEMENT };
+}
+
+function buildPlan(exports, meta, body) {
+  const errorText = () => cString(exports, exports.qnn_error_message());
+  if (exports.qnn_abi_version() !== ABI_VERSION) {
+    throw new ModelError(`the kernel module implements ABI version ${exports.qnn_abi_version()}, this runtime ` +
+      `reads version ${ABI_VERSION}`);
+  }
+  const plan = exports.qnn_plan_create(meta.steps.length, meta.arena_bytes);
+  if (plan === 0) throw new ModelError(`the model does not fit in WebAssembly memory: ${errorText()}`);
+  const [constantsBytes, recordsBytes] = meta.staging;
+  const staging = exports.qnn_alloc(constantsBytes + recordsBytes);
+  if (staging === 0) throw new ModelError("out of WebAssembly memory for the weight staging buffer");
+  let before = 0;
+  for (const [cAt, cBytes, rAt, rBytes, count, relAt, relCount] of meta.batches) {
+    if (Math.max(cAt + cBytes, rAt + rBytes, relAt + 4 * relCount) > body.length || cBytes > constantsBytes ||
+        rBytes > recordsBytes || rBytes % 4 !== 0) {
+      throw new ModelError("compiled model corrupt: a batch lies outside the file or its staging buffer");
+    }
+    const memory = exports.memory.buffer;
+    new Uint8Array(memory, staging, cBytes).set(body.subarray(cAt, cAt + cBytes));
+    const records = new Int32Array(memory, staging + constantsBytes, rBytes / 4);
+    records.set(new Int32Array(body.buffer.slice(body.byteOffset + rAt, body.byteOffset + rAt + rBytes)));
+    const relocations = new Uint32Array(body.buffer.slice(body.byteOffset + relAt, body.byteOffset + relAt + 4 * relCount));
+    for (const w of relocations) {
+      if (w >= records.length) throw new ModelError("compiled model corrupt: a relocation lies outside its records");
+      records[w] += staging; // constant fields hold offsets into the batch's constants
+    }
+    let added;
+    try {
+      added = exports.qnn_plan_add_records(plan, staging + constantsBytes, count);
+    } catch (err) {
+      throw new ModelError(`compiled model corrupt: the kernels trapped while loading it (${err.message})`);
+    }
+    if (added !== count) {
+      const [kind, index, opType, output] = meta.steps[before + added];
+      throw new ModelError(`op ${index} ${opType}: the kernels refused its ${kind} record (output '${output}'): ${errorText()}`);
+    }
+    before += count;
+  }
+  if (before !== meta.steps.length) throw new ModelError("compiled model corrupt: fewer records than steps");
+  return plan;
+}
+
+/** A loaded model: one plan in one kernel instance. */
+export class Model {
+  constructor(exports, meta, body, variant) {
+    this.exports = exports;
+    this.variant = variant;
+    this.metadata = meta.metadata || {};
+    this.inputs = meta.inputs.map(tensorInfo);
+    this.outputs = meta.outputs.map(tensorInfo);
+    for (const t of [...this.inputs, ...this.outputs]) {
+      if (!DTYPES[t.dtype] || t.offset < 0 || t.offset + t.nbytes > meta.arena_bytes) {
+        throw new ModelError(`compiled model corrupt: tensor '${t.name}' lies outside the arena`);
+      }
+    }
+    this._meta = meta;
+    this.plan = buildPlan(exports, meta, body);
+    this.arena = exports.qnn_plan_arena(this.plan);
+    this.lastRunMs = null;
+  }
+
+  _inputList(inputs) {
+    if (ArrayBuffer.isView(inputs)) return [inputs];
+    if (Array.isArray(inputs)) return inputs;
+    if (inputs && typeof inputs === "object") {
+      const unknown = Object.keys(inputs).filter((k) => !this.inputs.some((t) => t.name === k));
+      if (unknown.length) throw new TypeError(`unknown input(s) ${unknown.join(", ")}; the model takes ${this.inputs.map((t) => t.name).join(", ")}`);
+      return this.inputs.map((t) => {
+        if (!(t.name in inputs)) throw new TypeError(`input '${t.name}' is missing`);
+        return inputs[t.name];
+      });
+    }
+    throw new TypeError("run() takes a typed array, an array of them, or {input name: typed array}");
+  }
+
+  /** One inference: one typed array per input (its dtype, or raw bytes in a Uint8Array); returns
+   * one new typed array per output. */
+  run(inputs) {
+    const list = this._inputList(inputs);
+    if (list.length !== this.inputs.length) {
+      throw new TypeError(`the model takes ${this.inputs.length} input(s), got ${list.length}`);
+    }
+    const memory = this.exports.memory.buffer;
+    list.forEach((x, i) => {
+      const t = this.inputs[i];
+      const Type = DTYPES[t.dtype];
+      const raw = x instanceof Uint8Array && t.dtype !== "uint8";
+      if (!ArrayBuffer.isView(x) || (!(x instanceof Type) && !raw)) {
+        throw new TypeError(`input '${t.name}': expected a ${Type.name} (${t.dtype} [${t.shape}]), got ${x && x.constructor ? x.constructor.name : typeof x}`);
+      }
+      if (x.byteLength !== t.nbytes) {
+        throw new RangeError(`input '${t.name}': expected ${t.size} ${t.dtype} values (${t.nbytes} bytes, shape [${t.shape}]), got ${x.byteLength} bytes`);
+      }
+      new Uint8Array(memory, this.arena + t.offset, t.nbytes).set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
+    });
+    const start = performance.now();
+    const status = this.exports.qnn_run(this.plan);
+    this.lastRunMs = performance.now() - start;
+    if (status !== 0) throw new Error(`qnn_run failed: ${cString(this.exports, this.exports.qnn_error_message())}`);
+    const buffer = this.exports.memory.buffer;
+    return this.outputs.map((t) => new DTYPES[t.dtype](buffer.slice(this.arena + t.offset, this.arena + t.offset + t.nbytes)));
+  }
+
+  info() {
+    const strip = ({ size, nbytes, offset, ...t }) => t;
+    return {
+      format: this._meta.describe.format,
+      inputs: this.inputs.map(strip),
+      outputs: this.outputs.map(strip),
+      ops: this._meta.describe.ops,
+      variant: this.variant,
+      host: "browser (qnnweb.js)",
+      kernels: {
+        gemm: cString(this.exports, this.exports.qnn_gemm_kernel_name()),
+        dwconv: cString(this.exports, this.exports.qnn_dwconv_kernel_name()),
+      },
+      arena_bytes: this._meta.arena_bytes,
+      weight_bytes: this.exports.qnn_plan_packed_bytes(this.plan),
+      memory_bytes: this.exports.memory.buffer.byteLength,
+      metadata: this.metadata,
+    };
+  }
+}
+
+/** Load a compiled model (URL, Response, ArrayBuffer or typed array). Options: `variant` forces
+ * one ("relaxed", "simd128", "scalar"; an error if this engine cannot run it), `kernelsURL` is
+ * where qnnweb-VARIANT.wasm are served (default /kernels/ of this module's origin). The kernel
+ * download starts while the model downloads. */
+export async function load(source, { variant = null, kernelsURL = defaultKernelsURL() } = {}) {
+  const supported = supportedVariants();
+  if (variant !== null && !VARIANTS.includes(variant)) {
+    throw new TypeError(`unknown kernel variant '${variant}'; choose one of ${VARIANTS.join(", ")}`);
+  }
+  if (variant !== null && !supported.includes(variant)) {
+    throw new Error(`this WebAssembly engine does not support the ${variant} kernels (it supports: ${supported.join(", ")})`);
+  }
+  const chosen = variant || supported[0];
+  const modulePromise = kernelModule(chosen, kernelsURL);
+  modulePromise.catch(() => {}); // reported below, after the model's own errors
+  const bytes = await bytesOf(source);
+  const { meta, body } = parseCompiled(bytes);
+  const exports = await instantiateKernels(chosen, { module: await modulePromise });
+  try {
+    return new Model(exports, meta, body, chosen);
+  } catch (err) {
+    if (err instanceof ModelError) throw err;
+    throw new ModelError(`compiled model corrupt: ${err.message}`);
+  }
+}
