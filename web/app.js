@@ -1,11 +1,16 @@
-// qnnweb demo page: Pyodide runs the qnnweb Python package, which runs int8 models on
-// WebAssembly kernels. Plain ES module, no bundler, nothing loaded from outside this server.
+// qnnweb demo page. The models run in web/qnnweb.js, the JavaScript runtime, on the models the
+// server compiled with qnnweb's Python frontend (.qnn), in a worker (workers/inference.js); Python
+// (Pyodide + the qnnweb wheel) starts in another worker (workers/python.js) for the Python panel
+// and scripts, and is never on the way to a result. The main thread only draws: no long tasks.
+// Plain ES modules, no bundler, nothing loaded from outside this server.
 //
 // Test hooks: document.body.dataset.state is "loading" | "ready" | "running" | "done" | "error";
-// dataset.started is "1" once Pyodide and the lists are up; dataset.pending counts queued tasks;
-// dataset.runs counts finished ones. #results holds <li> with data-label / data-index / data-score;
-// #results carries data-model / data-photo / data-variant. #latency and #latency-median carry
-// data-ms (and data-n). window.qnnwebDemo holds the page's Pyodide and the last run's numbers.
+// dataset.started is "1" once the runtime and the lists are up; dataset.python is "loading" |
+// "ready" | "failed"; dataset.pending counts queued tasks; dataset.runs counts finished ones.
+// #results holds <li> with data-label / data-index / data-score; #results carries data-model /
+// data-photo / data-variant / data-engine. #latency and #latency-median carry data-ms (and data-n).
+// window.qnnwebDemo: runPython(source, globals) -> stdout (in the Python worker), the last run's
+// numbers, firstResultMs (performance.now() at the first result) and longTasks (over 50 ms).
 //
 // ?variant=scalar|simd128|relaxed forces a kernel build; ?model=NAME and ?photo=NAME pick the
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
@@ -20,13 +25,21 @@ const $ = (id) => document.getElementById(id);
 const body = document.body;
 // For tests and the curious (DevTools): the page's Pyodide, the RGB bytes that went into the last
 // run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
-window.qnnwebDemo = { pyodide: null, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null };
+window.qnnwebDemo = {
+  runPython, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null, firstResultMs: null,
+  longTasks: [],
+};
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.qnnwebDemo.longTasks.push({ start: e.startTime, ms: e.duration });
+  }).observe({ type: "longtask", buffered: true });
+} catch (_) {
+  /* no Long Tasks API in this browser */
+}
 
 const page = {
-  pyodide: null,
-  helpers: null, // Python functions: loadModel, describeModel, classify
   models: new Map(), // name -> record from /api/models
-  loaded: new Map(), // `${name}|${variant}` -> {model: PyProxy, info}
+  loaded: new Map(), // `${name}|${variant}` -> {key, info}: a model loaded in the inference worker
   samples: new Map(), // name -> url
   upload: null, // {name, blob} of the user's own photo
   variant: null, // null = let qnnweb pick
@@ -110,51 +123,91 @@ function enqueue(label, task) {
 
 // ---------------------------------------------------------------- start-up
 
-const PY_HELPERS = `
-import json
-import qnnweb
-import qnnweb.image
-from js import performance
+// Workers answer {id, ok, result | error}; call() turns that into a promise.
+function workerClient(url) {
+  const worker = new Worker(url, { type: "module" });
+  const waiting = new Map();
+  let next = 0;
+  worker.addEventListener("message", ({ data }) => {
+    if (data.id === undefined || !waiting.has(data.id)) return;
+    const { resolve, reject } = waiting.get(data.id);
+    waiting.delete(data.id);
+    if (data.ok) resolve(data);
+    else {
+      const err = new Error(data.error && data.error.message !== undefined ? data.error.message : data.error);
+      err.name = (data.error && data.error.name) || "Error";
+      err.stdout = data.stdout;
+      reject(err);
+    }
+  });
+  worker.addEventListener("error", (e) => {
+    for (const { reject } of waiting.values()) reject(new Error(`worker ${url}: ${e.message}`));
+    waiting.clear();
+  });
+  return {
+    worker,
+    call(message, transfer = []) {
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ ...message, id }, transfer);
+      });
+    },
+  };
+}
 
-LAST = {}  # the model and input of the last classify(), for rerun()
+const inference = workerClient("/static/workers/inference.js");
+const infer = async (message, transfer) => (await inference.call(message, transfer)).result;
 
+// Python starts at once, in its own worker; runPython waits for it.
+let python = null;
+const pythonReady = new Promise((resolve, reject) => {
+  python = workerClient("/static/workers/python.js");
+  python.worker.addEventListener("message", ({ data }) => {
+    if (data.type === "ready") resolve(data.version);
+    if (data.type === "failed") reject(new Error(data.error));
+  });
+});
+pythonReady.catch(() => {}); // shown in the Python panel
 
-def _tensor(t):
-    return {"name": t.name, "shape": list(t.shape), "dtype": t.dtype,
-            "scale": t.scale, "zero_point": t.zero_point}
+/** Run Python source in the Python worker (Pyodide, qnnweb installed); resolves to its stdout. */
+async function runPython(source, globals = {}) {
+  await pythonReady;
+  return (await python.call({ op: "run", source, globals })).stdout;
+}
 
-
-async def load_model(url, variant, progress):
-    return await qnnweb.load_async(url, variant=variant or None, progress=progress)
-
-
-def describe_model(model):
-    info = model.info()
-    info["variant"] = model.variant
-    info["inputs"] = [_tensor(t) for t in model.inputs]
-    info["outputs"] = [_tensor(t) for t in model.outputs]
-    return json.dumps(info, default=str)
-
-
-def classify(model, rgb, options_json):
-    opts = json.loads(options_json)
-    x = qnnweb.image.rgb_to_input(rgb.to_bytes(), model.inputs[0], opts["mean"], opts["std"])
-    LAST["model"], LAST["x"] = model, x
-    t0 = performance.now()
-    outputs = model.run(x)
-    ms = performance.now() - t0
-    info = model.outputs[0]
-    top = qnnweb.image.top_k(outputs[0], info, opts["k"], logits=opts["logits"])
-    raw = qnnweb.image.dequantize(outputs[0], info)
-    return json.dumps({"ms": ms, "variant": model.variant, "raw": raw,
-                       "top": [[int(i), float(s)] for i, s in top]})
-
-
-def rerun():
-    t0 = performance.now()
-    LAST["model"].run(LAST["x"])
-    return performance.now() - t0
-`;
+function watchPython() {
+  const status = $("python-status");
+  body.dataset.python = "loading";
+  pythonReady.then(
+    (version) => {
+      body.dataset.python = "ready";
+      status.textContent = `ready: qnnweb in Pyodide ${version}, in a worker`;
+      $("python-run").disabled = false;
+    },
+    (err) => {
+      body.dataset.python = "failed";
+      status.textContent = `Python did not start: ${err.message}`;
+    },
+  );
+  fetch("/static/examples/classify.py").then((r) => r.text()).then((text) => {
+    if (!$("python-source").value) $("python-source").value = text;
+  });
+  $("python-run").addEventListener("click", async () => {
+    const out = $("python-output");
+    $("python-run").disabled = true;
+    out.textContent = "running in Python (Pyodide, worker)…";
+    const t0 = performance.now();
+    try {
+      const stdout = await runPython($("python-source").value);
+      out.textContent = `${stdout}\n[Python (Pyodide in a worker): ${fmtMs(performance.now() - t0)}]`;
+    } catch (err) {
+      out.textContent = `${err.stdout ? err.stdout + "\n" : ""}${errorText(err).details}`;
+    } finally {
+      $("python-run").disabled = false;
+    }
+  });
+}
 
 async function fetchJSON(url) {
   const res = await fetch(url);
@@ -169,31 +222,6 @@ async function fetchJSON(url) {
     throw new Error(`${url}: HTTP ${res.status}: ${detail}`);
   }
   return data;
-}
-
-async function startPyodide() {
-  setStatus("Loading Pyodide (Python for WebAssembly)…");
-  const { loadPyodide } = await import("/pyodide/pyodide.mjs");
-  const pyodide = await loadPyodide({ indexURL: "/pyodide/" });
-
-  setStatus("Installing qnnweb…", 0.6);
-  const { wheels } = await fetchJSON("/api/wheels");
-  const urls = wheels.map((u) => new URL(u, location.href).href);
-  await pyodide.loadPackage(urls, {
-    messageCallback: (msg) => setStatus(msg, 0.7),
-    errorCallback: (msg) => console.warn(msg),
-  });
-  setStatus("Importing qnnweb…", 0.9);
-  const ns = pyodide.globals.get("dict")();
-  await pyodide.runPythonAsync(PY_HELPERS, { globals: ns });
-  page.pyodide = pyodide;
-  window.qnnwebDemo.pyodide = pyodide;
-  page.helpers = {
-    loadModel: ns.get("load_model"),
-    describeModel: ns.get("describe_model"),
-    classify: ns.get("classify"),
-    rerun: ns.get("rerun"),
-  };
 }
 
 function fillSelect(select, items) {
@@ -283,7 +311,8 @@ async function main() {
   try {
     page.variant = readVariantParam();
     $("variant-select").value = page.variant || "";
-    await Promise.all([startPyodide(), loadLists()]);
+    watchPython();
+    await loadLists();
   } catch (err) {
     setStatus("Failed to start.");
     showError("Start-up failed", err);
@@ -292,7 +321,7 @@ async function main() {
   }
   for (const id of CONTROLS) $(id).disabled = false;
   for (const b of document.querySelectorAll("#thumbs .thumb")) b.disabled = false;
-  doneLoading(`Ready: Python ${page.pyodide.version ? "(Pyodide " + page.pyodide.version + ")" : ""}`);
+  doneLoading("Ready: qnnweb.js runs the compiled models; Python is loading in a worker.");
   body.dataset.state = "ready";
   body.dataset.started = "1";
 
@@ -334,28 +363,22 @@ async function main() {
 // ---------------------------------------------------------------- one run
 
 async function getModel(name) {
-  const key = `${name}|${page.variant || "auto"}`;
-  if (page.loaded.has(key)) return page.loaded.get(key);
+  const cacheKey = `${name}|${page.variant || "auto"}`;
+  if (page.loaded.has(cacheKey)) return page.loaded.get(cacheKey);
   const record = page.models.get(name);
   if (!record) throw new Error(`unknown model ${name}`);
   $("loader").classList.remove("idle");
-  setStatus(`Downloading ${record.file}…`, 0);
-  const progress = (loaded, total) => {
-    const t = total || record.size;
-    setStatus(`Downloading ${record.file}: ${kb(loaded)} / ${kb(t)}`, t ? loaded / t : null);
-  };
-  let model;
+  setStatus(`Loading ${record.file} (compiled by the server)…`);
+  let entry;
   try {
-    model = await page.helpers.loadModel(record.url, page.variant, progress);
+    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant });
   } catch (err) {
     doneLoading(`Could not load ${record.file}.`);
     if (err && typeof err === "object") err.context = `Cannot load model ${record.file}`;
     throw err;
   }
-  const info = JSON.parse(page.helpers.describeModel(model));
-  const entry = { model, info };
-  page.loaded.set(key, entry);
-  doneLoading(`Loaded ${record.file} (${info.variant} kernels).`);
+  page.loaded.set(cacheKey, entry);
+  doneLoading(`Loaded ${record.file} (${entry.info.variant} kernels).`);
   return entry;
 }
 
@@ -677,7 +700,8 @@ function isLogits(record) {
 
 function clearShown() {
   $("results").replaceChildren();
-  for (const k of ["model", "photo", "variant"]) delete $("results").dataset[k];
+  for (const k of ["model", "photo", "variant", "engine"]) delete $("results").dataset[k];
+  $("engine").textContent = "–";
   $("latency").textContent = "–";
   delete $("latency").dataset.ms;
   $("latency-total").textContent = "";
@@ -704,7 +728,7 @@ async function runSelected() {
   // Clear the previous answer first, so nothing stale is on screen if this run fails.
   clearShown();
 
-  const [{ model, info }, photo] = await Promise.all([getModel(name), photoBlob()]);
+  const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoBlob()]);
   showModelInfo(name, info, record);
   showPhoto(photo.name, photo.blob);
   const { h, w, layout } = inputSize(info.inputs[0]);
@@ -717,7 +741,7 @@ async function runSelected() {
     `${plan.text} (Pillow's bilinear); (pixel − [${mean}]) / [${std}]; ${layout} ${info.inputs[0].dtype}`;
   const logits = isLogits(record);
   const k = Math.min(5, (record.labels || []).length || 5);
-  const result = JSON.parse(page.helpers.classify(model, rgb, JSON.stringify({ mean, std, k, logits })));
+  const result = await infer({ op: "classify", key: modelKey, rgb, mean, std, k, logits });
   const total = performance.now() - t0;
 
   const key = `${name}|${result.variant}`;
@@ -726,10 +750,13 @@ async function runSelected() {
   $("variant").textContent = result.variant;
   $("variant").dataset.variant = result.variant;
   $("scores-kind").textContent = logits ? "softmax of the model's logits" : "the model's output";
-  showResults(result.top, record.labels, { model: name, photo: photo.name, variant: result.variant }, true);
+  const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js" };
+  showResults(result.top, record.labels, meta, true);
+  $("engine").textContent = "qnnweb.js (JavaScript runtime, compiled model, worker)";
   window.qnnwebDemo.lastOutput = result.raw;
   window.qnnwebDemo.lastTop = result.top;
-  page.last = { key, name, photo: photo.name, variant: result.variant };
+  if (window.qnnwebDemo.firstResultMs === null) window.qnnwebDemo.firstResultMs = performance.now();
+  page.last = { key, modelKey, name, photo: photo.name, variant: result.variant };
   setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels.`, 1);
 }
 
@@ -744,7 +771,7 @@ async function benchmark() {
   for (let i = 1; i <= BENCH_RUNS; i++) {
     setStatus(`Benchmark: run ${i} of ${BENCH_RUNS}…`, (i - 1) / BENCH_RUNS);
     await new Promise((r) => setTimeout(r, 0)); // let the page paint
-    recordLatency(key, page.helpers.rerun());
+    recordLatency(key, await infer({ op: "rerun", key: page.last.modelKey }));
   }
   const m = median(page.history.get(key));
   setStatus(`Benchmark: median ${fmtMs(m)} over the last ${page.history.get(key).length} runs (${page.last.variant} kernels).`, 1);

@@ -67,7 +67,11 @@ export async function instantiateKernels(variant, { kernelsURL, module } = {}) {
 async function bytesOf(source) {
   if (typeof source === "string" || source instanceof URL) {
     const response = await fetch(source);
-    if (!response.ok) throw new ModelError(`${source}: HTTP ${response.status} ${response.statusText}`);
+    if (!response.ok) {
+      // the qnnweb server says why in a JSON `detail` (e.g. 422: the model cannot be compiled)
+      const detail = await response.json().then((d) => d.detail, () => response.statusText);
+      throw new ModelError(`${source}: HTTP ${response.status}: ${detail}`);
+    }
     return new Uint8Array(await response.arrayBuffer());
   }
   if (source instanceof Response) return new Uint8Array(await source.arrayBuffer());

@@ -6,8 +6,8 @@ models (the two TFLite demo models and EfficientNet-Lite0 int8, the page's defau
 ``corrupt.tflite`` (garbage bytes). Nothing is skipped: a missing browser, data dir or Pyodide
 is a failure that says what to run.
 
-One demo page per kernel variant (``variant_page``, session-scoped: Pyodide starts once per
-variant for every test module).
+One demo page per kernel variant (``variant_page``, session-scoped: the page, and the Pyodide of
+its Python worker, start once per variant for every test module).
 """
 
 from __future__ import annotations
@@ -182,24 +182,9 @@ class DemoPage:
         ]
 
     def run_python(self, source: str, globals_: dict | None = None) -> str:
-        """Run ``source`` with runPythonAsync in the page's own Pyodide (fresh globals); its stdout."""
+        """Run ``source`` with runPythonAsync in the page's Python worker (fresh globals); its stdout."""
         return self.page.evaluate(
-            """async ([source, globals]) => {
-                const py = window.qnnwebDemo.pyodide;
-                const ns = py.globals.get("dict")();
-                for (const [k, v] of Object.entries(globals)) ns.set(k, v);
-                const lines = [];
-                py.setStdout({ batched: (line) => lines.push(line) });
-                try {
-                    await py.runPythonAsync(source, { globals: ns });
-                } finally {
-                    py.setStdout();
-                    ns.destroy();
-                }
-                return lines.join("\\n");
-            }""",
-            [source, globals_ or {}],
-        )
+            "([source, globals]) => window.qnnwebDemo.runPython(source, globals)", [source, globals_ or {}])
 
 
 @pytest.fixture(scope="session")

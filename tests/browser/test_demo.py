@@ -1,7 +1,8 @@
-"""The demo page end to end in headless Chromium: Pyodide installs the qnnweb wheel, the page
-downloads a real int8 model and runs it on a sample photo with the forced kernel variant.
+"""The demo page end to end in headless Chromium: the page loads the server's compiled model in
+web/qnnweb.js (in a worker) and runs it on a sample photo with the forced kernel variant, while
+Pyodide starts in another worker; the main thread never blocks.
 
-One page per variant (Pyodide loads once per page); every model/photo combination runs in it.
+One page per variant; every model/photo combination runs in it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def test_known_answer(variant_page, demo_folders, model: str, photo: str, expect
 
     # the page says which variant ran, and it is the one asked for
     assert demo.text("#variant").strip() == variant
-    assert demo.results_meta() == {"model": model, "photo": photo, "variant": variant}
+    assert demo.results_meta() == {"model": model, "photo": photo, "variant": variant, "engine": "qnnweb.js"}
     kernels = demo.page.eval_on_selector_all("#kernels li code", "els => els.map(e => e.textContent)")
     assert kernels and all(k for k in kernels), f"kernel names not shown: {kernels}"
     if variant != "scalar":
@@ -113,3 +114,40 @@ def test_docs_render_offline(browser, server_url) -> None:
         assert page.locator(".opblock-summary-path", has_text="/api/models").count() >= 1
     finally:
         page.close()
+
+
+def test_first_result_without_python_and_without_long_tasks(browser, server_url) -> None:
+    """A first visit: the first answer comes from qnnweb.js before Python is ready, and the main
+    thread has no task over 200 ms from navigation to that answer (Pyodide and inference run in
+    workers); then Python becomes ready and runs qnnweb in the page's Python panel."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{server_url}/?model=efficientnet_lite0_u8s8&photo=coffee.png")
+        page.wait_for_function("window.qnnwebDemo && window.qnnwebDemo.firstResultMs !== null", timeout=60_000)
+        demo = page.evaluate("({first: window.qnnwebDemo.firstResultMs, long: window.qnnwebDemo.longTasks, "
+                             "python: document.body.dataset.python})")
+        assert page.eval_on_selector("#results", "el => el.dataset.engine") == "qnnweb.js"
+        assert page.inner_text("#results li .label").startswith("espresso") or \
+            page.eval_on_selector("#results li", "el => el.dataset.label") == "espresso"
+        assert demo["python"] == "loading", "the first result should not wait for Python"
+        before = [t for t in demo["long"] if t["start"] < demo["first"]]
+        assert all(t["ms"] <= 200 for t in before), f"long tasks before the first result: {before}"
+        assert "Engine" in page.inner_text(".facts") and "qnnweb.js" in page.inner_text("#engine")
+
+        # Python comes up in its worker and runs what the panel holds
+        page.wait_for_function("document.body.dataset.python !== 'loading'", timeout=180_000)
+        assert page.evaluate("document.body.dataset.python") == "ready", page.inner_text("#python-status")
+        page.fill("#python-source", "import qnnweb\nprint('qnnweb', qnnweb.__version__, qnnweb.VARIANTS[0])")
+        page.click("#python-run")
+        page.wait_for_function("document.querySelector('#python-output').textContent.includes('[Python')",
+                               timeout=60_000)
+        out = page.inner_text("#python-output")
+        assert "qnnweb 0.1.0 relaxed" in out and "Pyodide in a worker" in out, out
+        long_after = [t for t in page.evaluate("window.qnnwebDemo.longTasks") if t["ms"] > 200]
+        assert not long_after, f"long tasks on the main thread while Python loaded and ran: {long_after}"
+    finally:
+        context.close()
+    assert not errors, errors

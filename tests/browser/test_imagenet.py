@@ -79,7 +79,7 @@ def test_efficientnet_in_the_page_matches_cpython(variant_page, demo_folders, si
 
     state = demo.run(MODEL, photo)
     assert state == "done", f"{MODEL} on {photo} with {variant}: {demo.error_text()!r}"
-    assert demo.results_meta() == {"model": MODEL, "photo": photo, "variant": variant}
+    assert demo.results_meta() == {"model": MODEL, "photo": photo, "variant": variant, "engine": "qnnweb.js"}
     assert demo.text("#variant").strip() == variant
     top = demo.top()
     labels = [label for label, _ in demo.results()]
