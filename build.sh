@@ -391,9 +391,31 @@ EOF
   log "samples: ${#photos[@]} photos in data/samples ($n copied)"
 }
 
+# Pyodide's standard library and the wheels it installs, compiled to bytecode by Pyodide itself
+# (tools/pyodide_bytecode.mjs, in node): it then imports them without compiling source at each visit.
+build_pyodide_bytecode() {
+  local stdlib="$PYODIDE_DIR/python_stdlib_pyc.zip"
+  [ -f "$PYODIDE_DIR/python_stdlib.zip" ] || die "Pyodide is missing: run ./build.sh setup"
+  local -a todo=()
+  local f
+  for f in "$WHEELS"/*.whl; do
+    [ -e "$f" ] || continue
+    "$PY" -c 'import sys, zipfile; sys.exit(not any(n.endswith(".dist-info/PYODIDE-BYTECODE")
+                                             for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$f" || todo+=("$f")
+  done
+  if [ -f "$stdlib" ] && [ "$stdlib" -nt "$PYODIDE_DIR/.version" ] && [ "${#todo[@]}" -eq 0 ]; then
+    log "Pyodide bytecode up to date"
+    return 0
+  fi
+  log "compiling Pyodide's stdlib and ${#todo[@]} wheel(s) to bytecode in Pyodide"
+  node tools/pyodide_bytecode.mjs "$PYODIDE_DIR" "$stdlib.tmp" "${todo[@]}" 2>"$CACHE/pyodide-bytecode.log" \
+    || { tail -c 3000 "$CACHE/pyodide-bytecode.log" >&2; die "tools/pyodide_bytecode.mjs failed"; }
+  mv "$stdlib.tmp" "$stdlib"
+}
+
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel pyodide-bytecode)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -402,7 +424,8 @@ cmd_build() {
       samples) build_samples ;;
       kernels) build_kernels ;;
       wheel) build_wheel ;;
-      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel)" ;;
+      pyodide-bytecode) build_pyodide_bytecode ;;
+      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel, pyodide-bytecode)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

@@ -403,8 +403,8 @@ class BrowserSlot:
         self.console: list[str] = []
 
     def url(self) -> str:
-        # qnnweb.js runs the server's compiled model (.qnn) of the same file
-        model = self.served["model"] + (".qnn" if self.engine == "qnnweb-js" else "")
+        # qnnweb (Pyodide and qnnweb.js) loads the server's compiled model (.qnn) of the same file
+        model = self.served["model"] + (".qnn" if self.engine in QNNWEB_ENGINES else "")
         q = {"engine": self.engine, "model": model, "input": self.served["input"],
              "dtype": self.file.input.dtype, "shape": ",".join(str(d) for d in self.file.input.shape),
              "threads": str(self.threads)}
@@ -419,7 +419,7 @@ class BrowserSlot:
 
     def start(self, browser, warmup: int) -> None:
         self.context = browser.new_context()  # fresh context: empty HTTP cache
-        if self.engine == "qnnweb-js":
+        if self.engine in QNNWEB_ENGINES:
             # the server compiles a model on its first request (then serves it from its cache), as it
             # would have long before a visitor comes: not part of the visitor's time to first inference
             urllib.request.urlopen(self.base_url + self.served["model"] + ".qnn").read()
@@ -872,8 +872,10 @@ def markdown(records, meta, models) -> str:
         "",
         "Times in ms. TTFI: navigation to the first result, cold (new browser context, empty HTTP cache) and warm "
         "(reload); *first visit MB*: what the cold visit downloaded before its first result (transfer sizes). "
-        "qnnweb.js: the JavaScript runtime on the server's compiled model (`.qnn`), no Python. Latency: one inference as JavaScript sees it (qnnweb: the Python `model.run` call through "
-        "Pyodide), median / min / p90; *kernels*: qnnweb's time inside `qnn_run` alone. Ratio: the median over "
+        "Both qnnweb engines load the server's compiled model (`.qnn`): *qnnweb (Pyodide)* in Python (Pyodide "
+        "with its bytecode stdlib, the wheels, `qnnweb.load_async`), *qnnweb.js* in the JavaScript runtime, no "
+        "Python. Latency: one inference as JavaScript sees it (qnnweb (Pyodide): the Python `model.run` call "
+        "through Pyodide), median / min / p90; *kernels*: qnnweb's time inside `qnn_run` alone. Ratio: the median over "
         "rounds of (engine time / qnnweb time in the same round), reference qnnweb `relaxed`; below 1 is faster "
         "than qnnweb.",
         "",

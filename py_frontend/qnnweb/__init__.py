@@ -11,7 +11,6 @@ import gc
 
 from . import image
 from .errors import KernelError, ModelError, UnsupportedModelError
-from .importers import import_model
 from .kernels import VARIANTS, supported_variants
 from .compiled import CompiledModel, is_compiled
 from .model import Model, TensorInfo, compile_graph
@@ -30,6 +29,14 @@ def _read(source):
         with open(source, "rb") as f:
             return f.read()
     raise TypeError(f"expected a path or the model's bytes, got {type(source).__name__}")
+
+
+def import_model(data, input_shapes=None):
+    """``qnnweb.importers.import_model``, imported on first use: a page that only loads compiled
+    models never imports the TFLite and ONNX readers (flatbuffers, tflite, protobuf: ~200 modules)."""
+    from .importers import import_model as read
+
+    return read(data, input_shapes)
 
 
 def describe(source):
@@ -82,6 +89,15 @@ def _collector_paused():
     finally:
         if enabled:
             gc.enable()
+
+
+def __getattr__(name):
+    # `qnnweb.importers` / `qnnweb.exporters` after a plain `import qnnweb`, imported when first used
+    if name in ("importers", "exporters"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 async def load_async(url, variant=None, progress=None, input_shapes=None):

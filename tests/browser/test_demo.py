@@ -140,12 +140,18 @@ def test_first_result_without_python_and_without_long_tasks(browser, server_url)
         # Python comes up in its worker and runs what the panel holds
         page.wait_for_function("document.body.dataset.python !== 'loading'", timeout=180_000)
         assert page.evaluate("document.body.dataset.python") == "ready", page.inner_text("#python-status")
-        page.fill("#python-source", "import qnnweb\nprint('qnnweb', qnnweb.__version__, qnnweb.VARIANTS[0])")
+        page.fill("#python-source", "import json, sys, qnnweb\nprint('qnnweb', qnnweb.__version__, qnnweb.VARIANTS[0])\n"
+                  "print('files', json.__file__, qnnweb.__file__)\n"
+                  "print('readers', [m for m in sys.modules if m.split('.')[0] in ('tflite', 'google')])")
         page.click("#python-run")
         page.wait_for_function("document.querySelector('#python-output').textContent.includes('[Python')",
                                timeout=60_000)
         out = page.inner_text("#python-output")
         assert "qnnweb 0.1.0 relaxed" in out and "Pyodide in a worker" in out, out
+        # the stdlib and the wheels as bytecode Pyodide made at build time; no model readers imported
+        files = next(line for line in out.splitlines() if line.startswith("files")).split()[1:]
+        assert files[0].endswith(".zip/json/__init__.pyc") and files[1].endswith("qnnweb/__init__.pyc"), files
+        assert "readers []" in out, out
         long_after = [t for t in page.evaluate("window.qnnwebDemo.longTasks") if t["ms"] > 200]
         assert not long_after, f"long tasks on the main thread while Python loaded and ran: {long_after}"
     finally:

@@ -561,6 +561,17 @@ def test_compiled_model_is_served_cached_and_revalidated(real_models: Settings) 
         assert qnnweb.load(again.content, "scalar").metadata["labels"] == ["yes", "no"]
 
 
+def test_precompile_compiles_every_model_once(real_models: Settings) -> None:
+    from qnnweb_server.core.compiled import precompile_all
+
+    outcome = precompile_all(real_models)
+    assert outcome["visual_wake_words.tflite"] is None
+    assert "ModelError" in outcome["corrupt.tflite"] and "ModelError" in outcome["truncated.tflite"]
+    files = sorted(p.suffix for p in real_models.compiled_dir.iterdir())
+    assert files == [".error", ".error", ".qnn"]
+    assert precompile_all(real_models) == outcome and len(list(real_models.compiled_dir.iterdir())) == 3
+
+
 def test_compiled_model_errors_are_4xx(real_models: Settings) -> None:
     with TestClient(create_app(real_models), raise_server_exceptions=False) as c:
         for bad in ("corrupt", "truncated.tflite"):

@@ -149,8 +149,8 @@ def output_meta():
 `;
 
 async function qnnwebEngine() {
-  const { loadPyodide } = await import("/pyodide/pyodide.mjs");
-  const pyodide = await loadPyodide({ indexURL: "/pyodide/" });
+  const { startPyodide } = await import("/static/pyodide-start.js");
+  const pyodide = await startPyodide({ wheels: false });
   stage("runtime_loaded");
   const { wheels } = await fetchJSON("/api/wheels");
   await pyodide.loadPackage(wheels.map((u) => new URL(u, location.href).href), {

@@ -1,15 +1,12 @@
 // The demo page's Python: Pyodide with the qnnweb wheels, in a worker so that its few seconds of
 // start-up never block the page. Posts {type: "ready", version} (or {type: "failed", error}) once
 // qnnweb imports; then {id, op: "run", source, globals} gets {id, ok, stdout[, error]}.
+import { startPyodide } from "/static/pyodide-start.js";
+
 let pyodide = null;
 
 const ready = (async () => {
-  const { loadPyodide } = await import("/pyodide/pyodide.mjs");
-  pyodide = await loadPyodide({ indexURL: "/pyodide/" });
-  const response = await fetch("/api/wheels");
-  if (!response.ok) throw new Error(`/api/wheels: HTTP ${response.status}`);
-  const { wheels } = await response.json();
-  await pyodide.loadPackage(wheels.map((u) => new URL(u, location.origin).href), { messageCallback: () => {} });
+  pyodide = await startPyodide();
   await pyodide.runPythonAsync("import qnnweb, qnnweb.image");
   return pyodide.version;
 })();

@@ -78,3 +78,16 @@ def _write_atomically(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def precompile_all(settings) -> dict[str, str | None]:
+    """Compile every model of the models folder now (what ``python -m qnnweb_server`` does in the
+    background at start-up): {file: None, or why it cannot be compiled}."""
+    outcome: dict[str, str | None] = {}
+    for model in catalog.list_models(settings.models_dir):
+        try:
+            compiled_path(model, settings.compiled_dir)
+            outcome[model.file] = None
+        except (CompileError, OSError) as exc:
+            outcome[model.file] = str(exc)
+    return outcome
