@@ -404,7 +404,7 @@ class BrowserSlot:
 
     def url(self) -> str:
         # qnnweb (Pyodide and qnnweb.js) loads the server's compiled model (.qnn) of the same file
-        model = self.served["model"] + (".qnn" if self.engine in QNNWEB_ENGINES else "")
+        model = self.compiled_url if self.engine in QNNWEB_ENGINES else self.served["model"]
         q = {"engine": self.engine, "model": model, "input": self.served["input"],
              "dtype": self.file.input.dtype, "shape": ",".join(str(d) for d in self.file.input.shape),
              "threads": str(self.threads)}
@@ -420,9 +420,12 @@ class BrowserSlot:
     def start(self, browser, warmup: int) -> None:
         self.context = browser.new_context()  # fresh context: empty HTTP cache
         if self.engine in QNNWEB_ENGINES:
-            # the server compiles a model on its first request (then serves it from its cache), as it
-            # would have long before a visitor comes: not part of the visitor's time to first inference
-            urllib.request.urlopen(self.base_url + self.served["model"] + ".qnn").read()
+            # the versioned URL the listing gives a page; the server compiles a model at start-up or
+            # on its first request, long before a visitor comes: not part of the visitor's time
+            name = self.served["model"].rsplit("/", 1)[1]
+            with urllib.request.urlopen(f"{self.base_url}/api/models/{name}") as r:
+                self.compiled_url = json.loads(r.read())["compiled_url"]
+            urllib.request.urlopen(self.base_url + self.compiled_url).read()
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(m.text[:500]))
         self.page.on("pageerror", lambda e: self.console.append(str(e)[:500]))

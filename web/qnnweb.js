@@ -65,23 +65,25 @@ export async function instantiateKernels(variant, { kernelsURL, module } = {}) {
 }
 
 async function bytesOf(source) {
-  if (typeof source === "string" || source instanceof URL) {
-    const response = await fetch(source);
-    if (!response.ok) {
+  if (typeof source === "string" || source instanceof URL) source = fetch(source);
+  if (source instanceof Promise) source = await source; // a fetch the page started early
+  if (source instanceof Response) {
+    if (!source.ok) {
       // the qnnweb server says why in a JSON `detail` (e.g. 422: the model cannot be compiled)
-      const detail = await response.json().then((d) => d.detail, () => response.statusText);
-      throw new ModelError(`${source}: HTTP ${response.status}: ${detail}`);
+      const detail = await source.json().then((d) => d.detail, () => source.statusText);
+      throw new ModelError(`${source.url}: HTTP ${source.status}: ${detail}`);
     }
-    return new Uint8Array(await response.arrayBuffer());
+    return new Uint8Array(await source.arrayBuffer());
   }
-  if (source instanceof Response) return new Uint8Array(await source.arrayBuffer());
   if (source instanceof ArrayBuffer) return new Uint8Array(source);
   if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
-  throw new TypeError("qnnweb.load takes a URL, a Response, an ArrayBuffer or a typed array");
+  throw new TypeError("qnnweb.load takes a URL, a Response (or a promise of one), an ArrayBuffer or a typed array");
 }
 
 let crcTable = null;
 
+// zlib's CRC-32 (a table-driven loop: ~20 ms for EfficientNet-Lite0's 4.8 MB on a cold page; the
+// slicing-by-8 form was no faster there, the function runs once, before V8 optimizes it)
 function crc32(bytes) {
   if (crcTable === null) {
     crcTable = new Int32Array(256);
@@ -197,6 +199,7 @@ export class Model {
     this.plan = buildPlan(exports, meta, body);
     this.arena = exports.qnn_plan_arena(this.plan);
     this.lastRunMs = null;
+    this.loadTimes = null;
   }
 
   _inputList(inputs) {
@@ -258,6 +261,7 @@ export class Model {
       weight_bytes: this.exports.qnn_plan_packed_bytes(this.plan),
       memory_bytes: this.exports.memory.buffer.byteLength,
       metadata: this.metadata,
+      load_ms: this.loadTimes || null,
     };
   }
 }
@@ -275,15 +279,24 @@ export async function load(source, { variant = null, kernelsURL = defaultKernels
     throw new Error(`this WebAssembly engine does not support the ${variant} kernels (it supports: ${supported.join(", ")})`);
   }
   const chosen = variant || supported[0];
+  const t0 = performance.now();
   const modulePromise = kernelModule(chosen, kernelsURL);
   modulePromise.catch(() => {}); // reported below, after the model's own errors
   const bytes = await bytesOf(source);
+  const t1 = performance.now();
   const { meta, body } = parseCompiled(bytes);
+  const t2 = performance.now();
   const exports = await instantiateKernels(chosen, { module: await modulePromise });
+  const t3 = performance.now();
+  let model;
   try {
-    return new Model(exports, meta, body, chosen);
+    model = new Model(exports, meta, body, chosen);
   } catch (err) {
     if (err instanceof ModelError) throw err;
     throw new ModelError(`compiled model corrupt: ${err.message}`);
   }
+  // where load time went (ms): the model's download, its checks, waiting for the kernel module
+  // (compiled while the model downloads), adding the records (validation and packing, in C)
+  model.loadTimes = { download: t1 - t0, parse: t2 - t1, kernels_wait: t3 - t2, plan: performance.now() - t3 };
+  return model;
 }

@@ -533,17 +533,22 @@ def test_compiled_model_is_served_cached_and_revalidated(real_models: Settings) 
 
     with TestClient(create_app(real_models)) as c:
         rec = c.get("/api/models/visual_wake_words").json()
-        assert rec["compiled_url"] == "/models/visual_wake_words.tflite.qnn"
+        url, version = rec["compiled_url"].split("?v=")
+        assert url == "/models/visual_wake_words.tflite.qnn" and version.startswith(rec["sha256"])
         r = c.get(rec["compiled_url"])
         assert r.status_code == 200, r.text
         assert r.headers["content-type"] == "application/octet-stream"
+        assert r.headers["cache-control"] == "public, max-age=31536000, immutable"   # this version, for good
         assert_isolated(r)
         etag = r.headers["etag"]
-        assert etag.startswith('"' + rec["sha256"])
+        assert etag == f'"{version}"'
+        unversioned = c.get(url)
+        assert unversioned.content == r.content and unversioned.headers["cache-control"].endswith("must-revalidate")
+        assert c.get(url + "?v=old").headers["cache-control"].endswith("must-revalidate")
         by_stem = c.get("/models/visual_wake_words.qnn")
         assert by_stem.content == r.content and by_stem.headers["etag"] == etag
-        assert c.get(rec["compiled_url"], headers={"If-None-Match": etag}).status_code == 304
-        assert c.head(rec["compiled_url"]).status_code == 200
+        assert c.get(url, headers={"If-None-Match": etag}).status_code == 304
+        assert c.head(url).status_code == 200
         assert [p.suffix for p in real_models.compiled_dir.iterdir()] == [".qnn"]   # compiled once
 
         # the same numbers as the model file itself, and the sidecar's labels inside
@@ -556,8 +561,9 @@ def test_compiled_model_is_served_cached_and_revalidated(real_models: Settings) 
         # a new sidecar is a new compilation (its labels are in the file), with a new ETag
         side = real_models.models_dir / "visual_wake_words.json"
         side.write_text(json.dumps(dict(json.loads(side.read_text()), labels=["yes", "no"])))
-        again = c.get(rec["compiled_url"], headers={"If-None-Match": etag})
+        again = c.get(url, headers={"If-None-Match": etag})
         assert again.status_code == 200 and again.headers["etag"] != etag
+        assert c.get("/api/models/visual_wake_words").json()["compiled_url"] != rec["compiled_url"]
         assert qnnweb.load(again.content, "scalar").metadata["labels"] == ["yes", "no"]
 
 

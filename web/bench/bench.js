@@ -192,10 +192,12 @@ async function qnnwebEngine() {
 // ------------------------------------------------------------------------- qnnweb.js (compiled model)
 
 async function qnnwebJsEngine() {
+  // the model's download starts at once, while the runtime module loads (as a page would do it)
+  const modelResponse = fetch(modelUrl);
   const qnnweb = await import("/static/qnnweb.js");
   stage("runtime_loaded");
   const [model, input] = await Promise.all([
-    qnnweb.load(modelUrl, { variant: variant || null }),
+    qnnweb.load(modelResponse, { variant: variant || null }),
     inputUrl ? fetchBytes(inputUrl) : null,
   ]);
   stage("model_loaded");

@@ -159,13 +159,19 @@ def read_sidecar(model: ModelFile) -> tuple[dict[str, Any], str | None]:
         return {}, f"sidecar {side.name}: {exc}"
 
 
+def _compiled_url(model: ModelFile) -> str:
+    from qnnweb_server.core.compiled import compiled_url  # (compiled.py builds on this module)
+
+    return compiled_url(model)
+
+
 def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
     """Everything the API says about one model. Never raises for a bad file."""
     rec: dict[str, Any] = {
         "name": model.name,
         "file": model.file,
         "url": f"/models/{quote(model.file)}",
-        "compiled_url": f"/models/{quote(model.file)}.qnn",
+        "compiled_url": _compiled_url(model),
         "format": model.format,
         "size": model.path.stat().st_size,
         "sha256": sha256_of(model.path),

@@ -13,6 +13,7 @@ import threading
 from functools import lru_cache
 from importlib import util
 from pathlib import Path
+from urllib.parse import quote
 
 from qnnweb_server.core import catalog
 
@@ -43,13 +44,28 @@ def _lock(key: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str]:
-    """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag): the
-    model's sha256, the frontend's fingerprint and the sidecar's (its labels and preprocessing are
-    in the file). One compilation per model at a time: concurrent requests wait for the first."""
+def cache_key(model: catalog.ModelFile) -> tuple[str, dict]:
+    """(the compiled model's key, the sidecar metadata that goes into it): the model's sha256, the
+    frontend's fingerprint and the sidecar's (its labels and preprocessing are in the file)."""
     metadata, _ = catalog.read_sidecar(model)
     sidecar = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()[:8]
-    key = f"{catalog.sha256_of(model.path)}-{frontend_fingerprint()}-{sidecar}"
+    return f"{catalog.sha256_of(model.path)}-{frontend_fingerprint()}-{sidecar}", metadata
+
+
+def compiled_url(model: catalog.ModelFile) -> str:
+    """The URL of the compiled model, versioned by its key: a page that got it from the listing can
+    cache the file for good (the response is `immutable` when `v` is the current key)."""
+    url = f"/models/{quote(model.file)}.qnn"
+    try:
+        return f"{url}?v={cache_key(model)[0]}"
+    except (CompileError, OSError):
+        return url
+
+
+def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str]:
+    """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag).
+    One compilation per model at a time: concurrent requests wait for the first."""
+    key, metadata = cache_key(model)
     path = cache_dir / f"{key}.qnn"
     failed = cache_dir / f"{key}.error"
     with _lock(key):

@@ -14,6 +14,8 @@ files_router = APIRouter(prefix="/models", tags=["files"])
 
 # Browsers revalidate every time (cheap: a 304 while the sha256 is unchanged).
 MODEL_CACHE_CONTROL = "public, max-age=0, must-revalidate"
+# A URL naming one version of a compiled model (?v=its key) never changes its bytes.
+IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 
 
 @router.get("", response_model=ModelList)
@@ -55,11 +57,12 @@ def _etag_matches(if_none_match: str, etag: str) -> bool:
         422: {"description": "The model cannot be compiled (the detail says why)"},
     },
 )
-def download_compiled_model(name: str, request: Request, settings: SettingsDep) -> Response:
+def download_compiled_model(name: str, request: Request, settings: SettingsDep, v: str | None = None) -> Response:
     """The model compiled by qnnweb (`.qnn`: op records and constants, inputs, outputs, the sidecar's
     labels and preprocessing), what web/qnnweb.js loads. `name` is the model's file name or name:
     `/models/x.onnx.qnn` or `/models/x.qnn`. Compiled once per model version, then served from disk;
-    the ETag changes with the model, its sidecar and the qnnweb frontend."""
+    the ETag changes with the model, its sidecar and the qnnweb frontend. With `v` equal to that
+    ETag (the listing's `compiled_url` has it) the response may be cached for good (`immutable`)."""
     model = catalog.find_model(settings.models_dir, name)
     if model is None:
         raise HTTPException(status_code=404, detail="no such model")
@@ -68,7 +71,7 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep) 
     except compiled.CompileError as exc:
         raise HTTPException(status_code=422, detail=f"{model.file} cannot be compiled: {exc}") from None
     etag = f'"{key}"'
-    headers = {"ETag": etag, "Cache-Control": MODEL_CACHE_CONTROL}
+    headers = {"ETag": etag, "Cache-Control": IMMUTABLE_CACHE_CONTROL if v == key else MODEL_CACHE_CONTROL}
     inm = request.headers.get("if-none-match")
     if inm is not None and _etag_matches(inm, etag):
         return Response(status_code=304, headers=headers)
