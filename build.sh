@@ -296,8 +296,11 @@ build_wheel() {
   for v in "${VARIANTS[@]}"; do
     [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
   done
-  # ONNX's protobuf schema, taken from the pinned onnx wheel, ships inside the package.
+  # ONNX's protobuf schema, taken from the pinned onnx wheel, ships inside the package, and so does
+  # the JavaScript runtime (Pyodide's host instantiates the kernels through it).
   "$PY" tools/onnx_schema.py
+  mkdir -p py_frontend/qnnweb/js
+  cmp -s web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js || cp web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js
   if up_to_date "$wheel" py_frontend pyproject.toml README.md; then
     log "qnnweb wheel up to date"
   else
@@ -316,7 +319,7 @@ build_wheel() {
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 missing = [v for v in sys.argv[2:] if f"qnnweb/wasm/qnnweb-{v}.wasm" not in names]
-missing += [n for n in ["qnnweb/importers/onnx-ml.desc"] if n not in names]
+missing += [n for n in ["qnnweb/importers/onnx-ml.desc", "qnnweb/js/qnnweb.js"] if n not in names]
 if missing:
     print("missing in the wheel:", missing, file=sys.stderr)
 sys.exit(bool(missing))

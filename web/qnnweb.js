@@ -58,10 +58,21 @@ export function kernelModule(variant, kernelsURL = defaultKernelsURL()) {
   return modules.get(url);
 }
 
-/** A new instance of a kernel module: the one place kernels are instantiated in a browser. */
+/** A new instance of a compiled kernel module, its exports: the one place kernels are instantiated
+ * in a browser (this runtime's models and the Pyodide host of the Python package alike). */
+export function instantiateModule(module) {
+  return new WebAssembly.Instance(module, {}).exports;
+}
+
+/** The kernels of a variant, instantiated (compiled first if this page has not yet). */
 export async function instantiateKernels(variant, { kernelsURL, module } = {}) {
-  const compiled = module || (await kernelModule(variant, kernelsURL));
-  return new WebAssembly.Instance(compiled, {}).exports;
+  return instantiateModule(module || (await kernelModule(variant, kernelsURL)));
+}
+
+/** Kernels from a module's bytes, synchronously (what qnnweb's Python host in Pyodide calls: its
+ * qnnweb.load is synchronous; modules this small compile synchronously on any thread). */
+export function instantiateKernelsFromBytes(bytes) {
+  return instantiateModule(new WebAssembly.Module(bytes));
 }
 
 async function bytesOf(source) {

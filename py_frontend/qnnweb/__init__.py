@@ -16,7 +16,7 @@ from .compiled import CompiledModel, is_compiled
 from .model import Model, TensorInfo, compile_graph
 
 __version__ = "0.1.0"
-__all__ = ["load", "load_async", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
+__all__ = ["load", "load_async", "init", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
            "KernelError", "VARIANTS", "supported_variants", "image"]
 
 
@@ -100,9 +100,21 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+async def init():
+    """Pyodide: load qnnweb's JavaScript runtime (it instantiates the kernels), after which
+    ``qnnweb.load`` works synchronously. ``load_async`` does it itself; in CPython it does nothing."""
+    from .host import IN_PYODIDE
+
+    if IN_PYODIDE:
+        from .host.pyodide_host import load_runtime
+
+        await load_runtime()
+
+
 async def load_async(url, variant=None, progress=None, input_shapes=None):
     """Pyodide: download a model and load it. ``progress(loaded_bytes, total_bytes)`` is called as
     the bytes arrive (total is 0 when the server does not say)."""
     from .fetch import fetch_bytes
 
+    await init()
     return load(await fetch_bytes(url, progress), variant, input_shapes=input_shapes)

@@ -155,3 +155,32 @@ def test_wrong_inputs_are_clear_errors(blank_page):
     assert "unknown input(s) nope" in got["name"], got
     assert "takes 1 input(s), got 0" in got["count"], got
     assert got["ok"] == 1000
+
+
+def test_only_the_javascript_runtime_instantiates_kernels():
+    """web/qnnweb.js is the one place kernel modules are instantiated in a browser: the pages, the
+    workers and the Python package's Pyodide host all go through it (threads will be added there)."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    patterns = ("WebAssembly.Instance", "WebAssembly.instantiate", "instantiateStreaming", "Instance.new")
+    offenders = [str(p.relative_to(repo)) for p in [*(repo / "web").rglob("*.js"), *(repo / "web").rglob("*.html"),
+                                                    *(repo / "py_frontend").rglob("*.py")]
+                 if p.name != "qnnweb.js" and any(pat in p.read_text() for pat in patterns)]
+    assert offenders == [], offenders
+    packaged = Path(qnnweb.__file__).parent / "js" / "qnnweb.js"
+    assert packaged.read_text() == (repo / "web" / "qnnweb.js").read_text(), "stale copy: run ./build.sh build wheel"
+
+
+def test_pyodide_loads_synchronously_through_the_runtime(page_for, compiled_bytes):
+    """In Pyodide the host gets its kernel instances from qnnweb.js (the package's copy), and after
+    qnnweb.init() (the page's Python worker calls it) a synchronous qnnweb.load works."""
+    out = page_for("simd128").run_python(f"""
+import js, qnnweb
+from qnnweb.host import pyodide_host
+data = (await (await js.fetch("/models/{MODEL}.qnn")).arrayBuffer()).to_bytes()
+model = qnnweb.load(data, "simd128")
+(y,) = model.run(bytes(model.inputs[0].nbytes))
+print("runtime ABI", pyodide_host._runtime.ABI_VERSION, "variant", model.variant, "outputs", len(y))
+""")
+    assert "runtime ABI 1 variant simd128 outputs 1000" in out, out

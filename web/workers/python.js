@@ -7,7 +7,8 @@ let pyodide = null;
 
 const ready = (async () => {
   pyodide = await startPyodide();
-  await pyodide.runPythonAsync("import qnnweb, qnnweb.image");
+  // qnnweb.init(): the JavaScript runtime that instantiates the kernels, so qnnweb.load works at once
+  await pyodide.runPythonAsync("import qnnweb, qnnweb.image\nawait qnnweb.init()");
   return pyodide.version;
 })();
 

@@ -1,7 +1,43 @@
-"""Pyodide host: the browser's own WebAssembly engine, reached through Pyodide's JS FFI."""
+"""Pyodide host: the browser's own WebAssembly engine, reached through Pyodide's JS FFI.
 
-from js import Object, Uint8Array, WebAssembly  # only imported in Pyodide (see host_class)
+Kernel modules are instantiated by qnnweb's JavaScript runtime (web/qnnweb.js, shipped inside this
+package as qnnweb/js/qnnweb.js), the one place that does it in a browser. The runtime is an ES
+module, which only loads asynchronously: ``await load_runtime()`` (done by ``qnnweb.load_async``
+and ``qnnweb.init``) before a synchronous ``qnnweb.load``; where JSPI lets Python wait for a
+promise synchronously, ``qnnweb.load`` loads it itself.
+"""
+
+from importlib import resources
+
+from js import Uint8Array, WebAssembly  # only imported in Pyodide (see host_class)
+from pyodide.code import run_js
 from pyodide.ffi import to_js
+
+_runtime = None
+
+_IMPORT_SOURCE = """(source) => import(URL.createObjectURL(new Blob([source], { type: "text/javascript" })))"""
+
+
+async def load_runtime():
+    """The JavaScript runtime module (imported once, from the package's own copy)."""
+    global _runtime
+    if _runtime is None:
+        source = resources.files("qnnweb").joinpath("js", "qnnweb.js").read_text(encoding="utf-8")
+        _runtime = await run_js(_IMPORT_SOURCE)(source)
+    return _runtime
+
+
+def runtime():
+    if _runtime is not None:
+        return _runtime
+    try:
+        from pyodide.ffi import can_run_sync, run_sync
+    except ImportError:  # an older Pyodide
+        can_run_sync = None
+    if can_run_sync is not None and can_run_sync():
+        return run_sync(load_runtime())
+    raise RuntimeError("in Pyodide, qnnweb's JavaScript runtime loads asynchronously: `await qnnweb.init()` "
+                       "once (or load models with `await qnnweb.load_async(...)`) before `qnnweb.load(...)`")
 
 
 class PyodideHost:
@@ -12,10 +48,7 @@ class PyodideHost:
         return bool(WebAssembly.validate(to_js(wasm_bytes)))
 
     def __init__(self, wasm_bytes):
-        # Synchronous compile is allowed on the main thread for modules this small (< 8 MB).
-        module = WebAssembly.Module.new(to_js(wasm_bytes))
-        self._instance = WebAssembly.Instance.new(module, Object.new())
-        self._exports = self._instance.exports
+        self._exports = runtime().instantiateKernelsFromBytes(to_js(wasm_bytes))
         self._memory = self._exports.memory
 
     def call(self, name, *args):
