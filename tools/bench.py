@@ -754,6 +754,15 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             slot = BrowserSlot(engine, m, file, variant, threads, base, served[id(file)])
             log(f"{m.name} {engine}{'/' + variant if variant else ''} threads={threads}: cold + warm load")
             slot.start(browser, args.warmup)
+            if not slot.ok and "crashed" in slot.record.get("error", ""):
+                # Chromium's renderer died now and then on this shared machine (a Pyodide page, once
+                # in four quick benches, 2026-12-01): one new try in a new context, and the record says so
+                first_error = slot.record["error"]
+                log(f"  {first_error}: once more in a new context")
+                slot.close()
+                slot = BrowserSlot(engine, m, file, variant, threads, base, served[id(file)])
+                slot.start(browser, args.warmup)
+                slot.record["retried_after"] = first_error
         slot.record = {**rec, **slot.record}
         if not slot.ok:
             log(f"  error: {slot.record.get('error')}")
