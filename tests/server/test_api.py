@@ -164,6 +164,16 @@ def test_list_models(client: TestClient, describer: FakeDescriber) -> None:
     assert bad["sha256"] == hashlib.sha256(b"\x00garbage" * 50).hexdigest()
 
 
+def test_model_urls_are_percent_encoded(client: TestClient, folders: Settings) -> None:
+    """A model file named with URL syntax (`#`, `?`, spaces) gets URLs that fetch it."""
+    (folders.models_dir / "hash#q? x.tflite").write_bytes(GOOD)
+    rec = client.get("/api/models/hash#q? x".replace("#", "%23").replace("?", "%3F").replace(" ", "%20")).json()
+    assert rec["url"] == "/models/hash%23q%3F%20x.tflite", rec["url"]
+    assert rec["compiled_url"].startswith("/models/hash%23q%3F%20x.tflite.qnn")
+    r = client.get(rec["url"])
+    assert r.status_code == 200 and r.content == GOOD
+
+
 def test_get_one_model(client: TestClient) -> None:
     by_name = client.get("/api/models/good")
     by_file = client.get("/api/models/good.tflite")
