@@ -4,8 +4,9 @@ Run it in any Pyodide that a qnnweb server served (same origin: the server sends
 Cross-Origin-Resource-Policy: same-origin), for instance
 
 - the page /static/examples/index.html of the server, which loads Pyodide and runs this file;
-- the demo page's DevTools console:
-      await qnnwebDemo.pyodide.runPythonAsync(await (await fetch("/static/examples/classify.py")).text())
+- the demo page's Python panel (it starts with this file), or its DevTools console (the page's
+  Python runs in a worker; runPython returns the script's output):
+      await qnnwebDemo.runPython(await (await fetch("/static/examples/classify.py")).text())
 - a JupyterLite / PyScript-like notebook served from the same origin: paste it into a cell.
 
 It uses top-level ``await`` (fine in Pyodide's runPythonAsync and in notebook cells; not a plain
