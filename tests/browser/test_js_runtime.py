@@ -184,3 +184,27 @@ model = qnnweb.load(data, "simd128")
 print("runtime ABI", pyodide_host._runtime.ABI_VERSION, "variant", model.variant, "outputs", len(y))
 """)
     assert "runtime ABI 1 variant simd128 outputs 1000" in out, out
+
+
+@pytest.mark.parametrize("name", ["visual_wake_words.tflite", "image_classification.tflite"])
+def test_tflite_models_with_float_and_int8_inputs(blank_page, server_url, name):
+    """The TFLite demo models (float32 input; int8 input and output) through qnnweb.js, as CPython."""
+    with urllib.request.urlopen(f"{server_url}/models/{name}.qnn") as r:
+        data = r.read()
+    cpython = qnnweb.load(data, "relaxed")
+    info = cpython.inputs[0]
+    rng = np.random.default_rng(5)
+    x = (rng.uniform(0, 255, info.shape).astype(np.float32) if info.dtype == "float32"
+         else rng.integers(-128, 128, info.shape).astype(np.int8))
+    expected = cpython.run(x)[0]
+    got = blank_page.evaluate("""async ([url, input, dtype]) => {
+        const qnnweb = await import("/static/qnnweb.js");
+        const model = await qnnweb.load(url, { variant: "relaxed" });
+        const bytes = Uint8Array.from(atob(input), (c) => c.charCodeAt(0));
+        const x = dtype === "float32" ? new Float32Array(bytes.buffer) : new Int8Array(bytes.buffer);
+        const [out] = model.run(x);
+        return { out: Array.from(out), dtype: model.outputs[0].dtype, type: out.constructor.name };
+    }""", [f"/models/{name}.qnn", base64.b64encode(x.tobytes()).decode(), info.dtype])
+    assert got["dtype"] == cpython.outputs[0].dtype
+    assert got["type"] == {"float32": "Float32Array", "int8": "Int8Array"}[got["dtype"]]
+    assert np.array_equal(np.array(got["out"], dtype=expected.dtype), expected.ravel())
