@@ -23,7 +23,7 @@ const HISTORY = 10; // latency median over this many runs (per model and variant
 const BENCH_RUNS = 10;
 const $ = (id) => document.getElementById(id);
 const body = document.body;
-// For tests and the curious (DevTools): the page's Pyodide, the RGB bytes that went into the last
+// For tests and the curious (DevTools): runPython (the page's Python, in its worker), the RGB bytes that went into the last
 // run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
 window.qnnwebDemo = {
   runPython, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null, firstResultMs: null,
