@@ -60,7 +60,7 @@ def record(model_path, variant, wasm):
     assert run[1] == "qnn_run"
     output = model.outputs[0]
     return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0],
-            "ops": [list(qnnweb.model.op_family(step)) for step in model._steps],
+            "ops": [[family, macs] for _, _, _, _, _, family, macs, _ in model._steps],   # compiled.py's rows
             "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
 
 

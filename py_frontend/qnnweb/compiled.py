@@ -158,8 +158,6 @@ def _le(words):
 def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_intermediates=False):
     """The compiled model of a lowered graph: ``steps`` from ``ops.lower``, ``offsets`` (tensor index
     -> arena offset) and ``arena_bytes`` from ``planner.plan_memory``."""
-    from .model import op_family
-
     real = [s for s in steps if not s.alias]
     sizes = [sum(_aligned(len(c)) for c in s.constants.values()) for s in real]
     constants_capacity = max(max(sizes, default=0), min(sum(sizes), STAGING_BYTES))
@@ -206,6 +204,21 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
                 intermediates[t.name] = entry(t.index)   # the last tensor of a name wins, as in the graph
     return CompiledModel(arena_bytes, [entry(i) for i in graph.inputs], [entry(i) for i in graph.outputs], table,
                          batches, (constants_capacity, RECORDS_BYTES), graph.describe(), metadata, intermediates)
+
+
+def op_family(step):
+    """(family, multiply-accumulates) of a plan step, for per-op-kind profiles: convolutions by window
+    and stride (the few-channel first convolution apart), depthwise likewise; MACs for those, else 0."""
+    f = step.fields
+    if step.kind not in ("conv2d", "dwconv2d"):
+        return step.kind, 0
+    family = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"
+    pixels = f["batch"] * f["output_height"] * f["output_width"]
+    taps = f["kernel_height"] * f["kernel_width"]
+    if step.kind == "dwconv2d":
+        return family, pixels * f["output_channels"] * taps
+    first = " (first)" if f["input_channels"] <= 4 else ""
+    return family + first, pixels * f["output_channels"] * taps * f["input_channels"]  # per-group input channels
 
 
 DETAIL_FIELDS = ("input_channels", "output_channels", "kernel_height", "kernel_width", "stride_height",

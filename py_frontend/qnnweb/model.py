@@ -208,21 +208,6 @@ class Model:
         return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
 
 
-def op_family(step):
-    """(family, multiply-accumulates) of a plan step, for per-op-kind profiles: convolutions by window
-    and stride (the few-channel first convolution apart), depthwise likewise; MACs for those, else 0."""
-    f = step.fields
-    if step.kind not in ("conv2d", "dwconv2d"):
-        return step.kind, 0
-    family = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"
-    pixels = f["batch"] * f["output_height"] * f["output_width"]
-    taps = f["kernel_height"] * f["kernel_width"]
-    if step.kind == "dwconv2d":
-        return family, pixels * f["output_channels"] * taps
-    first = " (first)" if f["input_channels"] <= 4 else ""
-    return family + first, pixels * f["output_channels"] * taps * f["input_channels"]  # per-group input channels
-
-
 # The arena is one allocation in 32-bit WebAssembly memory, next to the weights and the module's own.
 MAX_ARENA_BYTES = (1 << 31) - (64 << 20)
 
