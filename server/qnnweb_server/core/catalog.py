@@ -159,19 +159,20 @@ def read_sidecar(model: ModelFile) -> tuple[dict[str, Any], str | None]:
         return {}, f"sidecar {side.name}: {exc}"
 
 
-def _compiled_url(model: ModelFile) -> str:
+def _compiled_url(model: ModelFile, sidecar: dict[str, Any]) -> str:
     from qnnweb_server.core.compiled import compiled_url  # (compiled.py builds on this module)
 
-    return compiled_url(model)
+    return compiled_url(model, sidecar)
 
 
 def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
     """Everything the API says about one model. Never raises for a bad file."""
+    side, side_err = read_sidecar(model)
     rec: dict[str, Any] = {
         "name": model.name,
         "file": model.file,
         "url": f"/models/{quote(model.file)}",
-        "compiled_url": _compiled_url(model),
+        "compiled_url": _compiled_url(model, side),
         "format": model.format,
         "size": model.path.stat().st_size,
         "sha256": sha256_of(model.path),
@@ -183,7 +184,6 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
         rec.update({"inputs": [], "outputs": [], "ops": []})
     else:
         rec.update({k: v for k, v in desc.items() if v is not None})
-    side, side_err = read_sidecar(model)
     if side_err:
         errors.append(side_err)
     rec["labels"] = side.get("labels")

@@ -44,20 +44,22 @@ def _lock(key: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-def cache_key(model: catalog.ModelFile) -> tuple[str, dict]:
+def cache_key(model: catalog.ModelFile, metadata: dict | None = None) -> tuple[str, dict]:
     """(the compiled model's key, the sidecar metadata that goes into it): the model's sha256, the
-    frontend's fingerprint and the sidecar's (its labels and preprocessing are in the file)."""
-    metadata, _ = catalog.read_sidecar(model)
+    frontend's fingerprint and the sidecar's (its labels and preprocessing are in the file).
+    ``metadata``: the sidecar, when the caller has read it already."""
+    if metadata is None:
+        metadata, _ = catalog.read_sidecar(model)
     sidecar = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()[:8]
     return f"{catalog.sha256_of(model.path)}-{frontend_fingerprint()}-{sidecar}", metadata
 
 
-def compiled_url(model: catalog.ModelFile) -> str:
+def compiled_url(model: catalog.ModelFile, metadata: dict | None = None) -> str:
     """The URL of the compiled model, versioned by its key: a page that got it from the listing can
     cache the file for good (the response is `immutable` when `v` is the current key)."""
     url = f"/models/{quote(model.file)}.qnn"
     try:
-        return f"{url}?v={cache_key(model)[0]}"
+        return f"{url}?v={cache_key(model, metadata)[0]}"
     except (CompileError, OSError):
         return url
 
