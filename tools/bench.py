@@ -20,7 +20,8 @@ What it does:
    cold (fresh browser context: empty HTTP cache) and warm (reload in that context); then, all
    pages of a model kept open, ``--runs`` rounds interleaved (A, B, C, A, B, C ...), one inference
    per engine per round, after ``--warmup`` runs. Per round each engine's time divided by qnnweb's
-   (``relaxed``, else the fastest variant) in the same round; the record has the median ratio.
+   (``relaxed``, else the fastest variant) on as many threads in the same round; the record has the
+   median ratio.
 5. ``--native``: native onnxruntime and ai-edge-litert in this Python (1 thread) in the same rounds.
 6. Writes ``OUT/bench.json`` (list of records), ``OUT/bench.md`` (table with date, machine,
    versions), ``OUT/bench.png`` (matplotlib) and ``OUT/bench_meta.json``.
@@ -587,8 +588,7 @@ def parse_args(argv=None):
     p.add_argument("--runs", type=int, default=None, help="timed rounds (one inference per engine per round); "
                    "default 30, --quick 5")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 2)")
-    p.add_argument("--threads", default="1", help="ORT / LiteRT.js thread counts, comma-separated (qnnweb is "
-                   "single-threaded and runs once)")
+    p.add_argument("--threads", default="1", help="thread counts, comma-separated (every engine runs with each)")
     p.add_argument("--out", default="results", help="output folder (default results/)")
     p.add_argument("--native", action="store_true", help="also native onnxruntime and ai-edge-litert, 1 thread")
     p.add_argument("--quick", action="store_true",
@@ -728,7 +728,8 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
     for engine in args.engines:
         if engine in QNNWEB_ENGINES:
             for v in args.variants:
-                plan.append((engine, v, 1))
+                for t in args.threads:
+                    plan.append((engine, v, t))
         else:
             for t in args.threads:
                 plan.append((engine, None, t))
@@ -784,12 +785,16 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             slot.ms += ms
             slot.kernel_ms += kernel
 
-    # reference: qnnweb relaxed, else the fastest qnnweb variant
-    qn = [s for s in slots if s.engine == "qnnweb"]
-    ref = next((s for s in qn if s.variant == "relaxed"), None)
-    if ref is None and qn:
-        ref = min(qn, key=lambda s: median([x for x in s.ms if not math.isnan(x)]))
-    ref_scores = ref.scores if ref is not None else None
+    # reference, per thread count: qnnweb relaxed on as many threads, else the fastest qnnweb variant
+    # on as many (so "ratio" compares engines at equal thread counts)
+    def reference(threads):
+        qn = [s for s in slots if s.engine == "qnnweb" and s.threads == threads]
+        ref = next((s for s in qn if s.variant == "relaxed"), None)
+        if ref is None and qn:
+            ref = min(qn, key=lambda s: median([x for x in s.ms if not math.isnan(x)]))
+        return ref
+
+    references = {t: reference(t) for t in {s.threads for s in slots}}
     for slot in slots:
         ms = [x for x in slot.ms if not math.isnan(x)]
         rec = slot.record
@@ -801,12 +806,13 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             rec["kernel_min_ms"] = min(k) if k else None
             rec["overhead_median_ms"] = median([a - b for a, b in zip(slot.ms, slot.kernel_ms)
                                                 if b is not None and not math.isnan(a)])
+        ref = references.get(slot.threads) or references.get(1)
         if ref is not None:
             ratios = [a / b for a, b in zip(slot.ms, ref.ms) if not math.isnan(a) and not math.isnan(b) and b > 0]
             rec["ratio_to_qnnweb_median"] = median(ratios)
-            rec["ratio_reference"] = f"qnnweb/{ref.variant}"
+            rec["ratio_reference"] = f"qnnweb/{ref.variant}/{ref.threads}t"
             rec["ratios_per_round"] = [round(x, 4) for x in ratios]
-            agree, diff = top5_agree(slot.scores, ref_scores)
+            agree, diff = top5_agree(slot.scores, ref.scores)
             rec["top5_agrees_with_qnnweb"] = agree
             rec["max_abs_diff_vs_qnnweb"] = diff
         rec["user_agent"] = getattr(slot, "user_agent", None)
@@ -849,11 +855,11 @@ def write_outputs(out: Path, records: list[dict], meta: dict, models: list[Bench
 
 def profile_table(recs) -> list[str]:
     """qnnweb's time per op family (Model.profile_by_family: each op timed alone, median of 5), one
-    column pair per variant, so the next bottleneck shows in every run."""
+    column pair per variant and thread count, so the next bottleneck shows in every run."""
     if not recs:
         return []
     families = list(recs[0]["profile"])
-    head = " | ".join(f"{r.get('variant')} ms | GMAC/s" for r in recs)
+    head = " | ".join(f"{r.get('variant')} {r['threads']}t ms | GMAC/s" for r in recs)
     lines = ["qnnweb per op family (each op run alone, median of 5; GMAC/s for convolutions):", "",
              f"| op family | ops | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(recs)]
     for fam in families:

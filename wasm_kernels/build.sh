@@ -4,6 +4,9 @@
 #   qnnweb-simd128.wasm  SIMD128            compiled by Emscripten's clang
 #   qnnweb-relaxed.wasm  SIMD128 + relaxed  compiled by clang-19 (Debian's Emscripten has LLVM 14, which
 #                                           lacks relaxed SIMD, and its binaryen 108 corrupts such code)
+#   qnnweb-VARIANT-threads.wasm             the same kernels for several threads (clang-19, atomics):
+#                                           memory is imported (env.memory, shared, 2 GiB maximum) so
+#                                           that every thread's instance runs on it; src/threadpool.c
 # All three are linked by the same wasm-ld command (no wasm-opt, no Emscripten runtime), so their
 # export lists are identical: memory and the qnn_* functions (marked with QNN_EXPORT). Every module is
 # validated with wasm-tools.
@@ -16,7 +19,7 @@ wasm_ld="${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}"
 
 cd "$here"
 shopt -s nullglob
-common_srcs=(src/allocator.c src/config.c src/plan.c src/packing.c src/indirection.c src/operators/*.c)
+common_srcs=(src/allocator.c src/threadpool.c src/config.c src/plan.c src/packing.c src/indirection.c src/operators/*.c)
 scalar_srcs=(src/qs8-igemm/*-scalar.c src/qs8-dwconv/*-scalar.c)
 simd128_srcs=(src/qs8-igemm/*-simd128*.c src/qs8-dwconv/*-simd128*.c)
 relaxed_srcs=(src/qs8-igemm/*-relaxed.c)
@@ -34,14 +37,17 @@ build() {  # variant, compiler command..., -- sources...
   local compiler=()
   while [ "$1" != "--" ]; do compiler+=("$1"); shift; done
   shift
-  local objs=()
+  local objs=() link=()
+  case "$variant" in
+    *-threads) link=(--import-memory --shared-memory --export=__stack_pointer) ;;
+  esac
   mkdir -p "$objdir/$variant"
   for src in "$@"; do
     local obj="$objdir/$variant/$(echo "$src" | tr '/' '_').o"
     "${compiler[@]}" "${cflags[@]}" -c "$src" -o "$obj"
     objs+=("$obj")
   done
-  "$wasm_ld" --no-entry --stack-first -z stack-size=65536 \
+  "$wasm_ld" --no-entry --stack-first -z stack-size=65536 "${link[@]}" \
     --initial-memory=1048576 --max-memory=2147483648 "${objs[@]}" -o "$out/qnnweb-$variant.wasm"
   wasm-tools validate --features all "$out/qnnweb-$variant.wasm"
 }
@@ -49,5 +55,10 @@ build() {  # variant, compiler command..., -- sources...
 build scalar emcc -- "${common_srcs[@]}" "${scalar_srcs[@]}"
 build simd128 emcc -msimd128 -- "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}"
 build relaxed "$clang19" --target=wasm32 -msimd128 -mrelaxed-simd -- \
+  "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}" "${relaxed_srcs[@]}"
+threads=("$clang19" --target=wasm32 -matomics)
+build scalar-threads "${threads[@]}" -- "${common_srcs[@]}" "${scalar_srcs[@]}"
+build simd128-threads "${threads[@]}" -msimd128 -- "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}"
+build relaxed-threads "${threads[@]}" -msimd128 -mrelaxed-simd -- \
   "${common_srcs[@]}" "${scalar_srcs[@]}" "${simd128_srcs[@]}" "${relaxed_srcs[@]}"
 ls -l "$out"/qnnweb-*.wasm

@@ -12,7 +12,8 @@
 // window.qnnwebDemo: runPython(source, globals) -> stdout (in the Python worker), the last run's
 // numbers, firstResultMs (performance.now() at the first result) and longTasks (over 50 ms).
 //
-// ?variant=scalar|simd128|relaxed forces a kernel build; ?model=NAME and ?photo=NAME pick the
+// ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (default: the
+// runtime's, min(4, cores) on this cross-origin isolated page); ?model=NAME and ?photo=NAME pick the
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
@@ -39,11 +40,12 @@ try {
 
 const page = {
   models: new Map(), // name -> record from /api/models
-  loaded: new Map(), // `${name}|${variant}` -> {key, info}: a model loaded in the inference worker
+  loaded: new Map(), // `${name}|${variant}|${threads}` -> {key, info}: a model loaded in the inference worker
   samples: new Map(), // name -> url
   upload: null, // {name, blob} of the user's own photo
   variant: null, // null = let qnnweb pick
-  history: new Map(), // `${name}|${variant}` -> latencies (ms) of the last HISTORY runs
+  threads: null, // null = the runtime's default
+  history: new Map(), // `${name}|${variant}|${threads}` -> latencies (ms) of the last HISTORY runs
   last: null, // {key, name, photo, variant}: what the Python side holds as the last input
 };
 
@@ -304,13 +306,33 @@ function readVariantParam() {
   return v;
 }
 
-const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "run", "bench"];
+function readThreadsParam() {
+  const t = new URLSearchParams(location.search).get("threads");
+  if (t === null || t === "" || t === "auto") return null;
+  if (!/^[1-9][0-9]*$/.test(t)) throw new Error(`?threads=${t}: use a positive integer or auto`);
+  return parseInt(t, 10);
+}
+
+function setQueryParam(name, value) {
+  const url = new URL(location.href);
+  if (value === null) url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
+  history.replaceState(null, "", url);
+}
+
+const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "threads-select", "run", "bench"];
 
 async function main() {
   body.dataset.state = "loading";
   try {
     page.variant = readVariantParam();
     $("variant-select").value = page.variant || "";
+    page.threads = readThreadsParam();
+    const threadsSelect = $("threads-select");
+    if (page.threads !== null && ![...threadsSelect.options].some((o) => o.value === String(page.threads))) {
+      threadsSelect.add(new Option(String(page.threads), String(page.threads)));
+    }
+    threadsSelect.value = page.threads === null ? "" : String(page.threads);
     watchPython();
     await loadLists();
   } catch (err) {
@@ -334,10 +356,13 @@ async function main() {
   });
   $("variant-select").addEventListener("change", () => {
     page.variant = $("variant-select").value || null;
-    const url = new URL(location.href);
-    if (page.variant) url.searchParams.set("variant", page.variant);
-    else url.searchParams.delete("variant");
-    history.replaceState(null, "", url);
+    setQueryParam("variant", page.variant);
+    enqueue("Run failed", runSelected);
+  });
+  $("threads-select").addEventListener("change", () => {
+    const value = $("threads-select").value;
+    page.threads = value ? parseInt(value, 10) : null;
+    setQueryParam("threads", value || null);
     enqueue("Run failed", runSelected);
   });
   $("photo-file").addEventListener("change", () => {
@@ -363,7 +388,7 @@ async function main() {
 // ---------------------------------------------------------------- one run
 
 async function getModel(name) {
-  const cacheKey = `${name}|${page.variant || "auto"}`;
+  const cacheKey = `${name}|${page.variant || "auto"}|${page.threads || "auto"}`;
   if (page.loaded.has(cacheKey)) return page.loaded.get(cacheKey);
   const record = page.models.get(name);
   if (!record) throw new Error(`unknown model ${name}`);
@@ -371,14 +396,14 @@ async function getModel(name) {
   setStatus(`Loading ${record.file} (compiled by the server)…`);
   let entry;
   try {
-    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant });
+    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant, threads: page.threads });
   } catch (err) {
     doneLoading(`Could not load ${record.file}.`);
     if (err && typeof err === "object") err.context = `Cannot load model ${record.file}`;
     throw err;
   }
   page.loaded.set(cacheKey, entry);
-  doneLoading(`Loaded ${record.file} (${entry.info.variant} kernels).`);
+  doneLoading(`Loaded ${record.file} (${entry.info.variant} kernels, ${threadsText(entry.info.threads)}).`);
   return entry;
 }
 
@@ -604,9 +629,16 @@ function showPhoto(name, blob) {
   $("photo-name").textContent = name;
 }
 
+function threadsText(n) {
+  return n === 1 ? "1 thread" : `${n} threads`;
+}
+
 function showModelInfo(name, info, record) {
   $("variant").textContent = info.variant;
   $("variant").dataset.variant = info.variant;
+  $("threads").textContent = info.threads;
+  $("threads").dataset.threads = info.threads;
+  $("threads-note").textContent = info.threads_note || "";
   const k = $("kernels");
   k.replaceChildren();
   for (const [op, fn] of Object.entries(info.kernels || {})) {
@@ -744,7 +776,7 @@ async function runSelected() {
   const result = await infer({ op: "classify", key: modelKey, rgb, mean, std, k, logits });
   const total = performance.now() - t0;
 
-  const key = `${name}|${result.variant}`;
+  const key = `${name}|${result.variant}|${result.threads}`;
   recordLatency(key, result.ms);
   $("latency-total").textContent = `(${fmtMs(total)} with decoding, resizing and post-processing)`;
   $("variant").textContent = result.variant;
@@ -756,8 +788,8 @@ async function runSelected() {
   window.qnnwebDemo.lastOutput = result.raw;
   window.qnnwebDemo.lastTop = result.top;
   if (window.qnnwebDemo.firstResultMs === null) window.qnnwebDemo.firstResultMs = performance.now();
-  page.last = { key, modelKey, name, photo: photo.name, variant: result.variant };
-  setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels.`, 1);
+  page.last = { key, modelKey, name, photo: photo.name, variant: result.variant, threads: result.threads };
+  setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels on ${threadsText(result.threads)}.`, 1);
 }
 
 // Run the last input BENCH_RUNS more times (after a fresh run if the selection changed), one at a
@@ -766,7 +798,10 @@ async function benchmark() {
   const name = $("model-select").value;
   const photo = $("photo-select").value.replace(/^upload:/, "");
   const sameVariant = !page.variant || (page.last && page.last.variant === page.variant);
-  if (!page.last || page.last.name !== name || page.last.photo !== photo || !sameVariant) await runSelected();
+  const sameThreads = !page.threads || (page.last && page.last.threads === page.threads);
+  if (!page.last || page.last.name !== name || page.last.photo !== photo || !sameVariant || !sameThreads) {
+    await runSelected();
+  }
   const { key } = page.last;
   for (let i = 1; i <= BENCH_RUNS; i++) {
     setStatus(`Benchmark: run ${i} of ${BENCH_RUNS}…`, (i - 1) / BENCH_RUNS);

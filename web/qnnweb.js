@@ -4,7 +4,12 @@
 //   import * as qnnweb from "/static/qnnweb.js";
 //   const model = await qnnweb.load("/models/efficientnet_lite0_u8s8.qnn");   // URL, Response or bytes
 //   const [scores] = model.run(input);          // a typed array per input (or {name: array})
-//   model.info();                               // variant, inputs, outputs, memory, timings
+//   model.info();                               // variant, threads, inputs, outputs, memory, timings
+//
+// Threads: on a cross-origin isolated page (COOP/COEP; SharedArrayBuffer) a model runs on
+// min(4, cores) threads by default (`load(url, {threads: n})`): the variant's -threads module on one
+// shared memory, instantiated by this page and by n - 1 Workers it starts. The caller of run() is
+// thread 0 and never blocks in Atomics.wait (it spins), so run() may be called on a page's main thread.
 //
 // It picks the kernel variant as the Python frontend does: the best of relaxed, simd128, scalar that
 // this engine validates (probed with a few-byte module, so only the chosen module is downloaded).
@@ -45,9 +50,10 @@ export function defaultKernelsURL() {
 
 const modules = new Map(); // url -> Promise<WebAssembly.Module>: compiled once per page
 
-/** The compiled kernel module of a variant (streaming compile, so V8 caches its code). */
-export function kernelModule(variant, kernelsURL = defaultKernelsURL()) {
-  const url = new URL(`qnnweb-${variant}.wasm`, kernelsURL).href;
+/** The compiled kernel module of a variant (streaming compile, so V8 caches its code); `threaded`:
+ * its build for several threads. */
+export function kernelModule(variant, kernelsURL = defaultKernelsURL(), threaded = false) {
+  const url = new URL(`qnnweb-${variant}${threaded ? "-threads" : ""}.wasm`, kernelsURL).href;
   if (!modules.has(url)) {
     const compiled = WebAssembly.compileStreaming(fetch(url)).catch((err) => {
       modules.delete(url);
@@ -58,21 +64,101 @@ export function kernelModule(variant, kernelsURL = defaultKernelsURL()) {
   return modules.get(url);
 }
 
-/** A new instance of a compiled kernel module, its exports: the one place kernels are instantiated
- * in a browser (this runtime's models and the Pyodide host of the Python package alike). */
-export function instantiateModule(module) {
-  return new WebAssembly.Instance(module, {}).exports;
+export const MAX_THREADS = 16; // wasm_kernels/src/threadpool.h QNN_MAX_THREADS
+const SHARED_MEMORY_PAGES = { initial: 16, maximum: 32768 }; // wasm_kernels/build.sh: 1 MiB .. 2 GiB
+const WORKER_STACK_BYTES = 256 << 10; // each worker's wasm stack (thread 0 has the module's own)
+
+/** The thread count a page gets by default: min(4, cores) where threads can run, else 1. */
+export function defaultThreads() {
+  return threadSupport(4).threads === 1 ? 1 : Math.min(4, globalThis.navigator?.hardwareConcurrency || 1);
+}
+
+/** How many of `requested` threads can run in this context, and why not all (note: null = all). */
+export function threadSupport(requested) {
+  if (!Number.isInteger(requested) || requested < 1) {
+    throw new TypeError(`threads must be a positive integer, got ${requested}`);
+  }
+  if (requested === 1) return { threads: 1, note: null };
+  if (typeof SharedArrayBuffer === "undefined" || !globalThis.crossOriginIsolated) {
+    return { threads: 1, note: `${requested} threads asked, 1 runs: the page is not cross-origin isolated ` +
+      "(it needs the headers Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: " +
+      "require-corp), so there is no SharedArrayBuffer" };
+  }
+  if (typeof Worker === "undefined") {
+    return { threads: 1, note: `${requested} threads asked, 1 runs: this JavaScript context cannot start Workers` };
+  }
+  if (requested > MAX_THREADS) {
+    return { threads: MAX_THREADS, note: `${requested} threads asked, the kernels run at most ${MAX_THREADS}` };
+  }
+  return { threads: requested, note: null };
+}
+
+// A worker of the pool: its own instance of the module on the shared memory and its own stack; it
+// lives in qnn_worker (woken through the shared memory) until the model is closed.
+const WORKER_SOURCE = `onmessage = ({ data: { module, memory, thread, stackTop } }) => {
+  let exports;
+  try {
+    exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
+    exports.__stack_pointer.value = stackTop;
+  } catch (err) {
+    postMessage({ error: String(err) });
+    return;
+  }
+  postMessage({ ready: thread });
+  exports.qnn_worker(thread);
+};`;
+let workerURL = null;
+
+/** A new instance of a compiled kernel module: the one place kernels are instantiated in a browser
+ * (this runtime's models and the Pyodide host of the Python package alike). Returns its exports and
+ * `memory`; with `threads` > 1 (a -threads module) also starts the pool's Workers: `ready` resolves
+ * to how many threads run once they have started, `close()` ends them. */
+export function instantiateModule(module, { threads = 1 } = {}) {
+  if (threads <= 1 && !WebAssembly.Module.imports(module).some((i) => i.kind === "memory")) {
+    const exports = new WebAssembly.Instance(module, {}).exports;
+    return { ...exports, threads: 1, ready: Promise.resolve(1), close() {} };
+  }
+  const memory = new WebAssembly.Memory({ ...SHARED_MEMORY_PAGES, shared: true });
+  // The page's own instance first: its start function copies the data segments into the memory
+  // (later instances skip it; one arriving meanwhile would have to wait, which a page may not).
+  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
+  const kernels = { ...exports, memory, threads: 1, ready: Promise.resolve(1), close() {} };
+  if (threads <= 1) return kernels;
+  if (exports.qnn_set_threads(threads) !== 0) throw new RangeError(`threads=${threads}: at most ${MAX_THREADS}`);
+  workerURL = workerURL || URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+  const workers = [];
+  const started = [];
+  for (let thread = 1; thread < threads; thread++) {
+    const stack = exports.qnn_alloc(WORKER_STACK_BYTES);
+    if (stack === 0) throw new ModelError("out of WebAssembly memory for a worker's stack");
+    const worker = new Worker(workerURL);
+    workers.push(worker);
+    started.push(new Promise((resolve) => {
+      worker.onmessage = ({ data }) => resolve(data.ready !== undefined);
+      worker.onerror = () => resolve(false);
+    }));
+    worker.postMessage({ module, memory, thread, stackTop: stack + WORKER_STACK_BYTES });
+  }
+  kernels.threads = threads;
+  // Tasks are claimed by whichever thread is there: workers still starting only mean fewer hands.
+  kernels.ready = Promise.all(started).then((ok) => 1 + ok.filter(Boolean).length);
+  kernels.close = () => {
+    exports.qnn_stop_workers();
+    for (const w of workers) w.terminate();
+    kernels.threads = 1;
+  };
+  return kernels;
 }
 
 /** The kernels of a variant, instantiated (compiled first if this page has not yet). */
-export async function instantiateKernels(variant, { kernelsURL, module } = {}) {
-  return instantiateModule(module || (await kernelModule(variant, kernelsURL)));
+export async function instantiateKernels(variant, { kernelsURL, module, threads = 1 } = {}) {
+  return instantiateModule(module || (await kernelModule(variant, kernelsURL, threads > 1)), { threads });
 }
 
 /** Kernels from a module's bytes, synchronously (what qnnweb's Python host in Pyodide calls: its
  * qnnweb.load is synchronous; modules this small compile synchronously on any thread). */
-export function instantiateKernelsFromBytes(bytes) {
-  return instantiateModule(new WebAssembly.Module(bytes));
+export function instantiateKernelsFromBytes(bytes, threads = 1) {
+  return instantiateModule(new WebAssembly.Module(bytes), { threads });
 }
 
 async function bytesOf(source) {
@@ -143,7 +229,8 @@ export function parseCompiled(bytes) {
 function cString(exports, address) {
   const bytes = new Uint8Array(exports.memory.buffer, address, 256);
   const end = bytes.indexOf(0);
-  return new TextDecoder().decode(bytes.subarray(0, end < 0 ? 256 : end));
+  // a copy: TextDecoder refuses views of a SharedArrayBuffer (threaded modules)
+  return new TextDecoder().decode(bytes.slice(0, end < 0 ? 256 : end));
 }
 
 function tensorInfo(t) {
@@ -196,7 +283,7 @@ function buildPlan(exports, meta, body) {
 /** A loaded model: one plan in one kernel instance. */
 export class Model {
   constructor(exports, meta, body, variant) {
-    this.exports = exports;
+    this.exports = exports; // the kernels: exports, memory, threads, close() (instantiateModule)
     this.variant = variant;
     this.metadata = meta.metadata || {};
     this.inputs = meta.inputs.map(tensorInfo);
@@ -252,7 +339,16 @@ export class Model {
     this.lastRunMs = performance.now() - start;
     if (status !== 0) throw new Error(`qnn_run failed: ${cString(this.exports, this.exports.qnn_error_message())}`);
     const buffer = this.exports.memory.buffer;
-    return this.outputs.map((t) => new DTYPES[t.dtype](buffer.slice(this.arena + t.offset, this.arena + t.offset + t.nbytes)));
+    return this.outputs.map((t) => {
+      const bytes = new Uint8Array(t.nbytes); // a plain ArrayBuffer, also when the memory is shared
+      bytes.set(new Uint8Array(buffer, this.arena + t.offset, t.nbytes));
+      return new DTYPES[t.dtype](bytes.buffer);
+    });
+  }
+
+  /** Ends the model's worker threads (it still runs afterwards, on one thread). */
+  close() {
+    this.exports.close();
   }
 
   info() {
@@ -264,6 +360,8 @@ export class Model {
       ops: this._meta.describe.ops,
       variant: this.variant,
       host: "browser (qnnweb.js)",
+      threads: this.exports.threads,
+      threads_note: this.threadsNote || null, // why fewer threads run than were asked for
       kernels: {
         gemm: cString(this.exports, this.exports.qnn_gemm_kernel_name()),
         dwconv: cString(this.exports, this.exports.qnn_dwconv_kernel_name()),
@@ -278,10 +376,11 @@ export class Model {
 }
 
 /** Load a compiled model (URL, Response, ArrayBuffer or typed array). Options: `variant` forces
- * one ("relaxed", "simd128", "scalar"; an error if this engine cannot run it), `kernelsURL` is
- * where qnnweb-VARIANT.wasm are served (default /kernels/ of this module's origin). The kernel
- * download starts while the model downloads. */
-export async function load(source, { variant = null, kernelsURL = defaultKernelsURL() } = {}) {
+ * one ("relaxed", "simd128", "scalar"; an error if this engine cannot run it), `threads` (default
+ * defaultThreads(); info().threads says how many run and threads_note why fewer), `kernelsURL` is
+ * where qnnweb-VARIANT[-threads].wasm are served (default /kernels/ of this module's origin). The
+ * kernel download starts while the model downloads. */
+export async function load(source, { variant = null, threads = null, kernelsURL = defaultKernelsURL() } = {}) {
   const supported = supportedVariants();
   if (variant !== null && !VARIANTS.includes(variant)) {
     throw new TypeError(`unknown kernel variant '${variant}'; choose one of ${VARIANTS.join(", ")}`);
@@ -290,22 +389,38 @@ export async function load(source, { variant = null, kernelsURL = defaultKernels
     throw new Error(`this WebAssembly engine does not support the ${variant} kernels (it supports: ${supported.join(", ")})`);
   }
   const chosen = variant || supported[0];
+  let { threads: count, note } = threadSupport(threads === null ? defaultThreads() : threads);
   const t0 = performance.now();
-  const modulePromise = kernelModule(chosen, kernelsURL);
+  let modulePromise = kernelModule(chosen, kernelsURL, count > 1);
+  if (count > 1) {
+    modulePromise = modulePromise.catch((err) => {
+      note = `${count} threads asked, 1 runs: ${err.message}`;
+      count = 1;
+      return kernelModule(chosen, kernelsURL);
+    });
+  }
   modulePromise.catch(() => {}); // reported below, after the model's own errors
   const bytes = await bytesOf(source);
   const t1 = performance.now();
   const { meta, body } = parseCompiled(bytes);
   const t2 = performance.now();
-  const exports = await instantiateKernels(chosen, { module: await modulePromise });
+  const module = await modulePromise;
+  const kernels = await instantiateKernels(chosen, { module, threads: count });
   const t3 = performance.now();
   let model;
   try {
-    model = new Model(exports, meta, body, chosen);
+    model = new Model(kernels, meta, body, chosen);
   } catch (err) {
+    kernels.close();
     if (err instanceof ModelError) throw err;
     throw new ModelError(`compiled model corrupt: ${err.message}`);
   }
+  const running = await kernels.ready; // the workers started while the records were added
+  if (running < count) {
+    note = `${count} threads asked, ${running} started (a Worker failed to start)`;
+    kernels.threads = running;
+  }
+  model.threadsNote = note;
   // where load time went (ms): the model's download, its checks, waiting for the kernel module
   // (compiled while the model downloads), adding the records (validation and packing, in C)
   model.loadTimes = { download: t1 - t0, parse: t2 - t1, kernels_wait: t3 - t2, plan: performance.now() - t3 };

@@ -47,22 +47,25 @@ def describe(source):
     return import_model(data).describe()
 
 
-def load(source, variant=None, keep_intermediates=False, input_shapes=None):
+def load(source, variant=None, keep_intermediates=False, input_shapes=None, threads=None):
     """Load a model from a path or bytes: TFLite, ONNX or a compiled ``.qnn`` (``qnnweb.compile``).
     ``variant`` forces "relaxed", "simd128" or "scalar"; by default the best one this WebAssembly
     engine validates runs. ``keep_intermediates`` keeps every tensor of the last run readable with
     ``model.intermediate(name)`` (more memory). ``input_shapes`` ({input name: shape}) sizes dynamic
     dimensions: an ONNX model's symbolic ones (a symbolic batch is 1 otherwise), a TFLite model's
-    batch, e.g. ``{"input": [4, 3, 224, 224]}``."""
+    batch, e.g. ``{"input": [4, 3, 224, 224]}``. ``threads``: how many threads run the kernels (the
+    outputs are the same bytes for any count); by default, in a browser, ``min(4, cores)`` when the
+    page is cross-origin isolated, else 1, and 1 in CPython. ``model.info()["threads"]`` says how
+    many run and ``["threads_note"]`` why fewer than asked. ``model.close()`` (or ``with``) ends them."""
     data = _read(source)
     with _collector_paused():
         if is_compiled(data):
             if keep_intermediates or input_shapes:
                 raise ValueError("keep_intermediates and input_shapes are fixed when a model is compiled: "
                                  "pass them to qnnweb.compile")
-            return Model(CompiledModel.from_bytes(data), variant)
+            return Model(CompiledModel.from_bytes(data), variant, threads=threads)
         graph = import_model(data, input_shapes)
-        return Model.from_graph(graph, variant, keep_intermediates)
+        return Model.from_graph(graph, variant, keep_intermediates, threads)
 
 
 def compile(source, metadata=None, keep_intermediates=False, input_shapes=None):
@@ -111,10 +114,10 @@ async def init():
         await load_runtime()
 
 
-async def load_async(url, variant=None, progress=None, input_shapes=None):
+async def load_async(url, variant=None, progress=None, input_shapes=None, threads=None):
     """Pyodide: download a model and load it. ``progress(loaded_bytes, total_bytes)`` is called as
     the bytes arrive (total is 0 when the server does not say)."""
     from .fetch import fetch_bytes
 
     await init()
-    return load(await fetch_bytes(url, progress), variant, input_shapes=input_shapes)
+    return load(await fetch_bytes(url, progress), variant, input_shapes=input_shapes, threads=threads)

@@ -7,10 +7,11 @@ VARIANTS = ("relaxed", "simd128", "scalar")   # best first
 
 
 @functools.lru_cache(maxsize=None)
-def wasm_bytes(variant):
+def wasm_bytes(variant, threaded=False):
+    """A variant's module; ``threaded``: its build for several threads (shared memory, atomics)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown kernel variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    path = resources.files("qnnweb") / "wasm" / f"qnnweb-{variant}.wasm"
+    path = resources.files("qnnweb") / "wasm" / f"qnnweb-{variant}{'-threads' if threaded else ''}.wasm"
     try:
         return path.read_bytes()
     except FileNotFoundError:

@@ -51,16 +51,23 @@ class Model:
     """One compiled model in one kernel module instance. ``graph`` (the imported source) is kept
     for tests and debugging when the model was loaded from its source rather than a .qnn file."""
 
-    def __init__(self, compiled, variant=None, graph=None):
+    def __init__(self, compiled, variant=None, graph=None, threads=None):
         self._graph = graph
         self._compiled = compiled
         self._described = compiled.describe
         self.metadata = compiled.metadata
         host = host_class()
         self.variant = kernels.select_variant(host, variant)
-        self._host = host(kernels.wasm_bytes(self.variant))
+        requested = host.default_threads() if threads is None else _thread_count(threads)
+        count, self.threads_note = host.available_threads(requested, self.variant)
+        self._host = host(kernels.wasm_bytes(self.variant, count > 1), threads=count)
+        self.threads = self._host.threads
         self._steps = compiled.steps
-        self._plan = self._build_plan(compiled)
+        try:
+            self._plan = self._build_plan(compiled)
+        except BaseException:
+            self._host.close()  # a model that did not load leaves no worker threads behind
+            raise
         self._arena = self._host.call("qnn_plan_arena", self._plan)
         self.inputs = [TensorInfo(t) for t in compiled.inputs]
         self.outputs = [TensorInfo(t) for t in compiled.outputs]
@@ -71,9 +78,20 @@ class Model:
         self.last_run_ms = None
 
     @classmethod
-    def from_graph(cls, graph, variant=None, keep_intermediates=False):
+    def from_graph(cls, graph, variant=None, keep_intermediates=False, threads=None):
         """Compile an imported graph and load it (what ``qnnweb.load`` does with a model file)."""
-        return cls(compile_graph(graph, keep_intermediates), variant, graph=graph)
+        return cls(compile_graph(graph, keep_intermediates), variant, graph=graph, threads=threads)
+
+    def close(self):
+        """Stops the model's worker threads (it still runs afterwards, on one thread)."""
+        self._host.close()
+        self.threads = 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def _build_plan(self, compiled):
         if self._host.call("qnn_abi_version") != ABI_VERSION:
@@ -197,6 +215,9 @@ class Model:
             "ops": self._described["ops"],
             "variant": self.variant,
             "host": self._host.name,
+            "threads": self.threads,
+            # why fewer threads run than were asked for (None when all of them run)
+            "threads_note": self.threads_note,
             "kernels": dict(self.kernels),
             "arena_bytes": self.arena_bytes,
             "weight_bytes": self.weight_bytes,
@@ -218,6 +239,12 @@ def _arena_message(graph, offsets, arena_bytes):
                       for t in largest)
     return (f"the model needs {arena_bytes} bytes of activation memory, more than WebAssembly's 32-bit memory "
             f"can give it (largest tensors: {names})")
+
+
+def _thread_count(threads):
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return threads
 
 
 FORMATS = {"f": "float32", "b": "int8", "B": "uint8", "i": "int32", "l": "int64", "d": "float64", "e": "float16"}

@@ -92,15 +92,25 @@ def test_auto_variant_and_own_photo(open_demo, demo_folders) -> None:
     assert demo.wait_idle() == "done", demo.error_text()
     assert demo.text("#variant").strip() == "scalar"
     assert "variant=scalar" in demo.page.url
+    # threads: by default min(4, cores) on this isolated page; the select reloads with its count and
+    # the same answer comes out (the same bytes: the scores shown are identical)
+    cores = demo.page.evaluate("navigator.hardwareConcurrency")
+    assert demo.text("#threads").strip() == str(min(4, cores)) and demo.text("#threads-note").strip() == ""
+    default_top = demo.top()
+    demo.page.select_option("#threads-select", "1")
+    assert demo.wait_idle() == "done", demo.error_text()
+    assert demo.text("#threads").strip() == "1" and "threads=1" in demo.page.url
+    assert demo.top() == default_top
     assert demo.console_errors == [], demo.console_errors
 
 
-def test_bad_variant_parameter_is_an_error(browser, server_url) -> None:
+@pytest.mark.parametrize("query, named", [("variant=avx512", "avx512"), ("threads=two", "threads=two")])
+def test_bad_variant_or_threads_parameter_is_an_error(browser, server_url, query, named) -> None:
     page = browser.new_page()
     try:
-        page.goto(f"{server_url}/?variant=avx512")
+        page.goto(f"{server_url}/?{query}")
         page.wait_for_function("document.body.dataset.state === 'error'", timeout=30_000)
-        assert "avx512" in page.inner_text("#error")
+        assert named in page.inner_text("#error")
     finally:
         page.close()
 

@@ -4,6 +4,7 @@ qnnweb.model.Model on one kernel variant, return the outputs as numpy arrays.
 Also the hypothesis strategies the op tests share (scales, zero points, seeds).
 """
 
+import itertools
 import math
 import os
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 import qnnweb
 from qnnweb.graph import Graph, Op, Tensor
-from qnnweb.model import Model
+from qnnweb.model import Model, compile_graph
 from reference.int8 import conv_output_size
 
 VARIANTS = qnnweb.VARIANTS
@@ -66,12 +67,26 @@ class GraphBuilder:
         return Graph(self.tensors, self.ops, self.inputs, self.outputs, fmt)
 
 
+# Every one-op run is repeated on the variant's threaded module, with 2 and 3 threads in turn (on
+# this 2-core machine, 3 also covers a thread that is descheduled mid-op): the bytes must not change.
+THREAD_COUNTS = itertools.cycle((2, 3))
+
+
 def run(builder, variant, *inputs, fmt="tflite"):
     """Lower and run the graph on ``variant``; returns the list of numpy outputs. ``fmt`` is the
-    graph's format ("tflite" or "onnx"): ops follow that format's reference runtime's arithmetic."""
-    model = Model.from_graph(builder.graph(fmt), variant)
+    graph's format ("tflite" or "onnx"): ops follow that format's reference runtime's arithmetic.
+    The outputs are checked bit-identical with the same graph run on several threads."""
+    graph = builder.graph(fmt)
+    compiled = compile_graph(graph)
+    model = Model(compiled, variant, graph=graph)
     assert model.variant == variant
-    return model.run(*inputs)
+    outputs = model.run(*inputs)
+    threads = next(THREAD_COUNTS)
+    with Model(compiled, variant, graph=graph, threads=threads) as threaded:
+        assert threaded.threads == threads
+        for single, multi in zip(outputs, threaded.run(*inputs)):
+            assert single.tobytes() == multi.tobytes(), f"{threads} threads changed the output of {variant}"
+    return outputs
 
 
 # ----------------------------------------------------------------------------- one-op runners

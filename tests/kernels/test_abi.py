@@ -26,7 +26,8 @@ DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", 
                       "qnn_plan_arena",
                       "qnn_plan_packed_bytes", "qnn_run", "qnn_run_ops", "qnn_record_words", "qnn_variant",
                       "qnn_abi_version", "qnn_error_message",
-                      "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name"}
+                      "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name",
+                      "qnn_set_threads", "qnn_max_threads", "qnn_worker", "qnn_stop_workers", "qnn_threaded"}
 STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
 
 
@@ -51,6 +52,34 @@ def test_export_names_identical_across_variants():
         assert names[v] == names[first], (
             f"exports differ: only in {first}: {sorted(names[first] - names[v])}; "
             f"only in {v}: {sorted(names[v] - names[first])}")
+
+
+def module_of(variant, threaded):
+    return wasmtime.Module(wasmtime.Engine(threads_config()), kernels.wasm_bytes(variant, threaded))
+
+
+def threads_config():
+    config = wasmtime.Config()
+    config.wasm_simd = config.wasm_relaxed_simd = config.wasm_threads = True
+    return config
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_threaded_module_has_the_same_exports_on_an_imported_shared_memory(variant):
+    single, threaded = module_of(variant, False), module_of(variant, True)
+    assert {e.name for e in threaded.exports} == {e.name for e in single.exports} - {"memory"} | {"__stack_pointer"}
+    imports = [(i.module, i.name, i.type) for i in threaded.imports]
+    assert [(m, n) for m, n, _ in imports] == [("env", "memory")] and imports[0][2].is_shared
+    assert not any(i.module == "env" for i in single.imports)
+    host = WasmtimeHost(kernels.wasm_bytes(variant))
+    assert (host.call("qnn_threaded"), host.call("qnn_max_threads"), host.call("qnn_set_threads", 1)) == (0, 1, 0)
+    assert host.call("qnn_set_threads", 2) != 0
+    message = host.read(host.call("qnn_error_message"), 256)
+    assert b"single-threaded" in message[:message.index(0)]
+    host = WasmtimeHost(kernels.wasm_bytes(variant, True))
+    assert (host.call("qnn_threaded"), host.call("qnn_max_threads")) == (1, 16)
+    assert host.call("qnn_set_threads", 17) != 0 and host.call("qnn_set_threads", 0) != 0
+    assert host.call("qnn_abi_version") == ABI_VERSION and host.call("qnn_variant") == VARIANT_IDS[variant]
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

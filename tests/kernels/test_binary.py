@@ -134,3 +134,18 @@ def test_shapes_that_do_not_broadcast_are_unsupported(variant):
     g.op("MUL", [a, b], [y], activation="NONE")
     with pytest.raises(qnnweb.UnsupportedModelError, match="do not broadcast"):
         H.run(g, variant, np.zeros((1, 4, 4, 3), np.int8), np.zeros((1, 4, 4, 2), np.int8))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_large_broadcasts_split_across_threads(variant):
+    """Outputs large enough to be split into tasks on several threads (H.run compares with 2 or 3
+    threads), with rows that are not a multiple of the task size: a task starts and ends mid-row, and
+    broadcasts along the row (stride 0) or across rows."""
+    rng = np.random.default_rng(11)
+    for a_shape, b_shape in [((1, 9, 31, 67), (1, 1, 1, 67)), ((1, 9, 31, 67), (1, 9, 31, 1)),
+                             ((2, 5, 13, 129), (2, 5, 13, 129)), ((1, 1, 1, 1), (1, 19, 23, 41))]:
+        a, b = rng.integers(-128, 128, a_shape, dtype=np.int8), rng.integers(-128, 128, b_shape, dtype=np.int8)
+        check(variant, "ADD", dict(a=a, a_scale=H.f32(0.05), a_zp=3, b=b, b_scale=H.f32(0.07), b_zp=-9,
+                                   y_scale=H.f32(0.09), y_zp=1, activation="NONE", constant=None))
+        check(variant, "MUL", dict(a=a, a_scale=H.f32(0.05), a_zp=3, b=b, b_scale=H.f32(0.07), b_zp=-9,
+                                   y_scale=H.f32(0.2), y_zp=1, activation="RELU", constant=None))

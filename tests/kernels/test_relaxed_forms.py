@@ -44,7 +44,8 @@ def relaxed_form(request, tmp_path_factory):
 def forced_relaxed(relaxed_form, monkeypatch):
     data, name = relaxed_form
     real = kernels.wasm_bytes
-    monkeypatch.setattr(kernels, "wasm_bytes", lambda variant: data if variant == "relaxed" else real(variant))
+    monkeypatch.setattr(kernels, "wasm_bytes", lambda variant, threaded=False:
+                        data if variant == "relaxed" and not threaded else real(variant, threaded))
     return name
 
 

@@ -322,6 +322,17 @@ struct qnn_lut_f32_record {
  *   int32   qnn_variant()                       -> 0 scalar, 1 simd128, 2 relaxed
  *   int32   qnn_abi_version()                   -> QNN_ABI_VERSION
  *   int32   qnn_error_message()                 -> address of a NUL-terminated message for the last error
+ *   int32   qnn_set_threads(n)                  how many threads the host runs (sizes the operators'
+ *                                               tasks); 0, or 1 with the message set: n outside [1, 16],
+ *                                               or n > 1 in a single-threaded module
+ *   int32   qnn_max_threads()                   -> 16 in the -threads modules, 1 in the others
+ *   int32   qnn_threaded()                      -> 1 in the -threads modules
+ *   void    qnn_worker(thread)                  a worker's life (thread in [1, n)): runs tasks until
+ *                                               qnn_stop_workers; sleeps in memory.atomic.wait32 between
+ *                                               inferences, so never on a browser's main thread
+ *   void    qnn_stop_workers()                  ends every qnn_worker; thread 0 then runs alone
+ * The -threads modules import their memory (env.memory, shared) instead of exporting it, and export
+ * __stack_pointer: each worker's instance is given its own stack (see src/threadpool.c).
  */
 
 #endif

@@ -12,7 +12,8 @@
 //            without it a deterministic pattern of `dtype` / `shape` (or the model's own) is used
 //   dtype    float32 | int8 | uint8 (of the input)       shape  e.g. 1,3,224,224
 //   variant  qnnweb kernels: relaxed | simd128 | scalar (default: the best the browser runs)
-//   threads  ORT's ort.env.wasm.numThreads and LiteRT.js's cpuOptions.numThreads (default 1)
+//   threads  every engine's thread count (default 1): qnnweb's and qnnweb.js's `threads`, ORT's
+//            ort.env.wasm.numThreads, LiteRT.js's cpuOptions.numThreads
 //   warmup   runs after the first one before window.benchResult.state becomes "ready" (default 0)
 //   runs     if given, the page also times this many runs itself (for a person opening the page)
 //
@@ -117,8 +118,8 @@ import qnnweb
 STATE = {}
 
 
-async def setup(url, variant, input_buffer):
-    model = await qnnweb.load_async(url, variant=variant or None)
+async def setup(url, variant, input_buffer, threads):
+    model = await qnnweb.load_async(url, variant=variant or None, threads=threads)
     STATE["model"] = model
     if input_buffer is None or not hasattr(input_buffer, "to_bytes"):
         info = model.inputs[0]
@@ -162,7 +163,7 @@ async function qnnwebEngine() {
   stage("package_loaded");
   const input = inputUrl ? await fetchBytes(inputUrl) : undefined;
   const setup = ns.get("setup");
-  const meta = JSON.parse(await setup(new URL(modelUrl, location.href).href, variant, input));
+  const meta = JSON.parse(await setup(new URL(modelUrl, location.href).href, variant, input, threads));
   setup.destroy();
   stage("model_loaded");
   result.info = meta.info;
@@ -197,7 +198,7 @@ async function qnnwebJsEngine() {
   const qnnweb = await import("/static/qnnweb.js");
   stage("runtime_loaded");
   const [model, input] = await Promise.all([
-    qnnweb.load(modelResponse, { variant: variant || null }),
+    qnnweb.load(modelResponse, { variant: variant || null, threads }),
     inputUrl ? fetchBytes(inputUrl) : null,
   ]);
   stage("model_loaded");

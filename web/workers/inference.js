@@ -1,7 +1,7 @@
 // The demo page's inference worker: web/qnnweb.js runs the server's compiled models here, off the
 // page's main thread. Messages {id, op, ...} get {id, ok, result} or {id, ok: false, error}:
-//   load     {url, variant}                    -> {key, info}      (kept: later ops name it by key)
-//   classify {key, rgb, mean, std, k, logits}  -> {ms, variant, raw, top}
+//   load     {url, variant, threads}           -> {key, info}      (kept: later ops name it by key)
+//   classify {key, rgb, mean, std, k, logits}  -> {ms, variant, threads, raw, top}
 //   rerun    {key}                             -> ms (the last input again)
 import * as qnnweb from "/static/qnnweb.js";
 import { dequantize, rgbToInput, topK } from "/static/qnnweb-image.js";
@@ -9,9 +9,9 @@ import { dequantize, rgbToInput, topK } from "/static/qnnweb-image.js";
 const models = new Map(); // key -> {model, x}
 
 const ops = {
-  async load({ url, variant }) {
-    const key = `${url}|${variant || "auto"}`;
-    if (!models.has(key)) models.set(key, { model: await qnnweb.load(url, { variant }), x: null });
+  async load({ url, variant, threads }) {
+    const key = `${url}|${variant || "auto"}|${threads || "auto"}`;
+    if (!models.has(key)) models.set(key, { model: await qnnweb.load(url, { variant, threads }), x: null });
     return { key, info: models.get(key).model.info() };
   },
   classify({ key, rgb, mean, std, k, logits }) {
@@ -22,7 +22,7 @@ const ops = {
     const [out] = model.run([entry.x]);
     const ms = performance.now() - t0;
     const raw = dequantize(out, model.outputs[0]);
-    return { ms, variant: model.variant, raw, top: topK(raw, k, logits) };
+    return { ms, variant: model.variant, threads: model.info().threads, raw, top: topK(raw, k, logits) };
   },
   rerun({ key }) {
     const entry = models.get(key);

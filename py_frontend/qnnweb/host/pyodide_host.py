@@ -47,9 +47,27 @@ class PyodideHost:
     def validate(cls, wasm_bytes):
         return bool(WebAssembly.validate(to_js(wasm_bytes)))
 
-    def __init__(self, wasm_bytes):
-        self._exports = runtime().instantiateKernelsFromBytes(to_js(wasm_bytes))
+    @classmethod
+    def default_threads(cls):
+        """min(4, cores) on a cross-origin isolated page, else 1 (the runtime's rule)."""
+        return int(runtime().defaultThreads())
+
+    @classmethod
+    def available_threads(cls, requested, variant):
+        support = runtime().threadSupport(requested)
+        note = support.note  # a str, or JavaScript's null (pyodide.ffi.jsnull): None here
+        return int(support.threads), note if isinstance(note, str) else None
+
+    def __init__(self, wasm_bytes, threads=1):
+        # The runtime starts the workers; they join as they start (asynchronously, when this
+        # thread returns to its event loop): runs before that use fewer threads, with the same results.
+        self._exports = runtime().instantiateKernelsFromBytes(to_js(wasm_bytes), threads)
         self._memory = self._exports.memory
+        self.threads = int(self._exports.threads)
+
+    def close(self):
+        self._exports.close()
+        self.threads = 1
 
     def call(self, name, *args):
         return getattr(self._exports, name)(*args)

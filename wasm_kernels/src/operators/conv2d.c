@@ -27,6 +27,7 @@
 #include "indirection.h"
 #include "operators.h"
 #include "packing.h"
+#include "threadpool.h"
 
 struct conv2d_op {
   struct qnn_op base;
@@ -38,7 +39,8 @@ struct conv2d_op {
   struct qnn_qs8_minmax_params params;
   int32_t input_zero_point, weights_zero_point;  /* the zero point of the row correction */
   size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
-  int32_t* correction;      /* mr values per tile; NULL when weights_zero_point is 0 */
+  int32_t* correction;      /* mr values per thread (per tile); NULL when weights_zero_point is 0 */
+  size_t block_bytes;       /* one block of nr output channels in the packed weights */
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
   const int8_t** window;    /* NULL: no im2col */
   int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
@@ -123,7 +125,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
       qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
   const int corrected = r->weights_zero_point != 0 || split;
-  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * 4) : NULL;
+  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * QNN_MAX_THREADS * 4) : NULL;
   const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
   int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
@@ -226,6 +228,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->taps = (size_t) gemm_taps;
   op->groups = (size_t) groups;
   op->packed_group_size = (size_t) packed_group_size;
+  op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
   op->input_zero_point = r->input_zero_point;
   op->weights_zero_point = row_zero_point;
@@ -238,7 +241,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
 /* correction[m] = -zw * sum over the window's taps and channels of (x - x_zp) for the tile's rows
  * (with split weights every tap is listed twice: one of each pair); rows past `rows` (up to mr)
  * repeat the last one, as the kernels repeat the last row. */
-static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr) {
+static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr,
+                            int32_t* correction) {
   const size_t ks = op->taps, kc = op->input_channels, step = op->tap_step;
   const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks / step * kc);
   const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
@@ -248,9 +252,9 @@ static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, 
       const int8_t* x = a[m * ks + t];
       for (size_t k = 0; k < kc; k++) sum += (uint32_t) (int32_t) x[k];
     }
-    op->correction[m] = (int32_t) (minus_zw * (sum - zero_sum));
+    correction[m] = (int32_t) (minus_zw * (sum - zero_sum));
   }
-  for (size_t m = rows; m < mr; m++) op->correction[m] = op->correction[rows - 1];
+  for (size_t m = rows; m < mr; m++) correction[m] = correction[rows - 1];
 }
 
 /* im2col: each pixel's window (taps x kc channels, padding taps read the zero buffer) into its row,
@@ -262,10 +266,10 @@ static size_t gather_word(size_t taps, size_t kc, size_t row_stride) {
   return word != 0 && (taps - 1) * kc + word <= row_stride ? word : 0;
 }
 
-static void gather_rows(const struct conv2d_op* op) {
+static void gather_rows(const struct conv2d_op* op, size_t first, size_t end) {
   const size_t taps = op->window_taps, kc = op->window_channels;
   const size_t word = gather_word(taps, kc, op->row_stride);
-  for (size_t p = 0; p < op->pixels; p++) {
+  for (size_t p = first; p < end; p++) {
     const int8_t* const* window = op->window + p * taps;
     int8_t* row = op->rows + p * op->row_stride;
     if (word == 4) {
@@ -278,23 +282,53 @@ static void gather_rows(const struct conv2d_op* op) {
   }
 }
 
+/* A run's split into tasks: groups x pixel ranges (whole mr tiles) x channel ranges (whole nr
+ * blocks). Channels are split only when there are too few pixel tiles to keep every thread busy
+ * (the last layers, fully connected ones); im2col convolutions are split by pixels only, so each
+ * task gathers the rows it reads. */
+struct conv2d_split {
+  const struct conv2d_op* op;
+  size_t tiles_per_task, pixel_tasks, channels_per_task, channel_tasks;
+};
+
+static void conv2d_task(const void* context, size_t task, uint32_t thread) {
+  const struct conv2d_split* split = context;
+  const struct conv2d_op* op = split->op;
+  const size_t mr = op->config->mr, group_channels = op->output_channels / op->groups;
+  const size_t g = task / (split->pixel_tasks * split->channel_tasks);
+  const size_t rest = task % (split->pixel_tasks * split->channel_tasks);
+  const size_t first_pixel = rest / split->channel_tasks * split->tiles_per_task * mr;
+  const size_t end_pixel = qnn_min_size(op->pixels, first_pixel + split->tiles_per_task * mr);
+  const size_t first_channel = rest % split->channel_tasks * split->channels_per_task;
+  const size_t channels = qnn_min_size(split->channels_per_task, group_channels - first_channel);
+  if (op->window != NULL) gather_rows(op, first_pixel, end_pixel);
+  struct qnn_qs8_minmax_params params = op->params;
+  int32_t* correction = op->correction != NULL ? op->correction + thread * mr : NULL;
+  params.row_correction = correction;
+  const int8_t* const* indirection = op->indirection + g * op->pixels * op->taps;
+  const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
+  int8_t* output = op->output + g * group_channels + first_channel;
+  for (size_t p = first_pixel; p < end_pixel; p += mr) {
+    const size_t rows = qnn_min_size(mr, end_pixel - p);
+    const int8_t* const* a = indirection + p * op->taps;
+    if (correction != NULL) row_corrections(op, a, rows, mr, correction);
+    op->config->igemm(rows, channels, op->input_channels, op->taps, a, packed,
+                      output + p * op->output_channels, op->output_channels, &params);
+  }
+}
+
 void qnn_run_conv2d(const struct qnn_op* base) {
   const struct conv2d_op* op = (const struct conv2d_op*) base;
-  if (op->window != NULL) gather_rows(op);
-  const size_t mr = op->config->mr, entries = op->pixels * op->taps;
+  const size_t nr = op->config->nr, threads = qnn_thread_count();
   const size_t group_channels = op->output_channels / op->groups;
-  struct qnn_qs8_minmax_params params = op->params;
-  params.row_correction = op->correction;
-  for (size_t g = 0; g < op->groups; g++) {
-    const int8_t* const* indirection = op->indirection + g * entries;
-    const void* packed = op->packed + g * op->packed_group_size;
-    int8_t* output = op->output + g * group_channels;
-    for (size_t p = 0; p < op->pixels; p += mr) {
-      const size_t rows = qnn_min_size(mr, op->pixels - p);
-      const int8_t* const* a = indirection + p * op->taps;
-      if (op->correction != NULL) row_corrections(op, a, rows, mr);
-      op->config->igemm(rows, group_channels, op->input_channels, op->taps, a, packed,
-                        output + p * op->output_channels, op->output_channels, &params);
-    }
+  const size_t tiles = qnn_divide_round_up(op->pixels, op->config->mr), blocks = qnn_divide_round_up(group_channels, nr);
+  struct conv2d_split split = {op, qnn_items_per_task(tiles, 1, 8, 2), 1, blocks * nr, 1};
+  split.pixel_tasks = qnn_divide_round_up(tiles, split.tiles_per_task);
+  const size_t wanted = 8 * threads;  /* tasks per op: balance over equal-cost tasks */
+  if (threads > 1 && split.pixel_tasks * op->groups < wanted && op->window == NULL) {
+    const size_t blocks_per_task = qnn_divide_round_up(blocks, qnn_divide_round_up(wanted, split.pixel_tasks * op->groups));
+    split.channels_per_task = blocks_per_task * nr;
+    split.channel_tasks = qnn_divide_round_up(blocks, blocks_per_task);
   }
+  qnn_parallelize(conv2d_task, &split, op->groups * split.pixel_tasks * split.channel_tasks);
 }

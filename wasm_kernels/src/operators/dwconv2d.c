@@ -6,6 +6,7 @@
 #include "indirection.h"
 #include "operators.h"
 #include "packing.h"
+#include "threadpool.h"
 
 struct dwconv2d_op {
   struct qnn_op base;
@@ -98,13 +99,28 @@ static void run_depth_multiplier(const struct dwconv2d_op* op, const int8_t* con
   }
 }
 
-void qnn_run_dwconv2d(const struct qnn_op* base) {
-  const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
+/* Tasks are ranges of output pixels (XNNPACK splits by output rows; a range may span rows). */
+struct dwconv2d_split {
+  const struct dwconv2d_op* op;
+  size_t pixels_per_task;
+};
+
+static void dwconv2d_task(const void* context, size_t task, uint32_t thread) {
+  (void) thread;
+  const struct dwconv2d_split* split = context;
+  const struct dwconv2d_op* op = split->op;
+  const size_t first = task * split->pixels_per_task, pixels = qnn_min_size(split->pixels_per_task, op->pixels - first);
+  const int8_t* const* a = op->indirection + first * op->taps;
+  int8_t* output = op->output + first * op->channels;
   if (op->ukernel != NULL) {
-    op->ukernel(op->pixels, op->channels, op->taps, op->indirection, op->packed, op->output, &op->params);
+    op->ukernel(pixels, op->channels, op->taps, a, op->packed, output, &op->params);
     return;
   }
-  for (size_t p = 0; p < op->pixels; p++) {
-    run_depth_multiplier(op, op->indirection + p * op->taps, op->output + p * op->channels);
-  }
+  for (size_t p = 0; p < pixels; p++) run_depth_multiplier(op, a + p * op->taps, output + p * op->channels);
+}
+
+void qnn_run_dwconv2d(const struct qnn_op* base) {
+  const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
+  const struct dwconv2d_split split = {op, qnn_items_per_task(op->pixels, 1, 8, 2)};
+  qnn_parallelize(dwconv2d_task, &split, qnn_divide_round_up(op->pixels, split.pixels_per_task));
 }

@@ -3,6 +3,7 @@
 #include "common.h"
 #include "operators.h"
 #include "requantization.h"
+#include "threadpool.h"
 #if defined(__wasm_simd128__)
   #include <wasm_simd128.h>
 #endif
@@ -52,10 +53,19 @@ int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qn
   return QNN_OK;
 }
 
-void qnn_run_quantize(const struct qnn_op* base) {
-  const struct unary_op* op = (const struct unary_op*) base;
-  const float* x = op->input;
-  int8_t* y = op->output;
+/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
+struct quantize_split {
+  const struct unary_op* op;
+  size_t per_task;
+};
+
+static void quantize_task(const void* context, size_t task, uint32_t thread) {
+  (void) thread;
+  const struct quantize_split* split = context;
+  const struct unary_op* op = split->op;
+  const size_t first = task * split->per_task, count = qnn_min_size(split->per_task, op->size - first);
+  const float* x = (const float*) op->input + first;
+  int8_t* y = (int8_t*) op->output + first;
   size_t i = 0;
 #if defined(__wasm_simd128__)
   /* The scalar operations lane by lane: the same division, pmax/pmin as the scalar clamps, nearest
@@ -64,7 +74,7 @@ void qnn_run_quantize(const struct qnn_op* base) {
   const v128_t vlo = wasm_f32x4_splat((float) (-128 - op->output_zero_point));
   const v128_t vhi = wasm_f32x4_splat((float) (127 - op->output_zero_point));
   const v128_t vzp = wasm_i32x4_splat(op->output_zero_point);
-  for (; i + 16 <= op->size; i += 16) {
+  for (; i + 16 <= count; i += 16) {
     v128_t q[4];
     for (int j = 0; j < 4; j++) {
       v128_t f = wasm_f32x4_div(wasm_v128_load(x + i + 4 * j), vscale);
@@ -74,9 +84,15 @@ void qnn_run_quantize(const struct qnn_op* base) {
     wasm_v128_store(y + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3])));
   }
 #endif
-  for (; i < op->size; i++) {
+  for (; i < count; i++) {
     y[i] = qnn_qs8_quantize_clamped(x[i] / op->scale, op->output_zero_point, -128, 127);
   }
+}
+
+void qnn_run_quantize(const struct qnn_op* base) {
+  const struct unary_op* op = (const struct unary_op*) base;
+  const struct quantize_split split = {op, qnn_items_per_task(op->size, 64, 4, 16384)};
+  qnn_parallelize(quantize_task, &split, qnn_divide_round_up(op->size, split.per_task));
 }
 
 int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {

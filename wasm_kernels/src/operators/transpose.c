@@ -2,6 +2,7 @@
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
+#include "threadpool.h"
 
 struct transpose_op {
   struct qnn_op base;
@@ -54,38 +55,50 @@ int32_t qnn_create_transpose(struct qnn_plan* plan, const void* record, struct q
   return QNN_OK;
 }
 
+/* Tasks are ranges of the output's dims[0] x dims[1] outer rows. */
+struct transpose_split {
+  const struct transpose_op* op;
+  size_t rows_per_task;
+};
+
+static void transpose_task(const void* context, size_t task, uint32_t thread) {
+  (void) thread;
+  const struct transpose_split* split = context;
+  const struct transpose_op* op = split->op;
+  const size_t eb = op->element_bytes, n = op->dims[3], s3 = op->strides[3], row_bytes = op->dims[2] * n * eb;
+  const size_t first = task * split->rows_per_task;
+  const size_t end = qnn_min_size(op->dims[0] * op->dims[1], first + split->rows_per_task);
+  for (size_t r = first; r < end; r++) {
+    const size_t i0 = r / op->dims[1], i1 = r % op->dims[1];
+    char* out = op->output + r * row_bytes;
+    const char* row = op->input + (i0 * op->strides[0] + i1 * op->strides[1]) * eb;
+    if (eb == 1 && op->strides[2] == 1 && s3 != 1) {
+      /* NCHW -> NHWC (a model's input): the innermost output dimension (channels, often 3) is
+       * short, so walk each channel's input row contiguously and write every n-th output byte. */
+      const size_t width = op->dims[2];
+      for (size_t c = 0; c < n; c++) {
+        for (size_t i = 0; i < width; i++) out[i * n + c] = row[c * s3 + i];
+      }
+      continue;
+    }
+    for (size_t i2 = 0; i2 < op->dims[2]; i2++) {
+      const char* in = row + i2 * op->strides[2] * eb;
+      if (eb == 1) {
+        for (size_t i = 0; i < n; i++) out[i] = in[i * s3];
+      } else if (eb == 4) {
+        for (size_t i = 0; i < n; i++) qnn_memcpy(out + 4 * i, in + 4 * i * s3, 4);
+      } else {
+        for (size_t i = 0; i < n; i++) qnn_memcpy(out + 2 * i, in + 2 * i * s3, 2);
+      }
+      out += n * eb;
+    }
+  }
+}
+
 void qnn_run_transpose(const struct qnn_op* base) {
   const struct transpose_op* op = (const struct transpose_op*) base;
-  const size_t eb = op->element_bytes, n = op->dims[3], s3 = op->strides[3];
-  char* out = op->output;
-  if (eb == 1 && op->strides[2] == 1 && s3 != 1) {
-    /* NCHW -> NHWC (a model's input): the innermost output dimension (channels, often 3) is short,
-     * so walk each channel's input row contiguously and write every n-th output byte. */
-    const size_t width = op->dims[2];
-    for (size_t i0 = 0; i0 < op->dims[0]; i0++) {
-      for (size_t i1 = 0; i1 < op->dims[1]; i1++) {
-        const char* row = op->input + i0 * op->strides[0] + i1 * op->strides[1];
-        for (size_t c = 0; c < n; c++) {
-          for (size_t i = 0; i < width; i++) out[i * n + c] = row[c * s3 + i];
-        }
-        out += width * n;
-      }
-    }
-    return;
-  }
-  for (size_t i0 = 0; i0 < op->dims[0]; i0++) {
-    for (size_t i1 = 0; i1 < op->dims[1]; i1++) {
-      for (size_t i2 = 0; i2 < op->dims[2]; i2++) {
-        const char* in = op->input + (i0 * op->strides[0] + i1 * op->strides[1] + i2 * op->strides[2]) * eb;
-        if (eb == 1) {
-          for (size_t i = 0; i < n; i++) out[i] = in[i * s3];
-        } else if (eb == 4) {
-          for (size_t i = 0; i < n; i++) qnn_memcpy(out + 4 * i, in + 4 * i * s3, 4);
-        } else {
-          for (size_t i = 0; i < n; i++) qnn_memcpy(out + 2 * i, in + 2 * i * s3, 2);
-        }
-        out += n * eb;
-      }
-    }
-  }
+  const size_t rows = op->dims[0] * op->dims[1];
+  const size_t elements = rows * op->dims[2] * op->dims[3];
+  const struct transpose_split split = {op, elements >= 16384 ? qnn_items_per_task(rows, 1, 4, 2) : rows};
+  qnn_parallelize(transpose_task, &split, qnn_divide_round_up(rows, split.rows_per_task));
 }

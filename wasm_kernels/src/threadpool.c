@@ -1,0 +1,176 @@
+/* The thread pool of the threaded modules: one instance per thread, all on one shared memory.
+ *
+ * Thread 0 is whoever calls qnn_run (a page's main thread may be one: it never waits with
+ * memory.atomic.wait, it spins). Threads 1 .. n-1 are the host's workers, each parked in qnn_worker.
+ *
+ * A job is published in one of two slots (fn, context, count, id) and then announced by the claim
+ * word: (job id << 32) | next task. Anyone claims task i by a compare-exchange of (id, i) -> (id,
+ * i + 1), so a claim can only succeed on the job the claimer read (a worker that read an older job
+ * fails its exchange and rereads). Slot (id & 1) is rewritten for job id + 2 only after job id + 1
+ * was announced, so a successful claim saw that slot as it was published. The caller then runs tasks
+ * too and spins until `done` reaches the count. Workers that never started (a browser starts them
+ * asynchronously) or are slow to wake only mean fewer hands: no job waits for a particular thread.
+ *
+ * Workers spin for a while after each job (an inference is ~60 jobs in a row), then sleep on the
+ * claim word; the caller notifies only when some worker sleeps. */
+#include "threadpool.h"
+
+#include "common.h"
+
+size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total) {
+  const size_t threads = qnn_thread_count();
+  if (threads <= 1 || total < min_total || total == 0) return total > 0 ? total : 1;
+  return qnn_round_up(qnn_divide_round_up(total, tasks_per_thread * threads), granule);
+}
+
+#if defined(__wasm_atomics__)
+
+struct job {
+  qnn_task_fn fn;
+  const void* context;
+  uint32_t count;
+  uint32_t id;
+};
+
+#define LINE __attribute__((aligned(64)))  /* each shared word on its own cache line */
+
+static struct {
+  LINE uint64_t claim;
+  LINE uint32_t done;
+  LINE uint32_t sleepers;
+  LINE uint32_t stop;
+  LINE struct job slots[2];
+  uint32_t threads;
+} pool = {.threads = 1};
+
+/* ~0.5-1 ms of polling (one atomic load per iteration: ~1-3 cycles in optimized code) before a worker
+ * sleeps: longer than the single-threaded ops between two jobs of an inference and than a host's
+ * call between ops (Model.profile); 10x fewer made Model.profile's ops wait for sleeping workers. */
+#define SPIN_ITERATIONS 1000000
+
+/* Claims the next task of the job `claim` announces: 1 and its slot and task, or 0 when none is
+ * left or the claim word moved on (the caller rereads it). */
+static int claim_task(uint64_t claim, const struct job** job, size_t* task) {
+  const uint32_t id = (uint32_t) (claim >> 32), next = (uint32_t) claim;
+  const struct job* slot = &pool.slots[id & 1];
+  const uint32_t count = __atomic_load_n(&slot->count, __ATOMIC_RELAXED);
+  if (__atomic_load_n(&slot->id, __ATOMIC_ACQUIRE) != id || next >= count) return 0;
+  uint64_t expected = claim;
+  if (!__atomic_compare_exchange_n(&pool.claim, &expected, claim + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    return 0;
+  }
+  *job = slot;
+  *task = next;
+  return 1;
+}
+
+/* Runs tasks of the announced job until none is left to claim. */
+static void work(uint32_t thread) {
+  for (;;) {
+    const uint64_t claim = __atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE);
+    const struct job* job;
+    size_t task;
+    if (claim_task(claim, &job, &task)) {
+      __atomic_load_n(&job->fn, __ATOMIC_RELAXED)(__atomic_load_n(&job->context, __ATOMIC_RELAXED), task, thread);
+      __atomic_fetch_add(&pool.done, 1, __ATOMIC_RELEASE);
+    } else if (__atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE) == claim) {
+      return;
+    }
+  }
+}
+
+void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
+  if (pool.threads <= 1 || count <= 1) {
+    for (size_t i = 0; i < count; i++) fn(context, i, 0);
+    return;
+  }
+  /* Only thread 0 publishes, after the previous job completed: no claim on it can succeed any more,
+   * and the slot written now is the one of two jobs ago. */
+  const uint32_t id = (uint32_t) (__atomic_load_n(&pool.claim, __ATOMIC_RELAXED) >> 32) + 1;
+  struct job* slot = &pool.slots[id & 1];
+  __atomic_store_n(&slot->id, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->fn, fn, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->context, context, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->count, (uint32_t) count, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+  __atomic_store_n(&pool.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.claim, (uint64_t) id << 32, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&pool.sleepers, __ATOMIC_SEQ_CST) != 0) {
+    __builtin_wasm_memory_atomic_notify((int32_t*) &pool.claim, (uint32_t) -1);
+  }
+  work(0);
+  while (__atomic_load_n(&pool.done, __ATOMIC_ACQUIRE) != (uint32_t) count) {
+  }
+}
+
+uint32_t qnn_thread_count(void) { return pool.threads; }
+
+int32_t QNN_EXPORT(qnn_set_threads)(int32_t threads) {
+  if (threads < 1 || threads > QNN_MAX_THREADS) {
+    qnn_set_error("threads: the thread count must be in [1, 16]");
+    return 1;
+  }
+  pool.threads = (uint32_t) threads;
+  return 0;
+}
+
+int32_t QNN_EXPORT(qnn_max_threads)(void) { return QNN_MAX_THREADS; }
+
+/* A worker's whole life: runs the tasks it can claim until qnn_stop_workers. Never called on a
+ * browser's main thread (it sleeps with memory.atomic.wait32). */
+void QNN_EXPORT(qnn_worker)(int32_t thread) {
+  for (;;) {
+    work((uint32_t) thread);
+    const uint64_t seen = __atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE);
+    for (uint32_t spin = 0; spin < SPIN_ITERATIONS && __atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE) == seen; spin++) {
+    }
+    if (__atomic_load_n(&pool.stop, __ATOMIC_ACQUIRE)) return;
+    if (__atomic_load_n(&pool.claim, __ATOMIC_ACQUIRE) == seen) {
+      /* Sleep on the claim word's low half (the next task): it becomes 0 when a job is announced
+       * (seen's is the count of a finished job, >= 2) and 0xffffffff at qnn_stop_workers, so a
+       * change between the check and the wait makes the wait return at once. */
+      __atomic_fetch_add(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
+      __builtin_wasm_memory_atomic_wait32((int32_t*) &pool.claim, (int32_t) (uint32_t) seen, -1);
+      __atomic_fetch_sub(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
+    }
+    if (__atomic_load_n(&pool.stop, __ATOMIC_ACQUIRE)) return;
+  }
+}
+
+/* Ends every qnn_worker (they return to their hosts); from then on thread 0 runs alone. Called by
+ * thread 0 between runs. */
+void QNN_EXPORT(qnn_stop_workers)(void) {
+  pool.threads = 1;
+  __atomic_store_n(&pool.stop, 1, __ATOMIC_SEQ_CST);
+  const uint32_t id = (uint32_t) (__atomic_load_n(&pool.claim, __ATOMIC_RELAXED) >> 32) + 1;
+  __atomic_store_n(&pool.claim, ((uint64_t) id << 32) | 0xffffffffu, __ATOMIC_SEQ_CST);
+  __builtin_wasm_memory_atomic_notify((int32_t*) &pool.claim, (uint32_t) -1);
+}
+
+int32_t QNN_EXPORT(qnn_threaded)(void) { return 1; }
+
+#else  /* single-threaded module: the same exports, one thread */
+
+void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
+  for (size_t i = 0; i < count; i++) fn(context, i, 0);
+}
+
+uint32_t qnn_thread_count(void) { return 1; }
+
+int32_t QNN_EXPORT(qnn_set_threads)(int32_t threads) {
+  if (threads != 1) {
+    qnn_set_error("threads: this module is single-threaded (load the -threads build for more threads)");
+    return 1;
+  }
+  return 0;
+}
+
+int32_t QNN_EXPORT(qnn_max_threads)(void) { return 1; }
+
+void QNN_EXPORT(qnn_worker)(int32_t thread) { (void) thread; }
+
+void QNN_EXPORT(qnn_stop_workers)(void) {}
+
+int32_t QNN_EXPORT(qnn_threaded)(void) { return 0; }
+
+#endif

@@ -1,0 +1,28 @@
+/* Work splitting across the threads of a threaded module (pthreadpool's role in XNNPACK).
+ *
+ * Operators split their run into `count` independent tasks and call qnn_parallelize; each task is
+ * run once, by some thread, and gets that thread's id (0 = the caller of qnn_run) for per-thread
+ * scratch. Tasks must write disjoint outputs, so results do not depend on who ran what: every thread
+ * count gives the same bytes. In a single-threaded build (no -matomics) it is a plain loop. */
+#ifndef QNN_THREADPOOL_H
+#define QNN_THREADPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Per-thread scratch is sized for this many threads (thread ids 0 .. QNN_MAX_THREADS - 1). */
+#define QNN_MAX_THREADS 16
+
+typedef void (*qnn_task_fn)(const void* context, size_t task, uint32_t thread);
+
+void qnn_parallelize(qnn_task_fn task, const void* context, size_t count);
+
+/* How many threads the host said it runs (qnn_set_threads): operators size their tasks by it. */
+uint32_t qnn_thread_count(void);
+
+/* Items per task for `total` items: about `tasks_per_thread` tasks per thread, in whole multiples of
+ * `granule` items; all of them (one task) on one thread or when there are fewer than `min_total`
+ * (a task costs a claim: tens of nanoseconds). At least 1. */
+size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total);
+
+#endif
