@@ -67,6 +67,7 @@ export function kernelModule(variant, kernelsURL = defaultKernelsURL(), threaded
 export const MAX_THREADS = 16; // wasm_kernels/src/threadpool.h QNN_MAX_THREADS
 const SHARED_MEMORY_PAGES = { initial: 16, maximum: 32768 }; // wasm_kernels/build.sh: 1 MiB .. 2 GiB
 const WORKER_STACK_BYTES = 256 << 10; // each worker's wasm stack (thread 0 has the module's own)
+const WORKER_START_TIMEOUT_MS = 10000;
 
 /** The thread count a page gets by default: min(4, cores) where threads can run, else 1. */
 export function defaultThreads() {
@@ -415,8 +416,15 @@ export async function load(source, { variant = null, threads = null, kernelsURL 
     if (err instanceof ModelError) throw err;
     throw new ModelError(`compiled model corrupt: ${err.message}`);
   }
-  const running = await kernels.ready; // the workers started while the records were added
-  if (running < count) {
+  // the workers start while the records are added; a load never waits for them forever
+  let timer;
+  const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(null), WORKER_START_TIMEOUT_MS); });
+  const running = await Promise.race([kernels.ready, timeout]);
+  clearTimeout(timer);
+  if (running === null) {
+    note = `${count} threads asked: the Workers had not started after ${WORKER_START_TIMEOUT_MS / 1000} s ` +
+      "(each joins when it starts)";
+  } else if (running < count) {
     note = `${count} threads asked, ${running} started (a Worker failed to start)`;
     kernels.threads = running;
   }

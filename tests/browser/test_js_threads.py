@@ -125,3 +125,18 @@ print(info["threads"], info["threads_note"], base64.b64encode(bytes(y)).decode()
     threads, note, output, same = out.split()
     assert (threads, note, same) == ("2", "None", "True")
     assert base64.b64decode(output) == expected["simd128"]
+
+
+def test_workers_that_never_start_do_not_hang_the_load_or_change_the_bytes(browser, server_url, case):
+    """Tasks go to whichever thread is there: with Workers that never start, thread 0 runs them all,
+    and load() gives up waiting for the workers after 10 s and says so."""
+    encoded, expected = case
+    context, page, errors = open_page(browser, server_url, True)
+    try:
+        page.evaluate("() => { window.Worker = class { postMessage() {} terminate() {} }; }")
+        js = page.evaluate(RUN_JS, [f"/models/{MODEL}.qnn", {"variant": "simd128", "threads": 2}, encoded, 2])
+        assert "had not started" in js["info"]["threads_note"]
+        assert {base64.b64decode(o) for o in js["outputs"]} == {expected["simd128"]}
+    finally:
+        context.close()
+    assert not errors, errors
