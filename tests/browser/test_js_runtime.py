@@ -15,7 +15,7 @@ import pytest
 import qnnweb
 from qnnweb.compiled import CompiledModel
 
-from conftest import DATA_DIR
+from conftest import DATA_DIR, open_page
 
 MODEL = "efficientnet_lite0_u8s8.onnx"
 RUN_JS = """async ([source, variant, input]) => {
@@ -33,11 +33,7 @@ RUN_JS = """async ([source, variant, input]) => {
 @pytest.fixture(scope="module")
 def blank_page(browser, server_url):
     """A same-origin page (the health check) to import qnnweb.js into: no Pyodide."""
-    context = browser.new_context()
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(f"{server_url}/api/utils/health-check")
+    context, page, errors = open_page(browser, server_url)
     yield page
     context.close()
     assert not errors, errors

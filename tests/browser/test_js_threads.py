@@ -12,6 +12,8 @@ import pytest
 
 import qnnweb
 
+from conftest import open_page
+
 MODEL = "efficientnet_lite0_u8s8.onnx"
 RUN_JS = """async ([source, options, input, runs]) => {
     const qnnweb = await import("/static/qnnweb.js");
@@ -29,24 +31,6 @@ RUN_JS = """async ([source, options, input, runs]) => {
     return { outputs, info, isolated: crossOriginIsolated, cores: navigator.hardwareConcurrency,
              shared: typeof SharedArrayBuffer !== "undefined" && model.exports.memory.buffer instanceof SharedArrayBuffer };
 }"""
-
-
-def open_page(browser, server_url, isolated):
-    """A same-origin page to import qnnweb.js into; without COOP/COEP when not `isolated`."""
-    context = browser.new_context()
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    if not isolated:
-        def strip(route):
-            response = route.fetch()
-            headers = {k: v for k, v in response.headers.items() if not k.lower().startswith("cross-origin-")}
-            route.fulfill(response=response, headers=headers)
-
-        page.route("**/api/utils/health-check", strip)
-    page.goto(f"{server_url}/api/utils/health-check")
-    assert page.evaluate("crossOriginIsolated") is isolated
-    return context, page, errors
 
 
 @pytest.fixture(scope="module")
