@@ -259,9 +259,6 @@ def efficientnet_lite0():
 def mobilenet_v2(photos: list[dict]):
     """MobileNetV2 1.0 224 (Sandler et al. 2018, torchvision's layout), seeded random weights, BatchNorm
     statistics re-estimated on the photos (centre crops plus seeded random crops)."""
-    import random
-
-    import numpy as np
     import torch
     from torch import nn
 
@@ -303,37 +300,68 @@ def mobilenet_v2(photos: list[dict]):
             self.features = nn.Sequential(*features)
             self.pool = nn.AdaptiveAvgPool2d(1)
             self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(last, num_classes))
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.ones_(m.weight)
-                    nn.init.zeros_(m.bias)
-                elif isinstance(m, nn.Linear):
-                    nn.init.normal_(m.weight, 0, 0.01)
-                    nn.init.zeros_(m.bias)
+            init_weights(self)
 
         def forward(self, x):
             return self.classifier(torch.flatten(self.pool(self.features(x)), 1))
 
     torch.manual_seed(0)
     model = MobileNetV2()
-    # BatchNorm statistics: cumulative averages (momentum=None) of train-mode batch statistics.
+    batches = photo_batches(photos)
+    reestimate_batchnorm(model, batches)
+    log(f"mobilenet_v2: BatchNorm statistics from {sum(len(b) for b in batches)} crops of {len(photos)} photos")
+    return model
+
+
+def init_weights(model) -> None:
+    """torchvision's initialisation of its MobileNets (the random weights are seeded by the caller)."""
+    from torch import nn
+
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+
+
+def photo_batches(photos: list[dict]) -> list:
+    """NCHW float batches for BatchNorm statistics: the photos' centre crops, then 4 rounds of seeded
+    random crops."""
+    import random
+
+    import numpy as np
+
     rng = random.Random(0)
     batches = [np.stack([preprocess(p["path"]) for p in photos])]
     for _ in range(4):
         batches.append(np.stack([x for p in photos for x in augmented(p["path"], rng, 1)]))
+    return batches
+
+
+def reestimate_batchnorm(model, batches) -> None:
+    """BatchNorm statistics as cumulative averages (momentum=None) of train-mode batch statistics over
+    ``batches``; Dropout stays in eval mode; the model is left in eval mode."""
+    import torch
+    from torch import nn
+
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
             m.reset_running_stats()
             m.momentum = None
     model.train()
-    model.classifier.eval()
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.eval()
     with torch.no_grad():
         for batch in batches:
             model(torch.from_numpy(batch))
-    log(f"mobilenet_v2: BatchNorm statistics from {sum(len(b) for b in batches)} crops of {len(photos)} photos")
-    return model.eval()
+    model.eval()
 
 
 def export_float(model, path: Path) -> None:

@@ -8,7 +8,7 @@ against the kernels' ``qnn_record_words`` export.
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -31,7 +31,8 @@ RECORDS = {
                     "dilation_width padding_top padding_left depth_multiplier weights weights_layout bias scales "
                     "input_zero_point output_zero_point output_min output_max"),
     "add": (6, _BINARY + " a_zero_point b_zero_point output_zero_point a_multiplier:f b_multiplier:f "
-               "output_min output_max arithmetic input_offset float_form"),
+               "output_min output_max arithmetic input_offset float_form a_fixed_multiplier a_fixed_shift "
+               "b_fixed_multiplier b_fixed_shift output_fixed_multiplier output_fixed_shift"),
     "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
                      "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
                      "input_zero_point output_zero_point output_min output_max count_include_pad arithmetic "

@@ -208,11 +208,12 @@ def q(index, name, shape, scale=0.05, zp=0, dtype="int8"):
 
 
 def test_record_field_out_of_range_names_record_and_field():
-    """An ADD whose scale ratio overflows float32: refused naming the op, record and field."""
+    """An ADD whose scale ratio overflows float32: refused naming the op, record and field (an ONNX
+    model's ADD: a TFLite one is refused sooner, at ratios of 2^8, as LiteRT's kernels overflow)."""
     from qnnweb.records import check_record
 
     tensors = [q(0, "a", [1, 8], scale=3e38), q(1, "b", [1, 8]), q(2, "y", [1, 8], scale=1e-30)]
-    graph = Graph(tensors, [Op(0, "ADD", [0, 1], [2], {"activation": "NONE"})], [0, 1], [2])
+    graph = Graph(tensors, [Op(0, "ADD", [0, 1], [2], {"activation": "NONE"})], [0, 1], [2], format="onnx")
     with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 0 ADD: add record: a_multiplier = .* float32"):
         lower(graph)
     assert check_record("copy", {"bytes": 1 << 31}) == "copy record: bytes = 2147483648 does not fit in an int32"

@@ -1,6 +1,7 @@
 """ADD (binary.c) in each format's reference arithmetic, every variant bit-exact against
 reference.int8: XNNPACK's fixed point for TFLite models (reference.int8.add computes the same
-multipliers and shift but without int32 overflow), onnxruntime's x86 float32 kernel for ONNX models
+multipliers and shift but without int32 overflow; TFLite's builtin fixed point where LiteRT's
+XNNPACK delegate refuses the scales), onnxruntime's x86 float32 kernel for ONNX models
 (reference.int8.add_onnxruntime; tests/models/test_onnx_add.py checks it against onnxruntime itself)."""
 
 import numpy as np
@@ -41,7 +42,7 @@ def add_cases(draw):
     a_scale, b_scale = H.f32(y_scale * 2.0 ** ra), H.f32(y_scale * 2.0 ** rb)
     if draw(st.booleans()):
         a_scale, b_scale = b_scale, a_scale
-    assume(ref.add_parameters(a_scale, b_scale, y_scale) is not None)
+    assume(ref.add_kernel(a_scale, b_scale, y_scale) is not None)
     activation = draw(st.sampled_from(H.ACTIVATIONS))
     return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
                 y_scale=y_scale, y_zp=draw(H.zero_points), activation=activation,
@@ -101,8 +102,20 @@ def test_add_small_multipliers_do_not_overflow(variant):
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
-@pytest.mark.parametrize("ratio", [2.0 ** -11, 2.0 ** 8, 1000.0])
-def test_add_rejects_scale_ratios_out_of_range(variant, ratio):
+@pytest.mark.parametrize("ratio", [2.0 ** 8, 1000.0])
+def test_add_rejects_scale_ratios_of_2_to_the_8_or_more(variant, ratio):
     a = np.zeros(4, np.int8)
-    with pytest.raises(UnsupportedModelError, match="add: input scale / output scale must be in"):
+    with pytest.raises(UnsupportedModelError, match=r"input scale / output scale is .*, 2\^8 or more"):
         H.add(variant, a, H.f32(ratio), 0, a, H.f32(ratio), 0, 1.0, 0)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("zero_points", [(0, 0, 0), (-128, 127, 5), (127, -128, -128)])
+def test_add_below_2_to_the_minus_10_runs_tflites_builtin_kernel(variant, zero_points):
+    """Every int8 pair, ratios below XNNPACK's range (one or both): TFLite's builtin fixed point
+    (tests/models/test_tflite_int8_arithmetic.py checks the same against ai-edge-litert)."""
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    for a_scale, b_scale, y_scale in [(2.0 ** -11, 2.0 ** -11, 1.0), (0.5, 0.0004, 1.0), (1e-5, 3e-5, 0.7)]:
+        assert ref.add_kernel(a_scale, b_scale, y_scale) == "builtin"
+        check_add(variant, a.ravel(), H.f32(a_scale), zero_points[0], b.ravel(), H.f32(b_scale), zero_points[1],
+                  H.f32(y_scale), zero_points[2])

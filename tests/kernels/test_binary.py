@@ -50,7 +50,7 @@ def add_cases(draw):
     ra = draw(st.floats(-10, 7.99))
     rb = draw(st.one_of(st.floats(-10, 7.99), st.floats(-16, -10), st.just(ra)))
     a_scale, b_scale = H.f32(y_scale * 2.0 ** ra), H.f32(y_scale * 2.0 ** rb)
-    assume(ref.add_parameters(a_scale, b_scale, y_scale) is not None)
+    assume(ref.add_kernel(a_scale, b_scale, y_scale) is not None)
     return dict(a=a, a_scale=a_scale, a_zp=draw(H.zero_points), b=b, b_scale=b_scale, b_zp=draw(H.zero_points),
                 y_scale=y_scale, y_zp=draw(H.zero_points), activation=draw(st.sampled_from(H.ACTIVATIONS)),
                 constant=constant)

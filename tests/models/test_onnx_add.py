@@ -1,6 +1,7 @@
-"""ONNX ADD against onnxruntime itself, on every int8 / uint8 pair: its x86 QLinearAdd computes in
-float32 in the model's own domain, and its broadcasting hands some operands over as per-span scalars
-(f + b * rb) and others as vectors (fma), so each form is checked. A plain onnxruntime session is the
+"""ONNX ADD against onnxruntime itself: its x86 QLinearAdd computes with float32 FMAs in the model's
+own domain, its kernel's first operand a vector, so an input that its broadcasting hands over as a
+per-span scalar goes second (the order of the FMAs changes the last bit), and each broadcasting form
+is checked. A plain onnxruntime session is the
 reference here: QLinearAdd has no u8s8 product to saturate (tests/reference/onnxruntime_session.py)."""
 
 import numpy as np
@@ -21,6 +22,13 @@ FORMS = {
     "per-channel": ((1, 4, 8, 8), (4, 1, 1), True, False),
     "last-axis": ((1, 4, 8, 8), (8,), True, False),
     "constant-first": ((1, 4, 8, 8), (4, 1, 1), True, True),
+    # both operands broadcast, in different dimensions: the one that is 1 along the output's innermost
+    # dimension (that is not 1) is the per-span scalar; if neither is, both are vectors
+    # (outputs of 16-64K elements: the forms differ on a few pairs only)
+    "two-sided-b-scalar": ((1, 16, 1, 64), (1, 1, 64, 1), False, False),
+    "two-sided-a-scalar": ((2, 1, 64, 1), (1, 16, 1, 32), False, False),
+    "two-sided-vectors": ((16, 1, 64), (1, 32, 64), False, False),
+    "two-sided-inner-1": ((8, 1, 64, 1), (1, 32, 1, 1), False, False),
 }
 
 
@@ -37,8 +45,8 @@ def qlinear_add(dtype, scales, zero_points, a_shape, b_shape, b_constant, consta
         inputs.append(helper.make_tensor_value_info("b", onnx_type, list(b_shape)))
     operands = ["b", "sb", "zb", "a", "sa", "za"] if constant_first else ["a", "sa", "za", "b", "sb", "zb"]
     node = helper.make_node("QLinearAdd", operands + ["sy", "zy"], ["y"], domain="com.microsoft")
-    graph = helper.make_graph([node], "add", inputs, [helper.make_tensor_value_info("y", onnx_type, list(a_shape))],
-                              inits)
+    y_shape = list(np.broadcast_shapes(a_shape, b_shape))
+    graph = helper.make_graph([node], "add", inputs, [helper.make_tensor_value_info("y", onnx_type, y_shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = 8
     return model.SerializeToString()

@@ -1,7 +1,8 @@
 """LiteRT's own integer arithmetic, op by op, against ai-edge-litert on every int8 input value.
 
 Each model is one int8 op between int8 graph inputs and outputs (written field by field with
-tflite_builder), so nothing but the op's arithmetic is compared: ADD (XNNPACK's 21-bit fixed point),
+tflite_builder), so nothing but the op's arithmetic is compared: ADD (XNNPACK's 21-bit fixed point,
+and TFLite's builtin fixed point where XNNPACK's delegate refuses an input / output scale ratio),
 QUANTIZE int8 -> int8 (XNNPACK's convert inside its scale range, TFLite's reference Requantize
 outside it) and HARD_SWISH (TFLite's int16 fixed-point kernel). Bit-exact, in every variant.
 """
@@ -9,6 +10,7 @@ outside it) and HARD_SWISH (TFLite's int16 fixed-point kernel). Bit-exact, in ev
 import numpy as np
 import pytest
 import qnnweb
+from qnnweb import UnsupportedModelError
 from ai_edge_litert.interpreter import Interpreter
 from tflite_builder import ModelBuilder
 
@@ -71,3 +73,50 @@ def test_add_matches_litert_on_every_pair(scales):
     m.op("ADD", [a, b], [y])
     pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
     assert_matches_litert(m.build([a, b], [y]), pairs_a, pairs_b)
+
+
+def binary_model(op_type, a_scale, b_scale, y_scale, zero_points=(-5, 12, -3)):
+    m = ModelBuilder()
+    a = m.tensor("a", [256, 256], "int8", [a_scale], [zero_points[0]])
+    b = m.tensor("b", [256, 256], "int8", [b_scale], [zero_points[1]])
+    y = m.tensor("y", [256, 256], "int8", [y_scale], [zero_points[2]])
+    m.op(op_type, [a, b], [y])
+    return m.build([a, b], [y])
+
+
+@pytest.mark.parametrize("scales", [(0.001, 0.5, 2.0), (0.5, 0.0004, 1.0), (0.0001, 0.0002, 1.0),
+                                    (1e-5, 3e-5, 0.7), (2 ** -10 * 0.999, 1.0, 1.0), (2 ** -10, 1.0, 1.0)], ids=str)
+@pytest.mark.parametrize("zero_points", [(-5, 12, -3), (127, -128, 100)], ids=str)
+def test_add_below_the_delegates_scale_range_matches_litert(scales, zero_points):
+    """A ratio below 2^-10 (a near-zero branch, or an input far finer than the output): XNNPACK's
+    delegate does not take the ADD, and LiteRT runs TFLite's builtin kernel (35-62 of these 65,536
+    pairs differed from XNNPACK's arithmetic)."""
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    assert_matches_litert(binary_model("ADD", *scales, zero_points), pairs_a, pairs_b)
+
+
+def test_add_of_a_constant_below_the_delegates_scale_range_matches_litert():
+    m = ModelBuilder()
+    a = m.tensor("a", [1, 16, 16, 8], "int8", [0.5], [3])
+    b = m.tensor("b", [1, 1, 1, 8], "int8", [0.0003], [-7], data=np.arange(-100, 100, 25, dtype=np.int8))
+    y = m.tensor("y", [1, 16, 16, 8], "int8", [1.0], [9])
+    m.op("ADD", [a, b], [y])
+    x = np.random.default_rng(3).integers(-128, 128, [1, 16, 16, 8]).astype(np.int8)
+    assert_matches_litert(m.build([a], [y]), x)
+
+
+@pytest.mark.parametrize("op_type, scales, words", [("ADD", (300.0, 0.5, 1.0), "input scale / output scale is 300"),
+                                                    ("ADD", (0.5, 256.0, 1.0), r"2\^8 or more"),
+                                                    ("MUL", (30.0, 30.0, 1.0), "output_scale is 900"),
+                                                    ("MUL", (16.0, 16.0, 1.0), r"2\^8 or more")])
+def test_add_and_mul_above_the_delegates_scale_range_are_refused(op_type, scales, words):
+    """There LiteRT's builtin kernels wrap around in int32 (thousands of the 65,536 pairs saturate to
+    the wrong end); qnnweb says so instead of giving other numbers."""
+    with pytest.raises(UnsupportedModelError, match=words):
+        qnnweb.load(binary_model(op_type, *scales))
+
+
+@pytest.mark.parametrize("scales", [(16.0, 15.99, 1.0), (0.004, 0.001, 0.2), (2 ** -8, 2 ** -8 * 0.999, 1.0)], ids=str)
+def test_mul_near_the_delegates_scale_limits_matches_litert(scales):
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    assert_matches_litert(binary_model("MUL", *scales, (127, -128, 0)), pairs_a, pairs_b)

@@ -23,7 +23,8 @@ import numpy as np
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 # ADD in TFLite models: XNNPACK's qs8 vadd (LiteRT), the larger multiplier with 21 significant bits
-# (shift = 20 - exponent). ONNX models: onnxruntime's x86 float32 kernel (add_onnxruntime).
+# (shift = 20 - exponent), or TFLite's builtin kernel where XNNPACK's delegate refuses the scales
+# (add_kernel). ONNX models: onnxruntime's x86 float32 kernel (add_onnxruntime).
 ADD_MULTIPLIER_BITS = 21
 
 
@@ -190,14 +191,22 @@ def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activati
 
 # ----------------------------------------------------------------------------- element-wise
 
+def add_kernel(a_scale, b_scale, y_scale):
+    """Which ADD LiteRT runs for a TFLite model: "xnnpack" when its delegate takes the op (each input /
+    output scale ratio, in float32, in [2**-10, 2**8)), "builtin" (TFLite's kernels/add.cc) when a
+    ratio is below that, None when one is 2**8 or more (the builtin kernel overflows; qnnweb refuses)."""
+    ratios = [np.float32(np.float32(s) / np.float32(y_scale)) for s in (a_scale, b_scale)]
+    if any(r >= 2.0 ** 8 for r in ratios):
+        return None
+    return "xnnpack" if all(r >= 2.0 ** -10 for r in ratios) else "builtin"
+
+
 def add_parameters(a_scale, b_scale, y_scale):
-    """Fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them for TFLite models:
-    (a_multiplier, b_multiplier, shift), or None when the kernels must reject the scales."""
+    """XNNPACK's fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them:
+    (a_multiplier, b_multiplier, shift)."""
     a_mul = np.float32(float(a_scale) / float(y_scale))
     b_mul = np.float32(float(b_scale) / float(y_scale))
     max_abs = max(abs(a_mul), abs(b_mul))
-    if not (2.0 ** -10 <= max_abs < 2.0 ** 8):
-        return None
     exponent = int(np.frexp(max_abs)[1]) - 1  # max_abs = m * 2**exponent, 1 <= m < 2
     shift = ADD_MULTIPLIER_BITS - 1 - exponent
     a_m = int(np.rint(np.float32(a_mul * np.float32(2.0 ** shift))))
@@ -206,19 +215,59 @@ def add_parameters(a_scale, b_scale, y_scale):
 
 
 def add(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
-    """TFLite: out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp,
-    computed without overflow (int64): a kernel whose int32 arithmetic wraps differs from this.
-    ONNX: add_onnxruntime (int8 model, vector on vector)."""
+    """TFLite, XNNPACK's: out = clamp((2**(shift-1) + (a - a_zp) * a_m + (b - b_zp) * b_m) >> shift) + y_zp,
+    computed without overflow (int64): a kernel whose int32 arithmetic wraps differs from this; or
+    add_tflite_builtin where LiteRT runs that (add_kernel). ONNX: add_onnxruntime (int8 model, vector
+    on vector)."""
     if fmt == "onnx":
         return add_onnxruntime(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
-    params = add_parameters(a_scale, b_scale, y_scale)
-    assert params is not None
-    a_m, b_m, shift = params
+    kernel = add_kernel(a_scale, b_scale, y_scale)
+    assert kernel is not None
+    if kernel == "builtin":
+        return add_tflite_builtin(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation)
+    a_m, b_m, shift = add_parameters(a_scale, b_scale, y_scale)
     lo, hi = activation_range(activation, y_scale, y_zp)
     acc = (1 << (shift - 1)) + (a.astype(np.int64) - a_zp) * a_m + (b.astype(np.int64) - b_zp) * b_m
     out = acc >> shift  # floor
     out = np.clip(out, lo - y_zp, hi - y_zp) + y_zp
     return out.astype(np.int8)
+
+
+def _tflite_multiplier(real):
+    """QuantizeMultiplierSmallerThanOneExp: (31-bit multiplier in [2**30, 2**31), right shift)."""
+    if real == 0.0:
+        return 0, 0
+    q, exponent = math.frexp(real)
+    fixed = int(round_half_away(q * 2.0 ** 31))
+    if fixed == 1 << 31:
+        fixed, exponent = fixed // 2, exponent + 1
+    if exponent < -31:
+        return 0, 0
+    assert exponent <= 0
+    return fixed, -exponent
+
+
+def _gemmlowp_multiply(x, multiplier, shift):
+    """SaturatingRoundingDoublingHighMul(x, multiplier) then RoundingDivideByPOT(., shift), on int64 arrays."""
+    product = x.astype(np.int64) * multiplier
+    nudged = product + np.where(product >= 0, 1 << 30, 1 - (1 << 30))
+    high = np.sign(nudged) * (np.abs(nudged) >> 31)  # C division, toward zero
+    mask = (1 << shift) - 1
+    threshold = (mask >> 1) + (high < 0)
+    return (high >> shift) + ((high & mask) > threshold)
+
+
+def add_tflite_builtin(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
+    """TFLite's builtin integer ADD (kernels/add.cc Prepare; reference_integer_ops::AddElementwise):
+    inputs shifted left by 20 bits, each scaled by scale / (2 * max scale), the sum by
+    2 * max scale / (2**20 * y_scale); the ratios in float64 of the float32 scales."""
+    sa, sb, sy = (float(np.float32(s)) for s in (a_scale, b_scale, y_scale))
+    twice_max = 2 * max(sa, sb)
+    terms = [_gemmlowp_multiply((x.astype(np.int64) - zp) << 20, *_tflite_multiplier(scale / twice_max))
+             for x, zp, scale in ((a, a_zp, sa), (b, b_zp, sb))]
+    out = _gemmlowp_multiply(terms[0] + terms[1], *_tflite_multiplier(twice_max / (2.0 ** 20 * sy))) + y_zp
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return np.clip(out, lo, hi).astype(np.int8)
 
 
 def _fma32(x, y, z):
@@ -228,23 +277,19 @@ def _fma32(x, y, z):
 
 def add_onnxruntime(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", uint8=False,
                     scalar=None):
-    """onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp) on int8 data (a uint8
-    model's values as int8, x - 128, with uint8=True): in the model's own domain, ra = sa / sc,
-    rb = sb / sc in float32, f = zc - fma(ra, za, rb * zb), v = fma(a, ra, fma(b, rb, f)), or with
-    ``scalar`` "b" / "a" (the operand its broadcasting hands over as a scalar) f + b * rb inside."""
+    """onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp, its multiply-adds
+    contracted to FMAs) on int8 data (a uint8 model's values as int8, x - 128, with uint8=True): in the
+    model's own domain, with x the kernel's vector operand and y the other, rx = sx / sc, ry = sy / sc
+    in float32, f = zc - fma(rx, zx, ry * zy), v = fma(x, rx, fma(y, ry, f)). x is a, unless
+    ``scalar`` is "a" (its broadcasting hands a over as a per-span scalar: the kernel's second operand)."""
+    if scalar == "a":
+        a, a_scale, a_zp, b, b_scale, b_zp = b, b_scale, b_zp, a, a_scale, a_zp
     offset = 128 if uint8 else 0
     ra = np.float32(np.float32(a_scale) / np.float32(y_scale))
     rb = np.float32(np.float32(b_scale) / np.float32(y_scale))
     za, zb, zc = (np.float32(z + offset) for z in (a_zp, b_zp, y_zp))
     fixed = np.float32(zc - _fma32(ra, za, np.float32(rb * zb)))
-    xa = a.astype(np.float32) + offset
-    xb = b.astype(np.float32) + offset
-    if scalar == "b":
-        v = _fma32(xa, ra, (fixed + (xb * rb).astype(np.float32)).astype(np.float32))
-    elif scalar == "a":
-        v = _fma32(xb, rb, (fixed + (xa * ra).astype(np.float32)).astype(np.float32))
-    else:
-        v = _fma32(xa, ra, _fma32(xb, rb, fixed))
+    v = _fma32(a.astype(np.float32) + offset, ra, _fma32(b.astype(np.float32) + offset, rb, fixed))
     q = np.clip(np.rint(v), -128 + offset, 127 + offset) - offset
     lo, hi = activation_range(activation, y_scale, y_zp)
     return np.clip(q, lo, hi).astype(np.int8)

@@ -154,32 +154,9 @@ def make_recipe(name: str):
 # Models
 # ---------------------------------------------------------------------------------------------------
 
-def reestimate_batchnorm(model, batches) -> None:
-    """BatchNorm statistics as cumulative averages of train-mode batch statistics over `batches`
-    (NCHW float arrays); Dropout stays in eval mode."""
-    import torch
-    from torch import nn
-
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.reset_running_stats()
-            m.momentum = None
-    model.train()
-    for m in model.modules():
-        if isinstance(m, nn.Dropout):
-            m.eval()
-    with torch.no_grad():
-        for batch in batches:
-            model(torch.from_numpy(batch))
-    model.eval()
-
-
 def mobilenet_v3_small(photos: list[dict]):
     """MobileNetV3-Small 1.0 (Howard et al. 2019, torchvision's layout): hard-swish, squeeze-excite
     with ReLU and hard-sigmoid, seeded random weights, BatchNorm re-estimated on the photos."""
-    import random
-
-    import numpy as np
     import torch
     from torch import nn
 
@@ -236,17 +213,7 @@ def mobilenet_v3_small(photos: list[dict]):
             self.features = nn.Sequential(*layers)
             self.classifier = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(), nn.Dropout(0.2),
                                             nn.Linear(1024, num_classes))
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                    if m.bias is not None:
-                        nn.init.zeros_(m.bias)
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.ones_(m.weight)
-                    nn.init.zeros_(m.bias)
-                elif isinstance(m, nn.Linear):
-                    nn.init.normal_(m.weight, 0, 0.01)
-                    nn.init.zeros_(m.bias)
+            pom.init_weights(self)
 
         def forward(self, x):
             x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
@@ -254,11 +221,8 @@ def mobilenet_v3_small(photos: list[dict]):
 
     torch.manual_seed(0)
     model = MobileNetV3Small()
-    rng = random.Random(0)
-    batches = [np.stack([pom.preprocess(p["path"]) for p in photos])]
-    for _ in range(4):
-        batches.append(np.stack([x for p in photos for x in pom.augmented(p["path"], rng, 1)]))
-    reestimate_batchnorm(model, batches)
+    batches = pom.photo_batches(photos)
+    pom.reestimate_batchnorm(model, batches)
     log(f"mobilenet_v3_small: BatchNorm statistics from {sum(len(b) for b in batches)} crops")
     return model
 

@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 1
+#define QNN_ABI_VERSION 2
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -172,9 +172,9 @@ struct qnn_dwconv2d_record {
   int32_t dims[4]; \
   int32_t a_strides[4], b_strides[4];
 
-/* XNNPACK's fixed-point form: multipliers are a_scale / out_scale and b_scale / out_scale, both
- * scaled by 2^shift (the larger to 22 significant bits); out = ((2^(shift-1) + (a - a_zp) * A +
- * (b - b_zp) * B) >> shift) clamped to [min - zp, max - zp], + out_zp. */
+/* a_multiplier and b_multiplier are a_scale / out_scale and b_scale / out_scale. Arithmetic 0,
+ * XNNPACK's fixed-point form: both scaled by 2^shift (the larger to 21 significant bits); out =
+ * ((2^(shift-1) + (a - a_zp) * A + (b - b_zp) * B) >> shift) clamped to [min - zp, max - zp], + out_zp. */
 struct qnn_add_record {
   int32_t op, words;
   QNN_BINARY_SHAPE_FIELDS
@@ -183,9 +183,17 @@ struct qnn_add_record {
   int32_t output_min, output_max;
   /* arithmetic 0: XNNPACK's fixed point (LiteRT's default kernels); 1: onnxruntime's x86 QLinearAdd
    * (AVX2, float32 FMAs of the values in their own domain: input_offset 128 for uint8 models, 0 for
-   * int8), with float_form 0: b inner (fma(a, ra, fma(b, rb, f))), 1: a inner, 2: b a per-span
-   * scalar (fma(a, ra, f + b * rb)), 3: a a per-span scalar, as onnxruntime's broadcasting runs it */
+   * int8): with float_form 0, f = zc - fma(ra, za, rb * zb) and fma(a, ra, fma(b, rb, f)); with
+   * float_form 1 the same with a and b exchanged (onnxruntime's broadcasting hands a over as a
+   * per-span scalar, which its kernel takes as the second operand);
+   * 2: TFLite's builtin integer ADD (kernels/add.cc, where LiteRT runs it: XNNPACK's delegate refuses
+   * an input / output scale ratio outside [2^-10, 2^8)): x' = M((x - x_zp) * 2^20, x_fixed) for each
+   * input, out = M(a' + b', output_fixed) + out_zp, clamped, where M(v, f) is gemmlowp's rounding
+   * doubling high multiply by f's multiplier (in [2^30, 2^31), or 0) followed by a rounding (half
+   * away from zero) right shift by f's shift (0 to 31); the multipliers are ignored then. */
   int32_t arithmetic, input_offset, float_form;
+  int32_t a_fixed_multiplier, a_fixed_shift, b_fixed_multiplier, b_fixed_shift;
+  int32_t output_fixed_multiplier, output_fixed_shift;
 };
 
 /* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32

@@ -7,9 +7,9 @@ DequantizeLinear at a model's edges); uint8 <-> int8 of such a tensor is XOR 0x8
 import struct
 
 from . import Step, Unsupported, lowering
-from .common import (activation_range, broadcast_shape, broadcast_strides, float32_bytes, require_byte_quantized,
-                     require_constant, require_int8)
-from .tflite_fixed_point import requantize_int8_table
+from .common import (activation_range, broadcast_shape, broadcast_strides, float32, float32_bytes,
+                     require_byte_quantized, require_constant, require_int8)
+from .tflite_fixed_point import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, requantize_int8_table
 from .unary import make_table_onnxruntime, requantize_table
 
 XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
@@ -145,27 +145,34 @@ def _binary_quantized(graph, op):
     return fields, constants, a_scale, b_scale, y_scale
 
 
-# onnxruntime's float forms of ADD (binary.c): which operand its broadcasting treats as a per-span
-# scalar, if any; with the operands in the record's order swapped, a and b trade places
-ONNXRUNTIME_FORMS = {None: 0, "b": 2, "a": 3}
-SWAPPED_FORMS = {0: 1, 1: 0, 2: 3, 3: 2}
 
 
 @lowering("ADD")
 def lower_add(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
-    fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale,
-                  arithmetic=0, input_offset=0, float_form=0)
-    if getattr(graph, "format", "tflite") == "onnx":  # onnxruntime's x86 kernel (float32); else XNNPACK's
-        form = ONNXRUNTIME_FORMS[op.options.get("onnxruntime_scalar")]
+    fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale, input_offset=0, float_form=0)
+    if _is_onnx(graph):  # onnxruntime's x86 kernel (float32)
+        # its kernel takes the node's first input first, unless broadcasting hands that one over as a
+        # per-span scalar (binary.c's float_form 1: the record's b first)
+        node_b_first = op.options.get("onnxruntime_scalar") == "a"
         swapped = fields["input_a"] != op.inputs[0]
-        fields.update(arithmetic=1, input_offset=128 if op.options.get("uint8") else 0,
-                      float_form=SWAPPED_FORMS[form] if swapped else form)
+        fields.update(NO_ADD_FIXED_POINT, arithmetic=1, input_offset=128 if op.options.get("uint8") else 0,
+                      float_form=int(node_b_first != swapped))
+    else:  # LiteRT's: XNNPACK's, or TFLite's builtin kernel where the delegate refuses the scales
+        fields.update(add_arithmetic(a_scale, b_scale, y_scale))
     return [Step("add", fields, constants)]
+
+
+def _is_onnx(graph):
+    return getattr(graph, "format", "tflite") == "onnx"
 
 
 @lowering("MUL")
 def lower_mul(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
+    ratio = float32(float32(float32(a_scale) * float32(b_scale)) / float32(y_scale))  # the delegate's float math
+    if not _is_onnx(graph) and ratio >= XNNPACK_MUL_RATIO_MAX:
+        raise Unsupported(f"a_scale * b_scale / output_scale is {ratio:g}, 2^8 or more: LiteRT's fallback MUL "
+                          "kernel overflows there, and qnnweb does not imitate it")
     fields.update(scale=a_scale * b_scale / y_scale)
     return [Step("mul", fields, constants)]

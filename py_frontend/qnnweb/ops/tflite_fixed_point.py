@@ -2,12 +2,18 @@
 
 ai-edge-litert's default kernels are XNNPACK where its delegate takes the op, else TFLite's builtin
 kernels. Two ops whose results depend on those kernels' fixed-point details run here as 256-entry
-tables (the ``lut`` record):
+tables (the ``lut`` record), and ADD's fallback gets its fixed-point multipliers here:
 
 - QUANTIZE int8 -> int8: XNNPACK's qs8 convert (``xnn_init_qs8_cvt_scalar_params``): a multiplier
   lrintf(256 * input_scale / output_scale) and (acc + 0x80) >> 8, for scale ratios in [2^-8, 2^7];
   outside that range the delegate refuses the op and TFLite's reference Requantize runs
   (MultiplyByQuantizedMultiplier with a 31-bit multiplier).
+- ADD: XNNPACK's delegate takes it only when each input / output scale ratio is in [2^-10, 2^8);
+  below that, TFLite's builtin integer ADD runs (kernels/add.cc: inputs shifted left by 20 bits,
+  each scaled by a 31-bit multiplier, their sum scaled to the output; the add record's arithmetic
+  2). Above it the builtin kernel's results wrap around in int32 (measured with ai-edge-litert
+  2.3), which qnnweb does not imitate: such an ADD is refused, and so is a MUL whose
+  a_scale * b_scale / output_scale is 2^8 or more (the delegate's MUL limit).
 - HARD_SWISH: TFLite's int16 fixed-point algorithm (kernels/internal/reference/hard_swish.h and
   HardSwishPrepare in kernels/activations.cc); XNNPACK's delegate does not take quantized HARD_SWISH.
 
@@ -91,6 +97,35 @@ def requantize_int8_table(x_scale, x_zp, y_scale, y_zp):
         q = multiply_by_quantized_multiplier(v - x_zp, multiplier, shift) + y_zp
         table[byte] = min(max(q, -128), 127) & 0xFF
     return bytes(table)
+
+
+# ----------------------------------------------------------------------------------------------- ADD
+
+XNNPACK_ADD_RATIOS = (2.0 ** -10, 2.0 ** 8)  # the delegate's [min, max) for each input / output scale
+XNNPACK_MUL_RATIO_MAX = 2.0 ** 8             # and for a_scale * b_scale / output_scale
+ADD_LEFT_SHIFT = 20
+NO_ADD_FIXED_POINT = dict(a_fixed_multiplier=0, a_fixed_shift=0, b_fixed_multiplier=0, b_fixed_shift=0,
+                          output_fixed_multiplier=0, output_fixed_shift=0)
+
+
+def add_arithmetic(a_scale, b_scale, y_scale):
+    """The add record's arithmetic and fixed-point fields for LiteRT's choice of ADD kernel."""
+    ratios = [float32(float32(s) / float32(y_scale)) for s in (a_scale, b_scale)]
+    lo, hi = XNNPACK_ADD_RATIOS
+    if any(r >= hi for r in ratios):
+        raise Unsupported(f"input scale / output scale is {max(ratios):g}, 2^8 or more: LiteRT's fallback ADD "
+                          "kernel overflows there, and qnnweb does not imitate it")
+    if all(r >= lo for r in ratios):
+        return dict(arithmetic=0, **NO_ADD_FIXED_POINT)  # XNNPACK's
+    # PrepareGeneralSubOp / add.cc Prepare: float32 scales, the ratios in double
+    a, b, y = (float(float32(s)) for s in (a_scale, b_scale, y_scale))
+    twice_max = 2 * max(a, b)
+    fields = dict(arithmetic=2)
+    for name, real in (("a", a / twice_max), ("b", b / twice_max),
+                       ("output", twice_max / ((1 << ADD_LEFT_SHIFT) * y))):
+        multiplier, exponent = quantize_multiplier(real)  # QuantizeMultiplierSmallerThanOneExp: exponent <= 0
+        fields[f"{name}_fixed_multiplier"], fields[f"{name}_fixed_shift"] = multiplier, -exponent
+    return fields
 
 
 # ----------------------------------------------------------------------------------------- HARD_SWISH

@@ -1,5 +1,6 @@
 /* Binary element-wise ops with numpy broadcasting: ADD (fixed point as XNNPACK, what LiteRT's
- * default kernels run, or onnxruntime's x86 float32 form) and MUL (fp32 requantization, as conv).
+ * default kernels run; TFLite's builtin fixed point, where LiteRT falls back to it; or
+ * onnxruntime's x86 float32 form) and MUL (fp32 requantization, as conv).
  *
  * The record gives a 4-D output shape and per-input element strides (0 along broadcast
  * dimensions). At create time dimensions of size 1 are dropped and adjacent dimensions that are
@@ -144,23 +145,37 @@ struct add_params {
   int sums_fit_int32;
 };
 
-/* onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp), in the model's own
- * domain (uint8 values and zero points stay uint8: offset 128): ra = sa / sc and rb = sb / sc in
- * float32, f = float(zc) - fma(ra, za, rb * zb), v = fma(a, ra, fma(b, rb, f)) (or the roles as its
- * broadcasting gives them: form), rounded to nearest even and saturated to the domain. A float32
- * fma is computed in float64: the product of a small integer and a float32 is exact there, and so is
- * its sum with a float32 unless their exponents are 29 or more apart. */
+/* onnxruntime's x86 QLinearAdd (mlas/lib/intrinsics/avx2/qladd_avx2.cpp, as compiled: its
+ * multiply-adds contracted to FMAs), in the model's own domain (uint8 values and zero points stay
+ * uint8: offset 128). Its kernel takes a vector operand x and a second operand y (a vector, or a
+ * per-span scalar of its broadcasting): rx = sx / sc and ry = sy / sc in float32,
+ * f = float(zc) - fma(rx, zx, ry * zy), v = fma(x, rx, fma(y, ry, f)), rounded to nearest even and
+ * saturated to the domain. form 0: x is input a; 1: x is input b (a is the per-span scalar). A
+ * float32 fma is computed in float64: the product of a small integer and a float32 is exact there,
+ * and so is its sum with a float32 unless their exponents are 29 or more apart. */
 struct add_float_params {
   float a_ratio, b_ratio, fixed;
-  int32_t offset, form, domain_min, domain_max, output_min, output_max;
+  int32_t offset, b_first, domain_min, domain_max, output_min, output_max;
 };
+
+/* TFLite's builtin integer ADD (arithmetic 2): each input's term M((x - x_zp) * 2^20, x_fixed)
+ * depends on that input alone, so it is a 256-entry table per input (indexed by x + 128). */
+struct add_tflite_params {
+  int32_t a_terms[256], b_terms[256];
+  int32_t output_multiplier, output_shift, output_zero_point, output_min, output_max;
+};
+
+enum add_arithmetic { ADD_XNNPACK = 0, ADD_ONNXRUNTIME = 1, ADD_TFLITE = 2 };
 
 struct add_op {
   struct qnn_op base;
   struct binary_shape shape;
-  struct add_params params;
-  struct add_float_params float_params;
-  int onnxruntime;
+  union {
+    struct add_params xnnpack;
+    struct add_float_params onnxruntime;
+    struct add_tflite_params tflite;
+  } params;
+  int32_t arithmetic;
 };
 
 static inline float fma_f32(float x, float y, float z) {
@@ -180,22 +195,13 @@ static inline v128_t fma4_f32(v128_t x, v128_t y_f64, v128_t z) {
 
 /* 4 elements of add_float_row (xa, xb: f32x4 of the offset values); returns int32 lanes. */
 static inline v128_t add_float4(v128_t xa, v128_t xb, const struct add_float_params* p) {
-  const v128_t ra = wasm_f32x4_splat(p->a_ratio), rb = wasm_f32x4_splat(p->b_ratio);
   const v128_t ra64 = wasm_f64x2_splat(p->a_ratio), rb64 = wasm_f64x2_splat(p->b_ratio);
   const v128_t fixed = wasm_f32x4_splat(p->fixed);
-  v128_t v;
-  if (p->form == 0) {
-    v = fma4_f32(xa, ra64, fma4_f32(xb, rb64, fixed));
-  } else if (p->form == 1) {
-    v = fma4_f32(xb, rb64, fma4_f32(xa, ra64, fixed));
-  } else if (p->form == 2) {
-    v = fma4_f32(xa, ra64, wasm_f32x4_add(fixed, wasm_f32x4_mul(xb, rb)));
-  } else {
-    v = fma4_f32(xb, rb64, wasm_f32x4_add(fixed, wasm_f32x4_mul(xa, ra)));
-  }
-  v = wasm_f32x4_pmax(wasm_f32x4_splat((float) p->domain_min), v);
-  v = wasm_f32x4_pmin(wasm_f32x4_splat((float) p->domain_max), v);
-  v128_t q = wasm_i32x4_sub(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(v)), wasm_i32x4_splat(p->offset));
+  const v128_t v = p->b_first ? fma4_f32(xb, rb64, fma4_f32(xa, ra64, fixed))
+                              : fma4_f32(xa, ra64, fma4_f32(xb, rb64, fixed));
+  const v128_t clamped = wasm_f32x4_pmin(wasm_f32x4_splat((float) p->domain_max),
+                                         wasm_f32x4_pmax(wasm_f32x4_splat((float) p->domain_min), v));
+  v128_t q = wasm_i32x4_sub(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(clamped)), wasm_i32x4_splat(p->offset));
   q = wasm_i32x4_max(q, wasm_i32x4_splat(p->output_min));
   return wasm_i32x4_min(q, wasm_i32x4_splat(p->output_max));
 }
@@ -234,18 +240,8 @@ static void add_float_row(size_t n, const int8_t* a, size_t a_stride, const int8
   for (; i < n; i++) {
     const float xa = (float) ((int32_t) a[i * a_stride] + p->offset);
     const float xb = (float) ((int32_t) b[i * b_stride] + p->offset);
-    float v;
-    if (p->form == 0) {
-      v = fma_f32(xa, p->a_ratio, fma_f32(xb, p->b_ratio, p->fixed));
-    } else if (p->form == 1) {
-      v = fma_f32(xb, p->b_ratio, fma_f32(xa, p->a_ratio, p->fixed));
-    } else if (p->form == 2) {
-      const float scalar = xb * p->b_ratio;
-      v = fma_f32(xa, p->a_ratio, p->fixed + scalar);
-    } else {
-      const float scalar = xa * p->a_ratio;
-      v = fma_f32(xb, p->b_ratio, p->fixed + scalar);
-    }
+    float v = p->b_first ? fma_f32(xb, p->b_ratio, fma_f32(xa, p->a_ratio, p->fixed))
+                         : fma_f32(xa, p->a_ratio, fma_f32(xb, p->b_ratio, p->fixed));
     /* clamped in float first (the same result, and no out-of-range conversion) */
     v = v < (float) p->domain_min ? (float) p->domain_min : v > (float) p->domain_max ? (float) p->domain_max : v;
     int32_t q = (int32_t) __builtin_rintf(v) - p->offset;
@@ -256,7 +252,7 @@ static void add_float_row(size_t n, const int8_t* a, size_t a_stride, const int8
 
 static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_params* p) {
   if (r->input_offset != 0 && r->input_offset != 128) return invalid("add", ": input_offset must be 0 or 128");
-  if (r->float_form < 0 || r->float_form > 3) return invalid("add", ": float_form must be 0 to 3");
+  if (r->float_form != 0 && r->float_form != 1) return invalid("add", ": float_form must be 0 or 1");
   if (!(__builtin_fabsf(r->a_multiplier) <= 0x1.0p+100f) || !(__builtin_fabsf(r->b_multiplier) <= 0x1.0p+100f)) {
     return invalid("add", ": a scale ratio is not finite");
   }
@@ -264,11 +260,56 @@ static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_p
   p->b_ratio = r->b_multiplier;
   p->offset = r->input_offset;
   const float za = (float) (r->a_zero_point + p->offset), zb = (float) (r->b_zero_point + p->offset);
-  const float zero_points = fma_f32(p->a_ratio, za, p->b_ratio * zb);
+  p->b_first = r->float_form;
+  const float zero_points = p->b_first ? fma_f32(p->b_ratio, zb, p->a_ratio * za) : fma_f32(p->a_ratio, za, p->b_ratio * zb);
   p->fixed = (float) (r->output_zero_point + p->offset) - zero_points;
-  p->form = r->float_form;
   p->domain_min = -128 + p->offset;
   p->domain_max = 127 + p->offset;
+  p->output_min = r->output_min;
+  p->output_max = r->output_max;
+  return QNN_OK;
+}
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul then RoundingDivideByPOT (TFLite's
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp): round(x * multiplier / 2^31), halves away
+ * from zero, then x / 2^shift, halves away from zero. */
+static int32_t tflite_multiply(int32_t x, int32_t multiplier, int32_t shift) {
+  const int64_t product = (int64_t) x * multiplier;  /* no saturation case: multiplier < 2^31 */
+  const int64_t nudge = product >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
+  const int32_t high = (int32_t) ((product + nudge) / (INT64_C(1) << 31));  /* C division: toward zero */
+  const int32_t mask = (int32_t) ((UINT32_C(1) << shift) - 1);
+  const int32_t remainder = high & mask, threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> shift) + (remainder > threshold ? 1 : 0);
+}
+
+static void add_tflite_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
+                           int8_t* output, const void* params) {
+  const struct add_tflite_params* p = params;
+  for (size_t i = 0; i < n; i++) {
+    const int32_t sum = p->a_terms[a[i * a_stride] + 128] + p->b_terms[b[i * b_stride] + 128];
+    int32_t out = tflite_multiply(sum, p->output_multiplier, p->output_shift) + p->output_zero_point;
+    out = qnn_min_i32(qnn_max_i32(out, p->output_min), p->output_max);
+    output[i] = (int8_t) out;
+  }
+}
+
+static int valid_fixed(int32_t multiplier, int32_t shift) {
+  return (multiplier == 0 || multiplier >= (1 << 30)) && shift >= 0 && shift <= 31;
+}
+
+static int32_t add_tflite_init(const struct qnn_add_record* r, struct add_tflite_params* p) {
+  if (!valid_fixed(r->a_fixed_multiplier, r->a_fixed_shift) || !valid_fixed(r->b_fixed_multiplier, r->b_fixed_shift) ||
+      !valid_fixed(r->output_fixed_multiplier, r->output_fixed_shift)) {
+    return invalid("add", ": a fixed-point multiplier is outside [2^30, 2^31) (and not 0) or its shift outside [0, 31]");
+  }
+  for (int32_t x = -128; x <= 127; x++) {
+    /* |x - zp| <= 255: (x - zp) * 2^20 fits int32 */
+    p->a_terms[x + 128] = tflite_multiply((x - r->a_zero_point) * (1 << 20), r->a_fixed_multiplier, r->a_fixed_shift);
+    p->b_terms[x + 128] = tflite_multiply((x - r->b_zero_point) * (1 << 20), r->b_fixed_multiplier, r->b_fixed_shift);
+  }
+  p->output_multiplier = r->output_fixed_multiplier;
+  p->output_shift = r->output_fixed_shift;
+  p->output_zero_point = r->output_zero_point;
   p->output_min = r->output_min;
   p->output_max = r->output_max;
   return QNN_OK;
@@ -334,45 +375,17 @@ static void add_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b,
   }
 }
 
-int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_add_record* r = record;
-  if (!qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
-      !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||
-      !qnn_check_int8(r->output_max, "add")) {
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  if (r->arithmetic != 0 && r->arithmetic != 1) return invalid("add", ": arithmetic must be 0 or 1");
-  if (r->arithmetic == 1) {
-    struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
-    if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-    int32_t status = add_float_init(r, &op->float_params);
-    if (status == QNN_OK) {
-      status = binary_shape_init(
-          plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-          "add", "add input a", "add input b", "add output", &op->shape);
-    }
-    if (status != QNN_OK) return status;
-    op->onnxruntime = 1;
-    *result = &op->base;
-    return QNN_OK;
-  }
+static int32_t add_xnnpack_init(const struct qnn_add_record* r, struct add_params* p) {
   const float abs_a = __builtin_fabsf(r->a_multiplier), abs_b = __builtin_fabsf(r->b_multiplier);
   const float max_abs = abs_a > abs_b ? abs_a : abs_b;
   if (!(max_abs >= 0x1.0p-10f && max_abs < 0x1.0p+8f) || !(abs_a >= 0.0f) || !(abs_b >= 0.0f)) {
     qnn_set_error("add: input scale / output scale must be in [2^-10, 2^8)");
     return QNN_ERROR_INVALID_RECORD;
   }
-  struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
-  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  const int32_t status = binary_shape_init(
-      plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "add", "add input a", "add input b", "add output", &op->shape);
-  if (status != QNN_OK) return status;
   union { float f; uint32_t u; } bits = {max_abs};
   const int32_t exponent = (int32_t) (bits.u >> 23) - 127;
   const uint32_t shift = (uint32_t) (20 - exponent);  /* in [13, 30] */
   const float two_shift = (float) (1u << shift);
-  struct add_params* p = &op->params;
   p->a_multiplier = (int32_t) __builtin_rintf(r->a_multiplier * two_shift);
   p->b_multiplier = (int32_t) __builtin_rintf(r->b_multiplier * two_shift);
   p->shift = shift;
@@ -388,18 +401,39 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   p->output_min_less_zero_point = r->output_min - r->output_zero_point;
   p->output_max_less_zero_point = r->output_max - r->output_zero_point;
   p->output_zero_point = r->output_zero_point;
-  op->onnxruntime = 0;
+  return QNN_OK;
+}
+
+int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_add_record* r = record;
+  if (!qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
+      !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||
+      !qnn_check_int8(r->output_max, "add")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  struct add_op* op = qnn_plan_alloc(plan, sizeof(struct add_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  int32_t status;
+  switch (r->arithmetic) {
+    case ADD_XNNPACK: status = add_xnnpack_init(r, &op->params.xnnpack); break;
+    case ADD_ONNXRUNTIME: status = add_float_init(r, &op->params.onnxruntime); break;
+    case ADD_TFLITE: status = add_tflite_init(r, &op->params.tflite); break;
+    default: return invalid("add", ": arithmetic must be 0, 1 or 2");
+  }
+  if (status != QNN_OK) return status;
+  status = binary_shape_init(
+      plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
+      "add", "add input a", "add input b", "add output", &op->shape);
+  if (status != QNN_OK) return status;
+  op->arithmetic = r->arithmetic;
   *result = &op->base;
   return QNN_OK;
 }
 
 void qnn_run_add(const struct qnn_op* base) {
   const struct add_op* op = (const struct add_op*) base;
-  if (op->onnxruntime) {
-    binary_run(&op->shape, add_float_row, &op->float_params);
-  } else {
-    binary_run(&op->shape, add_row, &op->params);
-  }
+  static const binary_row_fn rows[] = {add_row, add_float_row, add_tflite_row};
+  binary_run(&op->shape, rows[op->arithmetic], &op->params);
 }
 
 /* ----------------------------------------------------------------------------------------- MUL */
