@@ -14,6 +14,7 @@ import pytest
 
 import qnnweb
 from qnnweb.compiled import CompiledModel
+from qnnweb.records import ABI_VERSION
 
 from conftest import DATA_DIR, open_page
 
@@ -179,7 +180,7 @@ model = qnnweb.load(data, "simd128")
 (y,) = model.run(bytes(model.inputs[0].nbytes))
 print("runtime ABI", pyodide_host._runtime.ABI_VERSION, "variant", model.variant, "outputs", len(y))
 """)
-    assert "runtime ABI 1 variant simd128 outputs 1000" in out, out
+    assert f"runtime ABI {ABI_VERSION} variant simd128 outputs 1000" in out, out
 
 
 @pytest.mark.parametrize("name", ["visual_wake_words.tflite", "image_classification.tflite"])
