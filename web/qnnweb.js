@@ -115,15 +115,13 @@ let workerURL = null;
  * `memory`; with `threads` > 1 (a -threads module) also starts the pool's Workers: `ready` resolves
  * to how many threads run once they have started, `close()` ends them. */
 export function instantiateModule(module, { threads = 1 } = {}) {
-  if (threads <= 1 && !WebAssembly.Module.imports(module).some((i) => i.kind === "memory")) {
-    const exports = new WebAssembly.Instance(module, {}).exports;
-    return { ...exports, threads: 1, ready: Promise.resolve(1), close() {} };
-  }
-  const memory = new WebAssembly.Memory({ ...SHARED_MEMORY_PAGES, shared: true });
+  // A threaded module imports its (shared) memory; a single-threaded one exports its own.
+  const shared = WebAssembly.Module.imports(module).some((i) => i.kind === "memory");
+  const memory = shared ? new WebAssembly.Memory({ ...SHARED_MEMORY_PAGES, shared: true }) : undefined;
   // The page's own instance first: its start function copies the data segments into the memory
   // (later instances skip it; one arriving meanwhile would have to wait, which a page may not).
-  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
-  const kernels = { ...exports, memory, threads: 1, ready: Promise.resolve(1), close() {} };
+  const exports = new WebAssembly.Instance(module, shared ? { env: { memory } } : {}).exports;
+  const kernels = { ...exports, memory: memory || exports.memory, threads: 1, ready: Promise.resolve(1), close() {} };
   if (threads <= 1) return kernels;
   if (exports.qnn_set_threads(threads) !== 0) throw new RangeError(`threads=${threads}: at most ${MAX_THREADS}`);
   workerURL = workerURL || URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
@@ -149,11 +147,6 @@ export function instantiateModule(module, { threads = 1 } = {}) {
     kernels.threads = 1;
   };
   return kernels;
-}
-
-/** The kernels of a variant, instantiated (compiled first if this page has not yet). */
-export async function instantiateKernels(variant, { kernelsURL, module, threads = 1 } = {}) {
-  return instantiateModule(module || (await kernelModule(variant, kernelsURL, threads > 1)), { threads });
 }
 
 /** Kernels from a module's bytes, synchronously (what qnnweb's Python host in Pyodide calls: its
@@ -400,13 +393,20 @@ export async function load(source, { variant = null, threads = null, kernelsURL 
       return kernelModule(chosen, kernelsURL);
     });
   }
-  modulePromise.catch(() => {}); // reported below, after the model's own errors
-  const bytes = await bytesOf(source);
-  const t1 = performance.now();
-  const { meta, body } = parseCompiled(bytes);
-  const t2 = performance.now();
-  const module = await modulePromise;
-  const kernels = await instantiateKernels(chosen, { module, threads: count });
+  // The kernels (and their Workers, which take 50-200 ms to start) while the model downloads.
+  const kernelsPromise = modulePromise.then((module) => instantiateModule(module, { threads: count }));
+  kernelsPromise.catch(() => {}); // reported below, after the model's own errors
+  let bytes, meta, body, t1, t2;
+  try {
+    bytes = await bytesOf(source);
+    t1 = performance.now();
+    ({ meta, body } = parseCompiled(bytes));
+    t2 = performance.now();
+  } catch (err) {
+    kernelsPromise.then((k) => k.close(), () => {});
+    throw err;
+  }
+  const kernels = await kernelsPromise;
   const t3 = performance.now();
   let model;
   try {
@@ -429,8 +429,8 @@ export async function load(source, { variant = null, threads = null, kernelsURL 
     kernels.threads = running;
   }
   model.threadsNote = note;
-  // where load time went (ms): the model's download, its checks, waiting for the kernel module
-  // (compiled while the model downloads), adding the records (validation and packing, in C)
+  // where load time went (ms): the model's download, its checks, waiting for the kernels (compiled
+  // and instantiated while the model downloads), adding the records (validation and packing, in C)
   model.loadTimes = { download: t1 - t0, parse: t2 - t1, kernels_wait: t3 - t2, plan: performance.now() - t3 };
   return model;
 }

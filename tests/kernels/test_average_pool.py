@@ -103,3 +103,16 @@ def test_mean_axes_forms(variant, axes, dtype):
     expected = ref.mean_hw(x, 0.02, 3, 0.015, -4)
     got = H.mean_hw(variant, x, 0.02, 3, 0.015, -4, axes=axes, axes_dtype=dtype)
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_large_pools_split_across_threads(variant):
+    """Enough work to be split into channel ranges (H.run compares with 2 or 3 threads): a global
+    7x7 pool over 1,280 channels (EfficientNet-Lite0's head) and a 3x3 one over 67 channels, in
+    both arithmetics (same quantization: integer; other scales: fp32)."""
+    rng = np.random.default_rng(12)
+    x = rng.integers(-128, 128, (1, 7, 7, 1280), dtype=np.int8)
+    check_pool(variant, x, H.f32(0.1), -7, H.f32(0.1), -7, (7, 7), (1, 1), (0, 0, 0, 0), "NONE")
+    check_pool(variant, x, H.f32(0.1), -7, H.f32(0.03), 5, (7, 7), (1, 1), (0, 0, 0, 0), "RELU6")
+    x = rng.integers(-128, 128, (2, 19, 23, 67), dtype=np.int8)
+    check_pool(variant, x, H.f32(0.1), 3, H.f32(0.07), -2, (3, 3), (1, 1), (1, 1, 1, 1), "NONE")

@@ -114,3 +114,13 @@ def test_uint8_model_inputs_and_outputs(variant):
         model.run(x.view(np.int8))
     with pytest.raises(ValueError, match="shape"):
         model.run(np.zeros(47, np.uint8))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_large_table_lookups_split_across_threads(variant):
+    """A table op over 100,003 elements: tasks of whole 64-element runs plus a short last one (H.run
+    compares with 2 or 3 threads)."""
+    x = np.random.default_rng(14).integers(-128, 128, (1, 7, 7, 2041), dtype=np.int8)
+    got = H.unary(variant, "LOGISTIC", x, H.f32(0.05), 3, 1.0 / 256, -128)
+    table = ref.unary_table(_logistic, "int8", H.f32(0.05), 3, "int8", 1.0 / 256, -128)
+    np.testing.assert_array_equal(got, ref.lut(x, table))

@@ -155,3 +155,16 @@ def test_onnx_references_are_onnxruntime(case, count_include_pad, unsigned, whol
         assert np.abs(theirs.astype(np.int32) - expected).max(initial=0) <= 1
     else:
         np.testing.assert_array_equal(theirs, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_large_onnx_pools_split_across_threads(variant):
+    """onnxruntime's two average forms on outputs split into channel ranges across threads."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(-128, 128, (1, 7, 7, 1280), dtype=np.int8)
+    got = H.average_pool2d(variant, x, H.f32(0.1), -7, H.f32(0.03), 5, (7, 7), (1, 1), (0, 0, 0, 0), "NONE", fmt="onnx")
+    np.testing.assert_array_equal(got, ref.average_pool2d_onnx_global(x, H.f32(0.1), -7, H.f32(0.03), 5))
+    case = dict(x=rng.integers(-128, 128, (1, 19, 23, 67), dtype=np.int8), x_scale=H.f32(0.1), x_zp=3,
+                y_scale=H.f32(0.07), y_zp=-2, kernel=(3, 3), stride=(1, 1), padding=(1, 1, 1, 1), activation="NONE")
+    got = H.average_pool2d(variant, **case, count_include_pad=False, fmt="onnx")
+    np.testing.assert_array_equal(got, _onnx_expected(case, False))

@@ -23,6 +23,24 @@ size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread,
   return qnn_round_up(qnn_divide_round_up(total, tasks_per_thread * threads), granule);
 }
 
+struct ranges {
+  qnn_range_fn fn;
+  const void* context;
+  size_t total, per_task;
+};
+
+static void range_task(const void* context, size_t task, uint32_t thread) {
+  const struct ranges* r = context;
+  const size_t first = task * r->per_task;
+  r->fn(r->context, first, qnn_min_size(r->per_task, r->total - first), thread);
+}
+
+void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, size_t per_task) {
+  if (total == 0) return;
+  const struct ranges r = {fn, context, total, per_task};
+  qnn_parallelize(range_task, &r, qnn_divide_round_up(total, per_task));
+}
+
 #if defined(__wasm_atomics__)
 
 struct job {

@@ -17,6 +17,13 @@ typedef void (*qnn_task_fn)(const void* context, size_t task, uint32_t thread);
 
 void qnn_parallelize(qnn_task_fn task, const void* context, size_t count);
 
+/* Items [first, first + count) of an op's work, run by `thread`. */
+typedef void (*qnn_range_fn)(const void* context, size_t first, size_t count, uint32_t thread);
+
+/* Runs `fn` over items [0, total) in ranges of `per_task` items, the last one shorter
+ * (pthreadpool's parallelize_1d_tile_1d); per_task comes from qnn_items_per_task. */
+void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, size_t per_task);
+
 /* How many threads the host said it runs (qnn_set_threads): operators size their tasks by it. */
 uint32_t qnn_thread_count(void);
 

@@ -13,6 +13,7 @@
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
+#include "threadpool.h"
 #include "requantization.h"
 
 struct avgpool2d_op {
@@ -83,11 +84,11 @@ static struct pool_window pool_window(const struct qnn_avgpool2d_record* r, int3
   return w;
 }
 
-/* arithmetic 1: onnxruntime's float32 average (see the top of this file). */
-static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
+/* arithmetic 1: onnxruntime's float32 average (see the top of this file), for channels
+ * [first, first + count) of every output pixel. */
+static void avgpool2d_onnx_float_channels(const struct avgpool2d_op* op, size_t first, size_t count) {
   const struct qnn_avgpool2d_record* r = &op->r;
-  const int32_t channels = r->channels;
-  int8_t* out = op->output;
+  const int32_t channels = r->channels, c_begin = (int32_t) first, c_end = (int32_t) (first + count);
   const float input_scale = r->input_scale, output_scale = r->output_scale;
   const float output_zero_point = (float) r->output_zero_point;
   const float lo = (float) r->output_min, hi = (float) r->output_max;
@@ -95,8 +96,9 @@ static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
     for (int32_t oy = 0; oy < r->output_height; oy++) {
       for (int32_t ox = 0; ox < r->output_width; ox++) {
         const struct pool_window w = pool_window(r, oy, ox);
-        const int32_t count = w.count;
-        for (int32_t c = 0; c < channels; c++) {
+        const int32_t taps = w.count;
+        int8_t* out = op->output + (size_t) ((b * r->output_height + oy) * r->output_width + ox) * channels;
+        for (int32_t c = c_begin; c < c_end; c++) {
           float sum = 0.0f;
           for (int32_t y = w.y_begin; y < w.y_end; y++) {
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
@@ -105,12 +107,55 @@ static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
             }
           }
           /* onnxruntime divides 0 by 0 for an empty window (NaN, which converts to INT_MIN): the minimum. */
-          float f = count > 0 ? sum / (float) count : lo;
+          float f = taps > 0 ? sum / (float) taps : lo;
           f = f / output_scale + output_zero_point;
           f = f < lo ? lo : f;      /* clamping before rounding is the same for integer bounds */
           f = f > hi ? hi : f;
           f = f == f ? f : lo;
-          *out++ = (int8_t) (int32_t) __builtin_rintf(f);
+          out[c] = (int8_t) (int32_t) __builtin_rintf(f);
+        }
+      }
+    }
+  }
+}
+
+/* Tasks are ranges of channels (a global pool has one output pixel). */
+static void avgpool2d_channels(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct avgpool2d_op* op = context;
+  const struct qnn_avgpool2d_record* r = &op->r;
+  if (r->arithmetic == 1) {
+    avgpool2d_onnx_float_channels(op, first, count);
+    return;
+  }
+  const int32_t channels = r->channels, c_begin = (int32_t) first, c_end = (int32_t) (first + count);
+  const int same_quantization = r->arithmetic == 0 && r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
+  for (int32_t b = 0; b < r->batch; b++) {
+    for (int32_t oy = 0; oy < r->output_height; oy++) {
+      for (int32_t ox = 0; ox < r->output_width; ox++) {
+        const struct pool_window w = pool_window(r, oy, ox);
+        const int32_t taps = w.count;
+        /* count_include_pad: the window's padded taps count, as input zero points. */
+        const int32_t padded_sum = (taps - w.valid) * r->input_zero_point;
+        /* arithmetic 2: MLAS computes input_scale / (output_scale * count), in that order */
+        const float multiplier = taps <= 0 ? 0.0f
+                                 : r->arithmetic == 2 ? r->input_scale / (r->output_scale * (float) taps)
+                                                      : r->scale / (float) taps;
+        int8_t* out = op->output + (size_t) ((b * r->output_height + oy) * r->output_width + ox) * channels;
+        for (int32_t c = c_begin; c < c_end; c++) {
+          int32_t sum = padded_sum;
+          for (int32_t y = w.y_begin; y < w.y_end; y++) {
+            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
+            for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
+          }
+          if (same_quantization) {
+            const int32_t half = taps / 2;
+            const int32_t average = taps == 0 ? 0 : (sum >= 0 ? (sum + half) / taps : (sum - half) / taps);
+            out[c] = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);
+          } else {
+            const float f = (float) (sum - taps * r->input_zero_point) * multiplier;
+            out[c] = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+          }
         }
       }
     }
@@ -120,40 +165,7 @@ static void run_avgpool2d_onnx_float(const struct avgpool2d_op* op) {
 void qnn_run_avgpool2d(const struct qnn_op* base) {
   const struct avgpool2d_op* op = (const struct avgpool2d_op*) base;
   const struct qnn_avgpool2d_record* r = &op->r;
-  if (r->arithmetic == 1) {
-    run_avgpool2d_onnx_float(op);
-    return;
-  }
-  const int32_t channels = r->channels;
-  int8_t* out = op->output;
-  const int same_quantization = r->arithmetic == 0 && r->scale == 1.0f && r->input_zero_point == r->output_zero_point;
-  for (int32_t b = 0; b < r->batch; b++) {
-    for (int32_t oy = 0; oy < r->output_height; oy++) {
-      for (int32_t ox = 0; ox < r->output_width; ox++) {
-        const struct pool_window w = pool_window(r, oy, ox);
-        const int32_t count = w.count;
-        /* count_include_pad: the window's padded taps count, as input zero points. */
-        const int32_t padded_sum = (count - w.valid) * r->input_zero_point;
-        /* arithmetic 2: MLAS computes input_scale / (output_scale * count), in that order */
-        const float multiplier = count <= 0 ? 0.0f
-                                 : r->arithmetic == 2 ? r->input_scale / (r->output_scale * (float) count)
-                                                      : r->scale / (float) count;
-        for (int32_t c = 0; c < channels; c++) {
-          int32_t sum = padded_sum;
-          for (int32_t y = w.y_begin; y < w.y_end; y++) {
-            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
-            for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
-          }
-          if (same_quantization) {
-            const int32_t half = count / 2;
-            const int32_t average = count == 0 ? 0 : (sum >= 0 ? (sum + half) / count : (sum - half) / count);
-            *out++ = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);
-          } else {
-            const float f = (float) (sum - count * r->input_zero_point) * multiplier;
-            *out++ = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
-          }
-        }
-      }
-    }
-  }
+  const size_t channels = (size_t) r->channels;
+  const size_t taps = (size_t) r->batch * r->output_height * r->output_width * r->kernel_height * r->kernel_width * channels;
+  qnn_parallelize_ranges(avgpool2d_channels, op, channels, taps >= 32768 ? qnn_items_per_task(channels, 8, 2, 16) : channels);
 }

@@ -98,34 +98,32 @@ typedef void (*binary_row_fn)(size_t n, const int8_t* a, size_t a_stride, const 
 
 /* Tasks are ranges of the output's elements (rows of dims[3] elements, split inside a row too: a
  * residual ADD of two same-shape tensors is one long row). */
-struct binary_split {
+struct binary_run_context {
   const struct binary_shape* shape;
   binary_row_fn row;
   const void* params;
-  size_t elements_per_task;
 };
 
-static void binary_task(const void* context, size_t task, uint32_t thread) {
+static void binary_elements(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
-  const struct binary_split* split = context;
-  const struct binary_shape* s = split->shape;
-  const size_t n = s->dims[3], elements = s->dims[0] * s->dims[1] * s->dims[2] * n;
-  const size_t first = task * split->elements_per_task, end = qnn_min_size(elements, first + split->elements_per_task);
+  const struct binary_run_context* c = context;
+  const struct binary_shape* s = c->shape;
+  const size_t n = s->dims[3], end = first + count;
   for (size_t at = first; at < end;) {
-    const size_t r = at / n, column = at % n, count = qnn_min_size(n - column, end - at);
+    const size_t r = at / n, column = at % n, run = qnn_min_size(n - column, end - at);
     const size_t i2 = r % s->dims[2], i1 = r / s->dims[2] % s->dims[1], i0 = r / s->dims[2] / s->dims[1];
     const size_t a_offset = i0 * s->a_strides[0] + i1 * s->a_strides[1] + i2 * s->a_strides[2] + column * s->a_strides[3];
     const size_t b_offset = i0 * s->b_strides[0] + i1 * s->b_strides[1] + i2 * s->b_strides[2] + column * s->b_strides[3];
-    split->row(count, s->a + a_offset, s->a_strides[3], s->b + b_offset, s->b_strides[3], s->output + at, split->params);
-    at += count;
+    c->row(run, s->a + a_offset, s->a_strides[3], s->b + b_offset, s->b_strides[3], s->output + at, c->params);
+    at += run;
   }
 }
 
 static void binary_run(const struct binary_shape* s, binary_row_fn row, const void* params) {
   const size_t elements = s->dims[0] * s->dims[1] * s->dims[2] * s->dims[3];
+  const struct binary_run_context context = {s, row, params};
   /* whole 64-element runs, so that the SIMD loops see whole vectors */
-  const struct binary_split split = {s, row, params, qnn_items_per_task(elements, 64, 4, 8192)};
-  qnn_parallelize(binary_task, &split, qnn_divide_round_up(elements, split.elements_per_task));
+  qnn_parallelize_ranges(binary_elements, &context, elements, qnn_items_per_task(elements, 64, 4, 8192));
 }
 
 /* ----------------------------------------------------------------------------------------- ADD */

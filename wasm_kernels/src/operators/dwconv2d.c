@@ -100,16 +100,9 @@ static void run_depth_multiplier(const struct dwconv2d_op* op, const int8_t* con
 }
 
 /* Tasks are ranges of output pixels (XNNPACK splits by output rows; a range may span rows). */
-struct dwconv2d_split {
-  const struct dwconv2d_op* op;
-  size_t pixels_per_task;
-};
-
-static void dwconv2d_task(const void* context, size_t task, uint32_t thread) {
+static void dwconv2d_pixels(const void* context, size_t first, size_t pixels, uint32_t thread) {
   (void) thread;
-  const struct dwconv2d_split* split = context;
-  const struct dwconv2d_op* op = split->op;
-  const size_t first = task * split->pixels_per_task, pixels = qnn_min_size(split->pixels_per_task, op->pixels - first);
+  const struct dwconv2d_op* op = context;
   const int8_t* const* a = op->indirection + first * op->taps;
   int8_t* output = op->output + first * op->channels;
   if (op->ukernel != NULL) {
@@ -121,6 +114,5 @@ static void dwconv2d_task(const void* context, size_t task, uint32_t thread) {
 
 void qnn_run_dwconv2d(const struct qnn_op* base) {
   const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
-  const struct dwconv2d_split split = {op, qnn_items_per_task(op->pixels, 1, 8, 2)};
-  qnn_parallelize(dwconv2d_task, &split, qnn_divide_round_up(op->pixels, split.pixels_per_task));
+  qnn_parallelize_ranges(dwconv2d_pixels, op, op->pixels, qnn_items_per_task(op->pixels, 1, 8, 2));
 }

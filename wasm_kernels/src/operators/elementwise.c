@@ -54,16 +54,9 @@ int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qn
 }
 
 /* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
-struct quantize_split {
-  const struct unary_op* op;
-  size_t per_task;
-};
-
-static void quantize_task(const void* context, size_t task, uint32_t thread) {
+static void quantize_range(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
-  const struct quantize_split* split = context;
-  const struct unary_op* op = split->op;
-  const size_t first = task * split->per_task, count = qnn_min_size(split->per_task, op->size - first);
+  const struct unary_op* op = context;
   const float* x = (const float*) op->input + first;
   int8_t* y = (int8_t*) op->output + first;
   size_t i = 0;
@@ -91,8 +84,7 @@ static void quantize_task(const void* context, size_t task, uint32_t thread) {
 
 void qnn_run_quantize(const struct qnn_op* base) {
   const struct unary_op* op = (const struct unary_op*) base;
-  const struct quantize_split split = {op, qnn_items_per_task(op->size, 64, 4, 16384)};
-  qnn_parallelize(quantize_task, &split, qnn_divide_round_up(op->size, split.per_task));
+  qnn_parallelize_ranges(quantize_range, op, op->size, qnn_items_per_task(op->size, 64, 4, 16384));
 }
 
 int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {

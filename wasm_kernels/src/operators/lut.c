@@ -6,6 +6,7 @@
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
+#include "threadpool.h"
 
 #if defined(__wasm_simd128__)
   #include <wasm_simd128.h>
@@ -39,16 +40,18 @@ int32_t qnn_create_lut(struct qnn_plan* plan, const void* record, struct qnn_op*
   return QNN_OK;
 }
 
-void qnn_run_lut(const struct qnn_op* base) {
-  const struct lut_op* op = (const struct lut_op*) base;
-  const uint8_t* x = op->input;
-  uint8_t* y = op->output;
+/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
+static void lut_range(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct lut_op* op = context;
+  const uint8_t* x = op->input + first;
+  uint8_t* y = op->output + first;
   size_t i = 0;
 #if defined(__wasm_simd128__)
   v128_t t[16];
   for (int j = 0; j < 16; j++) t[j] = wasm_v128_load(op->table + 16 * j);
   const v128_t sixteen = wasm_i8x16_splat(16);
-  for (; i + 16 <= op->size; i += 16) {
+  for (; i + 16 <= count; i += 16) {
     v128_t index = wasm_v128_load(x + i);
     v128_t out = wasm_i8x16_swizzle(t[0], index);
     for (int j = 1; j < 16; j++) {
@@ -58,7 +61,12 @@ void qnn_run_lut(const struct qnn_op* base) {
     wasm_v128_store(y + i, out);
   }
 #endif
-  for (; i < op->size; i++) y[i] = op->table[x[i]];
+  for (; i < count; i++) y[i] = op->table[x[i]];
+}
+
+void qnn_run_lut(const struct qnn_op* base) {
+  const struct lut_op* op = (const struct lut_op*) base;
+  qnn_parallelize_ranges(lut_range, op, op->size, qnn_items_per_task(op->size, 64, 4, 16384));
 }
 
 struct lut_f32_op {

@@ -56,19 +56,11 @@ int32_t qnn_create_transpose(struct qnn_plan* plan, const void* record, struct q
 }
 
 /* Tasks are ranges of the output's dims[0] x dims[1] outer rows. */
-struct transpose_split {
-  const struct transpose_op* op;
-  size_t rows_per_task;
-};
-
-static void transpose_task(const void* context, size_t task, uint32_t thread) {
+static void transpose_rows(const void* context, size_t first, size_t rows, uint32_t thread) {
   (void) thread;
-  const struct transpose_split* split = context;
-  const struct transpose_op* op = split->op;
+  const struct transpose_op* op = context;
   const size_t eb = op->element_bytes, n = op->dims[3], s3 = op->strides[3], row_bytes = op->dims[2] * n * eb;
-  const size_t first = task * split->rows_per_task;
-  const size_t end = qnn_min_size(op->dims[0] * op->dims[1], first + split->rows_per_task);
-  for (size_t r = first; r < end; r++) {
+  for (size_t r = first; r < first + rows; r++) {
     const size_t i0 = r / op->dims[1], i1 = r % op->dims[1];
     char* out = op->output + r * row_bytes;
     const char* row = op->input + (i0 * op->strides[0] + i1 * op->strides[1]) * eb;
@@ -99,6 +91,5 @@ void qnn_run_transpose(const struct qnn_op* base) {
   const struct transpose_op* op = (const struct transpose_op*) base;
   const size_t rows = op->dims[0] * op->dims[1];
   const size_t elements = rows * op->dims[2] * op->dims[3];
-  const struct transpose_split split = {op, elements >= 16384 ? qnn_items_per_task(rows, 1, 4, 2) : rows};
-  qnn_parallelize(transpose_task, &split, qnn_divide_round_up(rows, split.rows_per_task));
+  qnn_parallelize_ranges(transpose_rows, op, rows, elements >= 16384 ? qnn_items_per_task(rows, 1, 4, 2) : rows);
 }
