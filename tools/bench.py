@@ -785,10 +785,13 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             slot.ms += ms
             slot.kernel_ms += kernel
 
-    # reference, per thread count: qnnweb relaxed on as many threads, else the fastest qnnweb variant
-    # on as many (so "ratio" compares engines at equal thread counts)
+    # reference, per thread count: qnnweb (Pyodide; qnnweb.js when the run has no Pyodide engine)
+    # relaxed on as many threads, else the fastest such variant on as many (so "ratio" compares
+    # engines at equal thread counts)
     def reference(threads):
-        qn = [s for s in slots if s.engine == "qnnweb" and s.threads == threads]
+        qn = []
+        for engine in ("qnnweb", "qnnweb-js"):
+            qn = qn or [s for s in slots if s.engine == engine and s.threads == threads]
         ref = next((s for s in qn if s.variant == "relaxed"), None)
         if ref is None and qn:
             ref = min(qn, key=lambda s: median([x for x in s.ms if not math.isnan(x)]))
@@ -810,7 +813,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         if ref is not None:
             ratios = [a / b for a, b in zip(slot.ms, ref.ms) if not math.isnan(a) and not math.isnan(b) and b > 0]
             rec["ratio_to_qnnweb_median"] = median(ratios)
-            rec["ratio_reference"] = f"qnnweb/{ref.variant}/{ref.threads}t"
+            rec["ratio_reference"] = f"{ref.engine}/{ref.variant}/{ref.threads}t"
             rec["ratios_per_round"] = [round(x, 4) for x in ratios]
             agree, diff = top5_agree(slot.scores, ref.scores)
             rec["top5_agrees_with_qnnweb"] = agree
@@ -894,8 +897,8 @@ def markdown(records, meta, models) -> str:
         "with its bytecode stdlib, the wheels, `qnnweb.load_async`), *qnnweb.js* in the JavaScript runtime, no "
         "Python. Latency: one inference as JavaScript sees it (qnnweb (Pyodide): the Python `model.run` call "
         "through Pyodide), median / min / p90; *kernels*: qnnweb's time inside `qnn_run` alone. Ratio: the median over "
-        "rounds of (engine time / qnnweb time in the same round), reference qnnweb `relaxed`; below 1 is faster "
-        "than qnnweb.",
+        "rounds of (engine time / qnnweb time in the same round), reference qnnweb `relaxed` on as many threads "
+        "(qnnweb.js's when the run has no Pyodide engine); below 1 is faster than qnnweb.",
         "",
     ]
     for m in models:
