@@ -145,8 +145,6 @@ def _binary_quantized(graph, op):
     return fields, constants, a_scale, b_scale, y_scale
 
 
-
-
 @lowering("ADD")
 def lower_add(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
