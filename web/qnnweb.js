@@ -416,7 +416,7 @@ export async function load(source, { variant = null, threads = null, kernelsURL 
     if (err instanceof ModelError) throw err;
     throw new ModelError(`compiled model corrupt: ${err.message}`);
   }
-  // the workers start while the records are added; a load never waits for them forever
+  // the Workers have been starting since the model download began; a load never waits for them forever
   let timer;
   const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(null), WORKER_START_TIMEOUT_MS); });
   const running = await Promise.race([kernels.ready, timeout]);
