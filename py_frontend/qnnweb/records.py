@@ -5,6 +5,7 @@ in ``:f`` are float32, the rest int32. tests/kernels/test_abi.py checks every re
 against the kernels' ``qnn_record_words`` export.
 """
 
+import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
@@ -75,6 +76,8 @@ def _layout(kind):
 LAYOUTS = {kind: _layout(kind) for kind in RECORDS}
 FIELD_WORDS = {kind: {name: 2 + i for i, name in enumerate(names)} for kind, (_, names, _) in LAYOUTS.items()}
 FIELD_CODES = {kind: dict(zip(names, layout.format[3:])) for kind, (_, names, layout) in LAYOUTS.items()}
+NAME_SETS = {kind: frozenset(names) for kind, (_, names, _) in LAYOUTS.items()}
+FLOAT_FIELDS = {kind: tuple(n for n, code in FIELD_CODES[kind].items() if code == "f") for kind in LAYOUTS}
 
 
 def record_words(kind):
@@ -84,9 +87,9 @@ def record_words(kind):
 def check_record(kind, fields):
     """Why these field values do not fit the record (an int32 field outside int32, a float32 field
     that is not a finite float32), or None. Fields absent from ``fields`` are not checked."""
-    codes = FIELD_CODES[kind]
+    codes, lowest, highest = FIELD_CODES[kind], INT32_MIN, INT32_MAX
     for name, value in fields.items():
-        if type(value) is int and INT32_MIN <= value <= INT32_MAX:
+        if type(value) is int and lowest <= value <= highest:
             continue  # in range for every field (int32, and float32 too)
         code = codes.get(name)
         if code == "i":
@@ -100,15 +103,19 @@ def check_record(kind, fields):
 
 def pack_record(kind, fields):
     """Pack ``fields`` (every field of the record, by name) into the record's bytes. Values outside
-    the fields' ranges raise ModelError (lowering checks them first, with ``check_record``)."""
+    the fields' ranges raise ModelError. Lowering has checked them (``check_record``): packing checks
+    again only when ``struct`` refuses a value, or a float32 field holds what ``struct`` lets through."""
     op_type, names, layout = LAYOUTS[kind]
-    missing = set(names) - set(fields)
-    extra = set(fields) - set(names)
-    if missing or extra:
+    if fields.keys() != NAME_SETS[kind]:
+        missing, extra = NAME_SETS[kind] - fields.keys(), fields.keys() - NAME_SETS[kind]
         raise KeyError(f"{kind} record: missing {sorted(missing)}, unknown {sorted(extra)}")
-    problem = check_record(kind, fields)
-    if problem:
+    try:
+        record = layout.pack(op_type, len(names) + 2, *map(fields.__getitem__, names))
+    except (struct.error, OverflowError):
+        record = None
+    floats = FLOAT_FIELDS[kind]
+    if record is None or (floats and not all(map(math.isfinite, map(fields.__getitem__, floats)))):
         from .errors import ModelError
 
-        raise ModelError(problem)
-    return layout.pack(op_type, len(names) + 2, *(fields[name] for name in names))
+        raise ModelError(check_record(kind, fields) or f"{kind} record: a field does not fit")
+    return record

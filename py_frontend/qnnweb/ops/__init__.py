@@ -70,7 +70,10 @@ MAX_TENSOR_BYTES = (1 << 31) - 1  # WebAssembly memory is 32-bit: no tensor can 
 
 def _window_problem(op):
     names = WINDOW_OPTIONS.get(op.type, ())
-    for name in names + tuple(n for n in OPTION_SHAPES if n not in names and n in op.options):
+    present = op.options.keys() & OPTION_SHAPES.keys()
+    if not names and not present:
+        return None
+    for name in names + tuple(n for n in OPTION_SHAPES if n not in names and n in present):
         count, smallest = OPTION_SHAPES[name]
         value = op.options.get(name)
         if value is None:
@@ -107,15 +110,15 @@ def op_problem(graph, op, checked=None):
         return f"expected {outputs} output(s), got {len(op.outputs)}"
     count, inputs = len(graph.tensors), len(op.inputs)
     checked = {} if checked is None else checked
-    for k, index in enumerate(list(op.inputs) + list(op.outputs)):
-        optional = required <= k < inputs
-        if not isinstance(index, int) or not (-1 if optional else 0) <= index < count:
+    for k, index in enumerate([*op.inputs, *op.outputs]):
+        if type(index) is not int or not (-1 if required <= k < inputs else 0) <= index < count:
             return f"{_role(k, inputs)} refers to tensor {index}, the model has {count}"
         if index >= 0:
-            if index not in checked:
-                checked[index] = tensor_problem(graph.tensors[index], "tensor")
-            if checked[index]:
-                return f"{_role(k, inputs)}: {checked[index]}"
+            problem = checked.get(index, False)
+            if problem is False:
+                problem = checked[index] = tensor_problem(graph.tensors[index], "tensor")
+            if problem:
+                return f"{_role(k, inputs)}: {problem}"
     return _window_problem(op)
 
 
