@@ -6,23 +6,30 @@ headers (COOP/COEP, plus CORP) so the page can later use SharedArrayBuffer and w
 
 from __future__ import annotations
 
+import logging
 import mimetypes
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
+from fastapi.openapi.docs import (
+    get_redoc_html,
+    get_swagger_ui_html,
+    get_swagger_ui_oauth2_redirect_html,
+)
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import Scope
 
 from qnnweb_server.api.main import api_router, files_router
 from qnnweb_server.core.config import Settings, get_settings
+from qnnweb_server.middleware import (
+    ISOLATION_HEADERS,
+    HttpDetailsMiddleware,
+    IsolationHeadersMiddleware,
+)
 
-ISOLATION_HEADERS = {
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Embedder-Policy": "require-corp",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
+log = logging.getLogger("qnnweb_server")
 
 # Whatever /etc/mime.types says: browsers need these for instantiateStreaming and ES modules.
 for _type, _ext in [
@@ -41,33 +48,9 @@ for _type, _ext in [
     mimetypes.add_type(_type, _ext)
 
 
-class IsolationHeadersMiddleware:
-    """Adds ``ISOLATION_HEADERS`` to every HTTP response (pure ASGI, no body buffering)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower()
-                           not in _ISOLATION_LOWER]
-                headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in ISOLATION_HEADERS.items()]
-                message["headers"] = headers
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
-
-
-_ISOLATION_LOWER = {k.lower() for k in ISOLATION_HEADERS}
-
-
 class StaticDir(StaticFiles):
-    """StaticFiles whose folder may appear after start-up; a missing folder is a 404."""
+    """StaticFiles whose folder may appear after start-up (a missing folder is a 404), and which never
+    serves a dotfile or anything in a dot-folder (``.git``, editors' and tools' leftovers)."""
 
     def __init__(self, directory: Path) -> None:
         super().__init__(directory=directory, check_dir=False)
@@ -76,6 +59,11 @@ class StaticDir(StaticFiles):
         if self.directory is None or not Path(self.directory).is_dir():
             raise HTTPException(status_code=404, detail="not built yet: run ./build.sh setup && ./build.sh build")
         await super().check_config()
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if any(part.startswith(".") for part in PurePosixPath(path).parts):
+            raise HTTPException(status_code=404, detail="Not Found")
+        return await super().get_response(path, scope)
 
 
 def _add_offline_docs(app: FastAPI) -> None:
@@ -139,16 +127,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.dependency_overrides[get_settings] = lambda: settings
+    app.router.redirect_slashes = False  # HttpDetailsMiddleware redirects, without trusting Host
+    app.add_middleware(HttpDetailsMiddleware, router=app.router)
     app.add_middleware(IsolationHeadersMiddleware)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        # handled by ServerErrorMiddleware, outside user middleware: add the headers here
-        return JSONResponse(
-            {"detail": f"internal server error: {type(exc).__name__}: {exc}"},
-            status_code=500,
-            headers=ISOLATION_HEADERS,
-        )
+        # handled by ServerErrorMiddleware, outside user middleware: add the headers here. The details
+        # go to the log only (an exception's text may name the server's files).
+        log.exception("internal error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "internal server error"}, status_code=500, headers=ISOLATION_HEADERS)
 
     app.include_router(api_router)
     app.include_router(files_router)
@@ -158,7 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def index() -> FileResponse:
         page = settings.web_dir / "index.html"
         if not page.is_file():
-            raise HTTPException(status_code=404, detail=f"demo page not found in {settings.web_dir}")
+            raise HTTPException(status_code=404, detail="the demo page is not built: run ./build.sh build")
         return FileResponse(page, media_type="text/html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/favicon.ico", include_in_schema=False)

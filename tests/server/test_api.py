@@ -9,8 +9,8 @@ import hashlib
 import json
 import os
 import shutil
-from pathlib import Path
 import warnings
+from pathlib import Path
 
 import anyio
 import pytest
@@ -22,111 +22,7 @@ with warnings.catch_warnings():  # starlette's "install httpx2" notice
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core.config import get_settings
-
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
-ISOLATION = {
-    "cross-origin-opener-policy": "same-origin",
-    "cross-origin-embedder-policy": "require-corp",
-    "cross-origin-resource-policy": "same-origin",
-}
-SECRET = b"TOP SECRET: never served"
-GOOD = b"GOOD model bytes " * 100
-
-
-class FakeModelError(ValueError):
-    pass
-
-
-class FakeDescriber:
-    """Parses b"GOOD..." into a fixed description; anything else is corrupt. Counts calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __call__(self, data: bytes) -> dict:
-        self.calls += 1
-        if not data.startswith(b"GOOD"):
-            raise FakeModelError("not a model qnnweb can read: expected a TFLite flatbuffer")
-        return {
-            "format": "tflite",
-            "inputs": [{"name": "in", "shape": [1, 32, 32, 3], "dtype": "int8", "scale": 0.0078125, "zero_point": 0}],
-            "outputs": [{"name": "out", "shape": [1, 10], "dtype": "float32", "scale": None, "zero_point": None}],
-            "ops": [{"index": 0, "type": "CONV_2D"}],
-        }
-
-
-@pytest.fixture
-def folders(tmp_path: Path) -> Settings:
-    (tmp_path / "secret.tflite").write_bytes(SECRET)
-    (tmp_path / "secret.whl").write_bytes(SECRET)
-    (tmp_path / "secret.json").write_text(json.dumps({"labels": ["SECRET"]}))
-    data = tmp_path / "data"
-
-    models = data / "models"
-    models.mkdir(parents=True)
-    (models / "good.tflite").write_bytes(GOOD)
-    (models / "good.json").write_text(json.dumps({
-        "labels": ["a", "b"], "description": "a good model",
-        "preprocess": {"mean": [128, 128, 128], "std": [128, 128, 128], "resize": "bilinear"},
-    }))
-    (models / "corrupt.tflite").write_bytes(b"\x00garbage" * 50)
-    (models / "notamodel.txt").write_bytes(b"text")
-    (models / ".hidden.tflite").write_bytes(GOOD)
-    (models / "sub.tflite").mkdir()  # a folder with a model's name
-    (models / "escape.tflite").symlink_to(tmp_path / "secret.tflite")
-    (models / "escape.json").symlink_to(tmp_path / "secret.json")
-    (models / "alias.tflite").symlink_to(models / "good.tflite")  # inside: allowed
-    (models / "dangling.tflite").symlink_to(tmp_path / "nowhere.tflite")
-
-    wheels = data / "wheels"
-    wheels.mkdir()
-    for name in ["flatbuffers-25.1-py2.py3-none-any.whl", "tflite-2.18.0-py2.py3-none-any.whl",
-                 "qnnweb-0.1.0-py3-none-any.whl"]:
-        (wheels / name).write_bytes(b"PK" + name.encode())
-    (wheels / "manifest.json").write_text(json.dumps({"wheels": [
-        "flatbuffers-25.1-py2.py3-none-any.whl", "tflite-2.18.0-py2.py3-none-any.whl",
-        "qnnweb-0.1.0-py3-none-any.whl"]}))
-    (wheels / "escape.whl").symlink_to(tmp_path / "secret.whl")
-
-    samples = data / "samples"
-    samples.mkdir()
-    (samples / "cat.png").write_bytes(b"\x89PNG fake")
-    (samples / "person.jpg").write_bytes(b"\xff\xd8 fake")
-    (samples / "notes.txt").write_bytes(b"not a photo")
-
-    pyodide = tmp_path / "pyodide"
-    pyodide.mkdir()
-    (pyodide / "pyodide.asm.wasm").write_bytes(b"\x00asm\x01\x00\x00\x00")
-    (pyodide / "pyodide.mjs").write_text("export const x = 1;\n")
-    (pyodide / "pyodide.js").write_text("var x = 1;\n")
-    (pyodide / "pyodide-lock.json").write_text("{}")
-    (pyodide / "python_stdlib.zip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)
-
-    web = tmp_path / "web"
-    web.mkdir()
-    (web / "index.html").write_text('<!doctype html><script type="module" src="/static/app.js"></script>')
-    (web / "app.js").write_text("console.log(1);\n")
-    (web / "style.css").write_text("body{}\n")
-    return Settings(data_dir=data, pyodide_dir=pyodide, web_dir=web)
-
-
-@pytest.fixture
-def describer() -> FakeDescriber:
-    return FakeDescriber()
-
-
-@pytest.fixture
-def app(folders: Settings, describer: FakeDescriber):
-    app = create_app(folders)
-    app.dependency_overrides[get_describer] = lambda: describer
-    return app
-
-
-@pytest.fixture
-def client(app) -> TestClient:
-    with TestClient(app, raise_server_exceptions=False) as c:
-        yield c
+from server_folders import DATA_DIR, GOOD, ISOLATION, SECRET, FakeDescriber, settle
 
 
 def assert_isolated(response) -> None:
@@ -186,6 +82,7 @@ def test_get_one_model(client: TestClient) -> None:
 
 def test_describe_is_cached_by_mtime_and_size(client: TestClient, folders: Settings,
                                               describer: FakeDescriber) -> None:
+    settle()  # files younger than a clock tick are not cached (versions.RACY_NS)
     client.get("/api/models")
     calls = describer.calls
     assert calls >= 2

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from qnnweb_server.core.sidecars import Preprocess
 
 
 class TensorInfo(BaseModel):
@@ -13,18 +15,6 @@ class TensorInfo(BaseModel):
     dtype: str | None = Field(None, examples=["int8", "float32"])
     scale: float | list[float] | None = None
     zero_point: int | list[int] | None = None
-
-
-class Preprocess(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    mean: list[float] | None = Field(None, examples=[[128, 128, 128]])
-    std: list[float] | None = Field(None, examples=[[128, 128, 128]])
-    resize: int | str | None = Field(
-        None, examples=[256, "bilinear"],
-        description="a number: the shorter side is resized to it (then `crop`); a string: the filter used to resize "
-        "straight to the input size",
-    )
 
 
 class ModelInfo(BaseModel):
@@ -49,7 +39,8 @@ class ModelInfo(BaseModel):
         None, description="the sidecar's notes on the output, e.g. `meaning`: logits (apply softmax)",
         examples=[{"meaning": "logits (apply softmax for probabilities)"}],
     )
-    error: str | None = Field(None, description="Why the model cannot be used (parse failure), else null")
+    error: str | None = Field(None, description="Why the model cannot be used (parse failure) or its sidecar was "
+                              "ignored (not valid), else null")
 
 
 class ModelList(BaseModel):

@@ -8,14 +8,22 @@ request is ever joined onto a path before it has matched the listing.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from qnnweb_server.core import sidecars
+from qnnweb_server.core.versions import (
+    FileVersion,
+    computed,
+    identity,
+    open_version,
+    settled,
+)
 
 MODEL_SUFFIXES = {".tflite": "tflite", ".onnx": "onnx"}
 SAMPLE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"}
@@ -25,16 +33,35 @@ Describer = Callable[[bytes], dict[str, Any]]
 
 def list_files(folder: Path, suffixes: set[str] | dict[str, str]) -> dict[str, Path]:
     """``{file name: resolved path}`` of the regular files directly in ``folder`` whose suffix is
-    in ``suffixes`` and whose real location is inside ``folder``. Missing folder: empty."""
+    in ``suffixes`` and whose real location is inside ``folder``. Missing folder: empty. The
+    folder's scan is cached per version of the folder (an added, removed or renamed entry changes
+    its mtime)."""
+    scanned = _scanned(folder)
+    if scanned is None:
+        return {}
+    files = scanned[0]
+    return {name: path for name, path in files.items() if os.path.splitext(name)[1].lower() in suffixes}
+
+
+def _scanned(folder: Path) -> tuple[dict[str, Path], str, tuple, bool] | None:
+    """(the folder's files, its resolved path, its version identity, whether that is settled), or None."""
     try:
         root = folder.resolve(strict=True)
+        st = root.stat()
+    except OSError:
+        return None
+    key, stable = identity(st), settled(st)
+    return computed.get("scan", str(root), key, lambda: _scan(root), stable), str(root), key, stable
+
+
+def _scan(root: Path) -> dict[str, Path]:
+    try:
         entries = sorted(root.iterdir())
     except OSError:
         return {}
     found: dict[str, Path] = {}
     for entry in entries:
-        name = entry.name
-        if name.startswith(".") or entry.suffix.lower() not in suffixes:
+        if entry.name.startswith("."):
             continue
         try:
             real = entry.resolve(strict=True)
@@ -42,17 +69,21 @@ def list_files(folder: Path, suffixes: set[str] | dict[str, str]) -> dict[str, P
             continue  # dangling symlink
         if real.parent != root and root not in real.parents:
             continue  # symlink pointing outside the folder
-        if not real.is_file():
-            continue
-        found[name] = real
+        if real.is_file():
+            found[entry.name] = real
     return found
 
 
 def safe_file(folder: Path, name: str, suffixes: set[str] | dict[str, str]) -> Path | None:
     """The file called exactly ``name`` in ``folder`` (see ``list_files``), else None."""
-    if not name or "/" in name or "\\" in name or "\x00" in name:
+    if not is_plain_name(name):
         return None
     return list_files(folder, suffixes).get(name)
+
+
+def is_plain_name(name: str) -> bool:
+    """A file name alone: no folder part, no NUL."""
+    return bool(name) and not any(c in name for c in "/\\\x00")
 
 
 # ---- models -------------------------------------------------------------------------------
@@ -64,22 +95,33 @@ class ModelFile:
     file: str  # file name, e.g. "visual_wake_words.tflite"
     path: Path
     format: str
+    sidecar: Path | None = None  # <stem>.json in the same folder, if there is one
 
 
 def list_models(models_dir: Path) -> list[ModelFile]:
-    """Models in the folder, sorted by name; .tflite before .onnx when two share a stem."""
-    files = list_files(models_dir, MODEL_SUFFIXES)
-    models = [
-        ModelFile(name=Path(f).stem, file=f, path=p, format=MODEL_SUFFIXES[Path(f).suffix.lower()])
-        for f, p in files.items()
-    ]
+    """Models in the folder, sorted by name; .tflite before .onnx when two share a stem (cached with
+    the folder's scan)."""
+    scanned = _scanned(models_dir)
+    if scanned is None:
+        return []
+    files, root, key, stable = scanned
+    return computed.get("models", root, key, lambda: _models(files), stable)
+
+
+def _models(files: dict[str, Path]) -> list[ModelFile]:
+    models = []
+    for f, p in files.items():
+        stem, suffix = os.path.splitext(f)
+        if suffix.lower() in MODEL_SUFFIXES:
+            sidecar = files.get(stem + ".json")
+            models.append(ModelFile(name=stem, file=f, path=p, format=MODEL_SUFFIXES[suffix.lower()], sidecar=sidecar))
     order = list(MODEL_SUFFIXES.values())
     return sorted(models, key=lambda m: (m.name, order.index(m.format), m.file))
 
 
 def find_model(models_dir: Path, name: str) -> ModelFile | None:
     """A model by file name (``x.tflite``) or by stem (``x``); None if there is no such model."""
-    if not name or "/" in name or "\\" in name or "\x00" in name:
+    if not is_plain_name(name):
         return None
     models = list_models(models_dir)
     for m in models:
@@ -91,34 +133,15 @@ def find_model(models_dir: Path, name: str) -> ModelFile | None:
     return None
 
 
-class _FileCache:
-    """Results computed from a file's bytes, keyed by (path, mtime_ns, size, what)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._data: dict[tuple, Any] = {}
-
-    def get(self, path: Path, what: Any, compute: Callable[[bytes], Any]) -> Any:
-        st = path.stat()
-        key = (str(path), st.st_mtime_ns, st.st_size, what)
-        with self._lock:
-            if key in self._data:
-                return self._data[key]
-        data = path.read_bytes()
-        value = compute(data)
-        with self._lock:
-            # drop stale entries for the same path and purpose
-            for old in [k for k in self._data if k[0] == key[0] and k[3] == what and k != key]:
-                del self._data[old]
-            self._data[key] = value
-        return value
-
-
-_cache = _FileCache()
-
-
-def sha256_of(path: Path) -> str:
-    return _cache.get(path, "sha256", lambda data: hashlib.sha256(data).hexdigest())
+def read_sidecar(model: ModelFile) -> tuple[dict[str, Any], str | None]:
+    """The model's sidecar (labels, description, preprocess...) and why it is unusable, if it is."""
+    if model.sidecar is None:
+        return {}, None
+    version = open_version(model.sidecar)
+    if version is None:
+        return {}, None  # removed since the folder was listed
+    with version:
+        return sidecars.parse(version)
 
 
 def _tensor_record(t: dict[str, Any]) -> dict[str, Any]:
@@ -129,11 +152,13 @@ def _tensor_record(t: dict[str, Any]) -> dict[str, Any]:
     return rec
 
 
-def _describe_or_error(describe: Describer) -> Callable[[bytes], dict[str, Any]]:
-    def compute(data: bytes) -> dict[str, Any]:
+def describe_version(version: FileVersion, describe: Describer) -> dict[str, Any]:
+    """``describe`` of the version's bytes, once per version; a parse failure is reported, never raised."""
+
+    def compute(v: FileVersion) -> dict[str, Any]:
         try:
-            d = describe(data)
-        except Exception as exc:  # any parse failure is reported, never raised
+            d = describe(v.read())
+        except Exception as exc:  # noqa: BLE001 (any parse failure is the model's error)
             return {"error": f"{type(exc).__name__}: {exc}"}
         return {
             "format": d.get("format"),
@@ -142,42 +167,31 @@ def _describe_or_error(describe: Describer) -> Callable[[bytes], dict[str, Any]]
             "ops": list(d.get("ops", [])),
         }
 
-    return compute
+    return version.cached(("describe", describe), compute)
 
 
-def read_sidecar(model: ModelFile) -> tuple[dict[str, Any], str | None]:
-    """The model's ``<stem>.json`` (labels, description, preprocess) and an error, if any."""
-    side = safe_file(model.path.parent, model.name + ".json", {".json"})
-    if side is None:
-        return {}, None
-    try:
-        data = json.loads(side.read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError("top level is not an object")
-        return data, None
-    except (OSError, ValueError) as exc:
-        return {}, f"sidecar {side.name}: {exc}"
+def model_record(model: ModelFile, describe: Describer) -> dict[str, Any] | None:
+    """Everything the API says about one model, all of it from one version of the file; None if the
+    model is gone (deleted since the folder was listed). Never raises for a bad file or sidecar."""
+    from qnnweb_server.core.compiled import (
+        compiled_url,  # (compiled.py builds on this module)
+    )
 
-
-def _compiled_url(model: ModelFile, sidecar: dict[str, Any]) -> str:
-    from qnnweb_server.core.compiled import compiled_url  # (compiled.py builds on this module)
-
-    return compiled_url(model, sidecar)
-
-
-def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
-    """Everything the API says about one model. Never raises for a bad file."""
-    side, side_err = read_sidecar(model)
-    rec: dict[str, Any] = {
-        "name": model.name,
-        "file": model.file,
-        "url": f"/models/{quote(model.file)}",
-        "compiled_url": _compiled_url(model, side),
-        "format": model.format,
-        "size": model.path.stat().st_size,
-        "sha256": sha256_of(model.path),
-    }
-    desc = _cache.get(model.path, ("describe", describe), _describe_or_error(describe))
+    version = open_version(model.path)
+    if version is None:
+        return None
+    with version:
+        side, side_err = read_sidecar(model)
+        rec: dict[str, Any] = {
+            "name": model.name,
+            "file": model.file,
+            "url": f"/models/{quote(model.file, safe='')}",
+            "compiled_url": compiled_url(model, version, side),
+            "format": model.format,
+            "size": version.size,
+            "sha256": version.sha256,
+        }
+        desc = describe_version(version, describe)
     errors = []
     if "error" in desc:
         errors.append(desc["error"])
@@ -186,13 +200,27 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any]:
         rec.update({k: v for k, v in desc.items() if v is not None})
     if side_err:
         errors.append(side_err)
-    rec["labels"] = side.get("labels")
-    rec["description"] = side.get("description")
-    rec["source"] = side.get("source")
-    rec["preprocess"] = side.get("preprocess")
-    rec["output"] = side.get("output") if isinstance(side.get("output"), dict) else None
+    for key in ("labels", "description", "source", "preprocess", "output"):
+        rec[key] = side.get(key)
     rec["error"] = "; ".join(errors) if errors else None
     return rec
+
+
+def record_identity(model: ModelFile) -> tuple | None:
+    """What a model's record depends on, from two ``stat`` calls: the versions of the model file and
+    of its sidecar, and whether both are settled (cacheable); None if the model is gone."""
+    try:
+        st = os.stat(model.path)
+    except OSError:
+        return None
+    side = None
+    if model.sidecar is not None:
+        try:
+            side = os.stat(model.sidecar)
+        except OSError:
+            pass
+    stable = settled(st) and (side is None or settled(side))
+    return identity(st), side and identity(side), stable
 
 
 # ---- wheels and samples ---------------------------------------------------------------------
@@ -213,12 +241,12 @@ def wheel_names(wheels_dir: Path) -> list[str]:
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise ValueError('"wheels" is not a list of file names')
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise WheelsError(f"bad {manifest}: {exc}") from exc
+            raise WheelsError(f"bad wheels/{manifest.name}: {exc}") from exc
         missing = [n for n in names if n not in present]
         if missing:
-            raise WheelsError(f"{manifest} lists wheels that are not in {wheels_dir}: {missing}")
+            raise WheelsError(f"wheels/{manifest.name} lists wheels that are not there: {missing}")
     else:
         names = sorted(present, key=lambda n: (n.lower().startswith("qnnweb-"), n))
     if not names:
-        raise WheelsError(f"no wheels in {wheels_dir}: run ./build.sh build")
+        raise WheelsError("no wheels built: run ./build.sh build")
     return names

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from qnnweb_server.core import catalog
+from qnnweb_server.core.versions import FileVersion, open_version
 
 
 class CompileError(ValueError):
@@ -44,47 +45,49 @@ def _lock(key: str) -> threading.Lock:
         return _locks.setdefault(key, threading.Lock())
 
 
-def cache_key(model: catalog.ModelFile, metadata: dict | None = None) -> tuple[str, dict]:
-    """(the compiled model's key, the sidecar metadata that goes into it): the model's sha256, the
-    frontend's fingerprint and the sidecar's (its labels and preprocessing are in the file).
-    ``metadata``: the sidecar, when the caller has read it already."""
-    if metadata is None:
-        metadata, _ = catalog.read_sidecar(model)
+def cache_key(version: FileVersion, metadata: dict) -> str:
+    """The compiled model's key: the model version's sha256, the frontend's fingerprint and the
+    sidecar's (``metadata``: its labels and preprocessing are in the file)."""
     sidecar = hashlib.sha256(json.dumps(metadata, sort_keys=True).encode()).hexdigest()[:8]
-    return f"{catalog.sha256_of(model.path)}-{frontend_fingerprint()}-{sidecar}", metadata
+    return f"{version.sha256}-{frontend_fingerprint()}-{sidecar}"
 
 
-def compiled_url(model: catalog.ModelFile, metadata: dict | None = None) -> str:
+def compiled_url(model: catalog.ModelFile, version: FileVersion, metadata: dict) -> str:
     """The URL of the compiled model, versioned by its key: a page that got it from the listing can
     cache the file for good (the response is `immutable` when `v` is the current key)."""
-    url = f"/models/{quote(model.file)}.qnn"
+    url = f"/models/{quote(model.file, safe='')}.qnn"
     try:
-        return f"{url}?v={cache_key(model, metadata)[0]}"
-    except (CompileError, OSError):
+        return f"{url}?v={cache_key(version, metadata)}"
+    except CompileError:
         return url
 
 
-def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str]:
-    """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag).
-    One compilation per model at a time: concurrent requests wait for the first."""
-    key, metadata = cache_key(model)
-    path = cache_dir / f"{key}.qnn"
-    failed = cache_dir / f"{key}.error"
-    with _lock(key):
-        if path.is_file():
-            return path, key
-        if failed.is_file():
-            raise CompileError(failed.read_text(encoding="utf-8"))
-        import qnnweb  # lazily, as the describer: the server runs even if qnnweb is broken
+def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str] | None:
+    """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag); None
+    if the model is gone. One compilation per model version at a time: concurrent requests wait."""
+    version = open_version(model.path)
+    if version is None:
+        return None
+    with version:
+        metadata, _ = catalog.read_sidecar(model)
+        key = cache_key(version, metadata)
+        path = cache_dir / f"{key}.qnn"
+        failed = cache_dir / f"{key}.error"
+        with _lock(key):
+            if path.is_file():
+                return path, key
+            if failed.is_file():
+                raise CompileError(failed.read_text(encoding="utf-8"))
+            import qnnweb  # lazily, as the describer: the server runs even if qnnweb is broken
 
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        try:
-            data = qnnweb.compile(model.path.read_bytes(), metadata=metadata)
-        except (ValueError, MemoryError) as exc:   # ModelError is a ValueError
-            _write_atomically(failed, f"{type(exc).__name__}: {exc}".encode())
-            raise CompileError(f"{type(exc).__name__}: {exc}") from None
-        _write_atomically(path, data)
-        return path, key
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                data = qnnweb.compile(version.read(), metadata=metadata)
+            except (ValueError, MemoryError) as exc:   # ModelError is a ValueError
+                _write_atomically(failed, f"{type(exc).__name__}: {exc}".encode())
+                raise CompileError(f"{type(exc).__name__}: {exc}") from None
+            _write_atomically(path, data)
+            return path, key
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -104,8 +107,7 @@ def precompile_all(settings) -> dict[str, str | None]:
     outcome: dict[str, str | None] = {}
     for model in catalog.list_models(settings.models_dir):
         try:
-            compiled_path(model, settings.compiled_dir)
-            outcome[model.file] = None
+            outcome[model.file] = None if compiled_path(model, settings.compiled_dir) else "the model is gone"
         except (CompileError, OSError) as exc:
             outcome[model.file] = str(exc)
     return outcome

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
 from qnnweb_server.api.deps import DescriberDep, SettingsDep
+from qnnweb_server.api.responses import OpenFileResponse, not_modified, serve_version
 from qnnweb_server.api.schemas import ModelInfo, ModelList
 from qnnweb_server.core import catalog, compiled
+from qnnweb_server.core.versions import open_version
 
 router = APIRouter(prefix="/models", tags=["models"])
 files_router = APIRouter(prefix="/models", tags=["files"])
@@ -19,31 +23,49 @@ IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 
 
 @router.get("", response_model=ModelList)
-def list_models(settings: SettingsDep, describe: DescriberDep) -> dict:
-    """Every model in the models folder. A model that cannot be parsed is listed with `error`."""
-    return {"models": [catalog.model_record(m, describe) for m in catalog.list_models(settings.models_dir)]}
+def list_models(settings: SettingsDep, describe: DescriberDep) -> Response:
+    """Every model in the models folder. A model that cannot be parsed, or whose sidecar is invalid, is
+    listed with `error`."""
+    records = (_record_json(m, describe) for m in catalog.list_models(settings.models_dir))
+    return Response(b'{"models":[' + b",".join(r for r in records if r is not None) + b"]}",
+                    media_type="application/json")
 
 
 @router.get("/{name}", response_model=ModelInfo, responses={404: {"description": "No such model"}})
-def get_model(name: str, settings: SettingsDep, describe: DescriberDep) -> dict:
+def get_model(name: str, settings: SettingsDep, describe: DescriberDep) -> Response:
     """One model's record, by file name (`x.tflite`) or by name (`x`)."""
     model = catalog.find_model(settings.models_dir, name)
-    if model is None:
+    record = None if model is None else _record_json(model, describe)
+    if record is None:
         raise HTTPException(status_code=404, detail="no such model")
-    return catalog.model_record(model, describe)
+    return Response(record, media_type="application/json")
 
 
-def _etag_matches(if_none_match: str, etag: str) -> bool:
-    # weak comparison (RFC 9110 13.1.2): W/"x" matches "x"
-    for candidate in if_none_match.split(","):
-        candidate = candidate.strip()
-        if candidate == "*":
-            return True
-        if candidate.startswith("W/"):
-            candidate = candidate[2:]
-        if candidate == etag:
-            return True
-    return False
+# (model file, its path, its sidecar, the describer) -> (the versions the record is of, its JSON): a warm
+# listing is two stat calls per model
+_records: dict[tuple, tuple[tuple, bytes]] = {}
+_records_lock = threading.Lock()
+
+
+def _record_json(model: catalog.ModelFile, describe: catalog.Describer) -> bytes | None:
+    """The model's record as ModelInfo JSON, None if the model is gone."""
+    identity = catalog.record_identity(model)
+    if identity is None:
+        return None
+    versions, stable = identity[:2], identity[2]
+    slot = (model.file, model.path, model.sidecar, describe)
+    with _records_lock:
+        cached = _records.get(slot)
+    if cached is not None and cached[0] == versions:
+        return cached[1]
+    record = catalog.model_record(model, describe)
+    if record is None:
+        return None
+    data = ModelInfo.model_validate(record).model_dump_json().encode()
+    if stable:  # a file younger than a clock tick may change under the same identity (versions.RACY_NS)
+        with _records_lock:
+            _records[slot] = (versions, data)
+    return data
 
 
 @files_router.head("/{name}.qnn", include_in_schema=False)
@@ -67,15 +89,20 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
     if model is None:
         raise HTTPException(status_code=404, detail="no such model")
     try:
-        path, key = compiled.compiled_path(model, settings.compiled_dir)
+        found = compiled.compiled_path(model, settings.compiled_dir)
     except compiled.CompileError as exc:
         raise HTTPException(status_code=422, detail=f"{model.file} cannot be compiled: {exc}") from None
-    etag = f'"{key}"'
-    headers = {"ETag": etag, "Cache-Control": IMMUTABLE_CACHE_CONTROL if v == key else MODEL_CACHE_CONTROL}
-    inm = request.headers.get("if-none-match")
-    if inm is not None and _etag_matches(inm, etag):
-        return Response(status_code=304, headers=headers)
-    return FileResponse(path, media_type="application/octet-stream", headers=headers, filename=None)
+    version = None if found is None else open_version(found[0])
+    if version is None:
+        raise HTTPException(status_code=404, detail="no such model")
+    key = found[1]
+    cache_control = IMMUTABLE_CACHE_CONTROL if v == key else MODEL_CACHE_CONTROL
+    headers = {"ETag": f'"{key}"', "Cache-Control": cache_control}
+    cached = not_modified(request, headers)
+    if cached is not None:
+        version.close()
+        return cached
+    return OpenFileResponse(version, headers, "application/octet-stream")
 
 
 @files_router.head("/{name}", include_in_schema=False)
@@ -89,13 +116,10 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
     },
 )
 def download_model(name: str, request: Request, settings: SettingsDep) -> Response:
-    """The model file. Its strong ETag is the quoted sha256 of its bytes."""
+    """The model file. Its strong ETag is the quoted sha256 of its bytes. A model replaced during the
+    download is sent whole in the version the request found."""
     model = catalog.find_model(settings.models_dir, name)
-    if model is None:
+    version = None if model is None else open_version(model.path)
+    if version is None:
         raise HTTPException(status_code=404, detail="no such model")
-    etag = f'"{catalog.sha256_of(model.path)}"'
-    headers = {"ETag": etag, "Cache-Control": MODEL_CACHE_CONTROL}
-    inm = request.headers.get("if-none-match")
-    if inm is not None and _etag_matches(inm, etag):
-        return Response(status_code=304, headers=headers)
-    return FileResponse(model.path, media_type="application/octet-stream", headers=headers, filename=None)
+    return serve_version(request, version, "application/octet-stream", MODEL_CACHE_CONTROL)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
 from qnnweb_server.api.deps import SettingsDep
+from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import WheelList
 from qnnweb_server.core import catalog
+from qnnweb_server.core.versions import open_version
 
 router = APIRouter(prefix="/wheels", tags=["wheels"])
 files_router = APIRouter(prefix="/wheels", tags=["files"])
@@ -25,14 +27,20 @@ def list_wheels(settings: SettingsDep) -> dict:
     return {"wheels": [f"/wheels/{quote(n)}" for n in names]}
 
 
+@files_router.head("/{name}", include_in_schema=False)
 @files_router.get(
     "/{name}",
     response_class=FileResponse,
-    responses={200: {"content": {"application/zip": {}}}, 404: {"description": "No such wheel"}},
+    responses={
+        200: {"content": {"application/zip": {}}},
+        304: {"description": "Not modified (If-None-Match matched the ETag)"},
+        404: {"description": "No such wheel"},
+    },
 )
-def download_wheel(name: str, settings: SettingsDep) -> FileResponse:
-    """One wheel file."""
+def download_wheel(name: str, request: Request, settings: SettingsDep) -> Response:
+    """One wheel file; its strong ETag is the quoted sha256 of its bytes (revisits get a 304)."""
     path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
-    if path is None:
+    version = None if path is None else open_version(path)
+    if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
-    return FileResponse(path, media_type="application/zip", headers={"Cache-Control": "no-cache"})
+    return serve_version(request, version, "application/zip", "no-cache")

@@ -1,0 +1,57 @@
+"""A model's sidecar, ``<stem>.json`` next to it: labels, description, source, preprocessing, output
+notes. Validated here, once per version of the file; a bad sidecar marks only its model's record."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from qnnweb_server.core.versions import FileVersion
+
+
+class Preprocess(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    mean: list[float] | None = Field(None, examples=[[128, 128, 128]])
+    std: list[float] | None = Field(None, examples=[[128, 128, 128]])
+    resize: int | str | None = Field(
+        None, examples=[256, "bilinear"],
+        description="a number: the shorter side is resized to it (then `crop`); a string: the filter used to resize "
+        "straight to the input size",
+    )
+
+
+class Sidecar(BaseModel):
+    """What a sidecar may hold; other keys are kept (they go into the compiled model's metadata)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    labels: list[str] | None = None
+    description: str | None = None
+    source: str | None = None
+    preprocess: Preprocess | None = None
+    output: dict[str, Any] | None = None
+
+
+def parse(version: FileVersion) -> tuple[dict[str, Any], str | None]:
+    """(the sidecar as a dict, None), or ({}, why it is unusable). The message names the file by its
+    name only: no response shows where the server keeps its files."""
+    return version.cached("sidecar", _parse)
+
+
+def _parse(version: FileVersion) -> tuple[dict[str, Any], str | None]:
+    name = version.path.name
+    try:
+        data = json.loads(version.read().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return {}, f"sidecar {name}: not JSON ({exc})"
+    if not isinstance(data, dict):
+        return {}, f"sidecar {name}: the top level is not an object"
+    try:
+        Sidecar.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sidecar'}: {e['msg']}" for e in exc.errors())
+        return {}, f"sidecar {name}: {problems}"
+    return data, None

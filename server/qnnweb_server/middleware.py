@@ -1,0 +1,90 @@
+"""Pure ASGI middleware (no body buffering): the cross-origin isolation headers on every response,
+and the HTTP details routing leaves out (HEAD on GET routes, unknown Range units, trailing slashes)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from starlette.routing import Match, Router
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+ISOLATION_HEADERS = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+_ISOLATION_LOWER = {k.lower() for k in ISOLATION_HEADERS}
+
+
+class IsolationHeadersMiddleware:
+    """Adds ``ISOLATION_HEADERS`` to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower()
+                           not in _ISOLATION_LOWER]
+                headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in ISOLATION_HEADERS.items()]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class HttpDetailsMiddleware:
+    """- HEAD on a route that only declares GET runs the GET and sends its headers alone (RFC 9110
+      9.3.2), instead of 405.
+    - A Range header in a unit other than bytes is ignored (RFC 9110 14.2), not a 400.
+    - ``/path/`` of a route ``/path`` redirects to it with a Location that is only a path: Starlette's
+      own slash redirect builds an absolute URL from the Host header, whatever a client sent."""
+
+    def __init__(self, app: ASGIApp, router: Router) -> None:
+        self.app = app
+        self.router = router
+
+    def _matches(self, scope: Scope) -> bool:
+        return any(route.matches(scope)[0] == Match.FULL for route in self.router.routes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = scope["headers"]
+        if any(k == b"range" and v.split(b"=", 1)[0].strip().lower() != b"bytes" for k, v in headers):
+            scope = dict(scope, headers=[(k, v) for k, v in headers if k != b"range"])
+        if not self._matches(scope):
+            path = scope["path"]
+            if path != "/" and path.endswith("/") and self._matches(dict(scope, path=path.rstrip("/") or "/")):
+                await self._redirect(scope, send, path.rstrip("/"))
+                return
+            if scope["method"] == "HEAD" and self._matches(dict(scope, method="GET")):
+                await self.app(dict(scope, method="GET"), receive, _headers_only(send))
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def _redirect(scope: Scope, send: Send, path: str) -> None:
+        query = scope.get("query_string", b"")
+        location = quote(scope.get("root_path", "") + path, safe="/%:@!$&'()*+,;=") + (
+            "?" + query.decode("latin-1") if query else "")
+        await send({"type": "http.response.start", "status": 308,
+                    "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _headers_only(send: Send) -> Send:
+    async def send_headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            if message.get("more_body", False):
+                return
+            message = {"type": "http.response.body", "body": b"", "more_body": False}
+        await send(message)
+
+    return send_headers_only
