@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--compiled-dir", type=Path, help="default $QNNWEB_COMPILED_DIR or ./.cache/compiled")
     p.add_argument("--no-precompile", action="store_true",
                    help="compile each model on its first /models/{name}.qnn request instead of at start-up")
+    p.add_argument("--cors-origin", action="append", metavar="ORIGIN",
+                   help="an origin (https://app.example) whose pages may fetch /api/* and /models/*; repeatable; "
+                        "default $QNNWEB_CORS_ORIGINS (space-separated) or none")
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
 
@@ -38,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         pyodide_dir=args.pyodide_dir,
         web_dir=args.web_dir,
         compiled_dir=args.compiled_dir,
+        cors_origins=tuple(args.cors_origin) if args.cors_origin else None,
     )
     for name in ("models_dir", "wheels_dir", "samples_dir", "pyodide_dir", "web_dir"):
         folder = getattr(settings, name)

@@ -11,6 +11,7 @@ import mimetypes
 from pathlib import Path, PurePosixPath
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import (
     get_redoc_html,
     get_swagger_ui_html,
@@ -27,6 +28,7 @@ from qnnweb_server.middleware import (
     ISOLATION_HEADERS,
     HttpDetailsMiddleware,
     IsolationHeadersMiddleware,
+    PathScopedMiddleware,
 )
 
 log = logging.getLogger("qnnweb_server")
@@ -129,7 +131,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     app.router.redirect_slashes = False  # HttpDetailsMiddleware redirects, without trusting Host
     app.add_middleware(HttpDetailsMiddleware, router=app.router)
-    app.add_middleware(IsolationHeadersMiddleware)
+    shared = ("/api/", "/models/") if settings.cors_origins else ()
+    if settings.cors_origins:  # other sites may load the hosted models (opt-in: --cors-origin)
+        app.add_middleware(PathScopedMiddleware, middleware=CORSMiddleware, prefixes=shared,
+                           allow_origins=list(settings.cors_origins), allow_methods=["GET", "HEAD"],
+                           allow_headers=["If-None-Match", "Range"], expose_headers=["ETag", "Content-Length"],
+                           max_age=600)
+    app.add_middleware(IsolationHeadersMiddleware, shared_prefixes=shared)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -17,25 +17,44 @@ _ISOLATION_LOWER = {k.lower() for k in ISOLATION_HEADERS}
 
 
 class IsolationHeadersMiddleware:
-    """Adds ``ISOLATION_HEADERS`` to every HTTP response."""
+    """Adds ``ISOLATION_HEADERS`` to every HTTP response; under ``shared_prefixes`` (what other origins
+    may load, when the server is started with ``--cors-origin``) with CORP ``cross-origin``."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, shared_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
+        self.shared_prefixes = shared_prefixes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        values = dict(ISOLATION_HEADERS)
+        if self.shared_prefixes and scope["path"].startswith(self.shared_prefixes):
+            values["Cross-Origin-Resource-Policy"] = "cross-origin"
+        isolation = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in values.items()]
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower()
                            not in _ISOLATION_LOWER]
-                headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in ISOLATION_HEADERS.items()]
-                message["headers"] = headers
+                message["headers"] = headers + isolation
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+class PathScopedMiddleware:
+    """Runs ``middleware`` (an ASGI app wrapping ``app``) for paths under ``prefixes``, ``app`` alone
+    for the others: CORS for the API and the model files only."""
+
+    def __init__(self, app: ASGIApp, middleware: type, prefixes: tuple[str, ...], **options: object) -> None:
+        self.app = app
+        self.scoped = middleware(app, **options)
+        self.prefixes = prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        inside = scope["type"] == "http" and scope["path"].startswith(self.prefixes)
+        await (self.scoped if inside else self.app)(scope, receive, send)
 
 
 class HttpDetailsMiddleware:

@@ -33,6 +33,8 @@ class Settings(BaseModel):
     vendor_dir: Path = Path(".cache/npm/node_modules")  # npm packages of the benchmark's other engines, /vendor/
     kernels_dir: Path | None = None  # default: the installed qnnweb package's wasm/ (served as /kernels/)
     compiled_dir: Path = Path(".cache/compiled")  # .qnn files compiled from the models, by sha256
+    # origins whose pages may fetch /api/* and /models/* (CORS; CORP cross-origin there); none by default
+    cors_origins: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _derive_and_resolve(self) -> "Settings":
@@ -60,14 +62,14 @@ class Settings(BaseModel):
     def from_env(cls, environ: os._Environ[str] | dict[str, str] | None = None, **overrides: object) -> "Settings":
         """Settings from ``QNNWEB_DATA_DIR``, ``QNNWEB_MODELS_DIR``, ``QNNWEB_WHEELS_DIR``,
         ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR``, ``QNNWEB_WEB_DIR``, ``QNNWEB_VENDOR_DIR``,
-        ``QNNWEB_KERNELS_DIR`` and ``QNNWEB_COMPILED_DIR``; keyword
+        ``QNNWEB_KERNELS_DIR``, ``QNNWEB_COMPILED_DIR`` and ``QNNWEB_CORS_ORIGINS`` (space- or comma-separated); keyword
         arguments that are not None win over the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for field in cls.model_fields:
             raw = env.get(f"QNNWEB_{field.upper()}")
             if raw:
-                values[field] = Path(raw)
+                values[field] = tuple(raw.replace(",", " ").split()) if field == "cors_origins" else Path(raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 

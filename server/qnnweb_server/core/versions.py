@@ -56,16 +56,16 @@ class Computed:
                     return self._values[key]
             try:
                 value = compute()
+                if cacheable:  # stored before the key stops running: no second computation starts between
+                    with self._lock:
+                        old = self._latest.get((what, path))
+                        if old is not None and old != key:
+                            self._values.pop(old, None)
+                        self._latest[(what, path)] = key
+                        self._values[key] = value
             finally:
                 with self._lock:
                     self._running.pop(key, None)
-            if cacheable:
-                with self._lock:
-                    old = self._latest.get((what, path))
-                    if old is not None and old != key:
-                        self._values.pop(old, None)
-                    self._latest[(what, path)] = key
-                    self._values[key] = value
             return value
 
 
