@@ -23,15 +23,15 @@ class IsolationHeadersMiddleware:
     def __init__(self, app: ASGIApp, shared_prefixes: tuple[str, ...] = ()) -> None:
         self.app = app
         self.shared_prefixes = shared_prefixes
+        self._local = _raw_headers(ISOLATION_HEADERS)
+        self._shared = _raw_headers(dict(ISOLATION_HEADERS, **{"Cross-Origin-Resource-Policy": "cross-origin"}))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        values = dict(ISOLATION_HEADERS)
-        if self.shared_prefixes and scope["path"].startswith(self.shared_prefixes):
-            values["Cross-Origin-Resource-Policy"] = "cross-origin"
-        isolation = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in values.items()]
+        shared = self.shared_prefixes and scope["path"].startswith(self.shared_prefixes)
+        isolation = self._shared if shared else self._local
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -41,6 +41,10 @@ class IsolationHeadersMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
 
 
 class PathScopedMiddleware:
@@ -78,9 +82,11 @@ class HttpDetailsMiddleware:
         headers = scope["headers"]
         if any(k == b"range" and v.split(b"=", 1)[0].strip().lower() != b"bytes" for k, v in headers):
             scope = dict(scope, headers=[(k, v) for k, v in headers if k != b"range"])
-        if not self._matches(scope):
-            path = scope["path"]
-            if path != "/" and path.endswith("/") and self._matches(dict(scope, path=path.rstrip("/") or "/")):
+        path = scope["path"]
+        slashed = path != "/" and path.endswith("/")
+        # routing is matched here only for the requests these rules can concern (a second match)
+        if (slashed or scope["method"] == "HEAD") and not self._matches(scope):
+            if slashed and self._matches(dict(scope, path=path.rstrip("/") or "/")):
                 await self._redirect(scope, send, path.rstrip("/"))
                 return
             if scope["method"] == "HEAD" and self._matches(dict(scope, method="GET")):

@@ -55,11 +55,12 @@ def not_modified(request: Request, headers: dict[str, str]) -> Response | None:
     return None
 
 
-def serve_version(request: Request, version: FileVersion, media_type: str, cache_control: str) -> Response:
-    """The version's bytes with its sha256 as the strong ETag (or a 304); the version is closed
-    once the response is sent."""
+def serve_version(request: Request, version: FileVersion, media_type: str, cache_control: str,
+                  etag: str | None = None) -> Response:
+    """The version's bytes with ``etag`` (default: its sha256) as the strong ETag, or a 304; the
+    version is closed once the response is sent."""
     try:
-        headers = {"ETag": f'"{version.sha256}"', "Cache-Control": cache_control}
+        headers = {"ETag": f'"{etag or version.sha256}"', "Cache-Control": cache_control}
         cached = not_modified(request, headers)
     except BaseException:
         version.close()

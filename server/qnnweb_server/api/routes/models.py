@@ -8,7 +8,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
 from qnnweb_server.api.deps import DescriberDep, SettingsDep
-from qnnweb_server.api.responses import OpenFileResponse, not_modified, serve_version
+from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import ModelInfo, ModelList
 from qnnweb_server.core import catalog, compiled
 from qnnweb_server.core.versions import open_version
@@ -97,12 +97,7 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
         raise HTTPException(status_code=404, detail="no such model")
     key = found[1]
     cache_control = IMMUTABLE_CACHE_CONTROL if v == key else MODEL_CACHE_CONTROL
-    headers = {"ETag": f'"{key}"', "Cache-Control": cache_control}
-    cached = not_modified(request, headers)
-    if cached is not None:
-        version.close()
-        return cached
-    return OpenFileResponse(version, headers, "application/octet-stream")
+    return serve_version(request, version, "application/octet-stream", cache_control, etag=key)
 
 
 @files_router.head("/{name}", include_in_schema=False)
