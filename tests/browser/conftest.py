@@ -20,9 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+from browser_pages import DATA_DIR, REPO, open_page  # noqa: F401 (open_page: the tests' helper)
 
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
 PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodide"))
 CHROMIUM = Path(os.environ.get("QNNWEB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -102,25 +101,6 @@ def browser():
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
-
-
-def open_page(browser, server_url: str, isolated: bool = True):
-    """A same-origin page without Pyodide (the health check) to import qnnweb.js into; without
-    COOP/COEP when not `isolated`. Returns (context, page, page errors)."""
-    context = browser.new_context()
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    if not isolated:
-        def strip(route):
-            response = route.fetch()
-            headers = {k: v for k, v in response.headers.items() if not k.lower().startswith("cross-origin-")}
-            route.fulfill(response=response, headers=headers)
-
-        page.route("**/api/utils/health-check", strip)
-    page.goto(f"{server_url}/api/utils/health-check")
-    assert page.evaluate("crossOriginIsolated") is isolated
-    return context, page, errors
 
 
 class DemoPage:

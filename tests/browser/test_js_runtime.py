@@ -11,12 +11,10 @@ import zlib
 
 import numpy as np
 import pytest
-
 import qnnweb
+from browser_pages import DATA_DIR, open_page
 from qnnweb.compiled import CompiledModel
 from qnnweb.records import ABI_VERSION
-
-from conftest import DATA_DIR, open_page
 
 MODEL = "efficientnet_lite0_u8s8.onnx"
 RUN_JS = """async ([source, variant, input]) => {

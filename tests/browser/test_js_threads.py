@@ -9,10 +9,8 @@ import urllib.request
 
 import numpy as np
 import pytest
-
 import qnnweb
-
-from conftest import open_page
+from browser_pages import open_page
 
 MODEL = "efficientnet_lite0_u8s8.onnx"
 RUN_JS = """async ([source, options, input, runs]) => {

@@ -1,0 +1,29 @@
+"""What the browser tests import (a module of its own: ``from conftest import`` would pick whichever
+``conftest`` module pytest imported last, e.g. tests/server's)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
+
+
+def open_page(browser, server_url: str, isolated: bool = True):
+    """A same-origin page without Pyodide (the health check) to import qnnweb.js into; without
+    COOP/COEP when not `isolated`. Returns (context, page, page errors)."""
+    context = browser.new_context()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    if not isolated:
+        def strip(route):
+            response = route.fetch()
+            headers = {k: v for k, v in response.headers.items() if not k.lower().startswith("cross-origin-")}
+            route.fulfill(response=response, headers=headers)
+
+        page.route("**/api/utils/health-check", strip)
+    page.goto(f"{server_url}/api/utils/health-check")
+    assert page.evaluate("crossOriginIsolated") is isolated
+    return context, page, errors
