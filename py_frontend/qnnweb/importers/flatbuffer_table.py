@@ -16,6 +16,7 @@ from ..errors import ModelError
 _I32 = struct.Struct("<i").unpack_from
 _U32 = struct.Struct("<I").unpack_from
 _U16 = struct.Struct("<H").unpack_from
+_SLOTS = [struct.Struct(f"<{n}H") for n in range(64)]  # a vtable's first n field offsets, in one call
 
 
 class Table:
@@ -81,11 +82,14 @@ class Table:
 
     def tables(self, slot, what, limit=1 << 26):
         """The tables of a vector of tables."""
+        return [Table(self.bytes, pos) for pos in self.table_positions(slot, what, limit)]
+
+    def table_positions(self, slot, what, limit=1 << 26):
+        """The positions of the tables of a vector of tables."""
         start, n = self._vector(slot)
         _check_count(n, what, limit)
-        buf = self.bytes
-        return [Table(buf, start + 4 * i + offset) for i, offset in
-                enumerate(struct.unpack_from(f"<{n}I", buf, start))] if n else []
+        return [start + 4 * i + offset for i, offset in
+                enumerate(struct.unpack_from(f"<{n}I", self.bytes, start))] if n else []
 
     def string(self, slot):
         start, n = self._vector(slot)
@@ -94,6 +98,45 @@ class Table:
         if start + n > len(self.bytes):
             raise IndexError("a string runs past the end of the buffer")
         return bytes(self.bytes[start:start + n])
+
+
+# The hottest tables (one per tensor) are read without a Table object: ``field_offsets`` reads the
+# vtable in one struct call, and the fields are read at ``pos + offset`` (offset 0: absent).
+
+def field_offsets(buf, pos, count):
+    """The offsets from ``pos`` of the table's first ``count`` fields; 0 where a field is absent."""
+    vtable = pos - _I32(buf, pos)[0]
+    if vtable < 0:
+        raise IndexError(f"vtable at {vtable} outside the buffer")
+    stored = (_U16(buf, vtable)[0] - 4) >> 1
+    if stored >= count:
+        return _SLOTS[count].unpack_from(buf, vtable + 4)
+    return _SLOTS[max(stored, 0)].unpack_from(buf, vtable + 4) + (0,) * (count - max(stored, 0))
+
+
+def vector_at(buf, at):
+    """(start, length) of the vector whose offset is stored at ``at``."""
+    start = at + _U32(buf, at)[0]
+    return start + 4, _U32(buf, start)[0]
+
+
+def scalars_at(buf, at, fmt, what, limit=1 << 26):
+    """The vector of scalars whose offset is stored at ``at``."""
+    start, n = vector_at(buf, at)
+    _check_count(n, what, limit)
+    return struct.unpack_from(f"<{n}{fmt}", buf, start) if n else ()
+
+
+def string_at(buf, at):
+    start, n = vector_at(buf, at)
+    if start + n > len(buf):
+        raise IndexError("a string runs past the end of the buffer")
+    return bytes(buf[start:start + n])
+
+
+def table_at(buf, at):
+    """Position of the sub-table whose offset is stored at ``at``."""
+    return at + _U32(buf, at)[0]
 
 
 def _check_count(n, what, limit):

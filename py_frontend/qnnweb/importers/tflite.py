@@ -29,9 +29,13 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
 from . import shape_folding as folding
-from .flatbuffer_table import Table
+from .flatbuffer_table import Table, field_offsets, scalars_at, string_at, table_at
 from .shape_folding import FoldError
 
+_I8 = struct.Struct("<b").unpack_from
+_U8 = struct.Struct("<B").unpack_from
+_I32 = struct.Struct("<i").unpack_from
+_U32 = struct.Struct("<I").unpack_from
 OP_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {v: k.lower() for k, v in vars(TensorType).items() if not k.startswith("_")}
 ACTIVATIONS = {v: k for k, v in vars(ActivationFunctionType).items() if not k.startswith("_")}
@@ -54,9 +58,9 @@ def import_tflite(data, input_shapes=None):
 MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, MODEL_BUFFERS = 6, 8, 12
 SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = 4, 6, 8, 10
 CODE_DEPRECATED_BUILTIN, CODE_BUILTIN = 4, 10
-TENSOR_SHAPE, TENSOR_TYPE, TENSOR_BUFFER, TENSOR_NAME, TENSOR_QUANTIZATION = 4, 6, 8, 10, 12
-QUANTIZATION_SCALE, QUANTIZATION_ZERO_POINT, QUANTIZATION_DIMENSION = 8, 10, 16
-OPERATOR_OPCODE, OPERATOR_INPUTS, OPERATOR_OUTPUTS, OPERATOR_OPTIONS_TYPE, OPERATOR_OPTIONS = 4, 6, 8, 10, 12
+TENSOR_FIELDS = 5            # shape, type, buffer, name, quantization (what _tensor reads)
+QUANTIZATION_FIELDS = 7      # min, max, scale, zero_point, details_type, details, quantized_dimension
+OPERATOR_FIELDS = 5          # opcode_index, inputs, outputs, builtin_options_type, builtin_options
 BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = 4, 6, 8
 
 
@@ -69,19 +73,28 @@ def _read(data, input_shapes):
     subgraph = subgraphs[0]
     opcodes = [_builtin_code(code) for code in model.tables(MODEL_OPERATOR_CODES, "operator code")]
     buffers = model.tables(MODEL_BUFFERS, "buffer")
-    tensors = [_tensor(t, i, buffers, buf) for i, t in enumerate(subgraph.tables(SUBGRAPH_TENSORS, "tensor"))]
+    tensors = [_tensor(buf, pos, i, buffers)
+               for i, pos in enumerate(subgraph.table_positions(SUBGRAPH_TENSORS, "tensor"))]
     ops = []
-    for i, op in enumerate(subgraph.tables(SUBGRAPH_OPERATORS, "operator")):
-        code_index = op.scalar(OPERATOR_OPCODE, "<I")
+    n_tensors = len(tensors)
+    for i, pos in enumerate(subgraph.table_positions(SUBGRAPH_OPERATORS, "operator")):
+        code_at, inputs_at, outputs_at, options_type_at, options_at = field_offsets(buf, pos, OPERATOR_FIELDS)
+        code_index = _U32(buf, pos + code_at)[0] if code_at else 0
         if code_index >= len(opcodes):
             raise ModelError(f"corrupt TFLite flatbuffer: op {i} has opcode index {code_index}")
         op_type = OP_NAMES.get(opcodes[code_index], f"BUILTIN_{opcodes[code_index]}")
-        inputs = list(op.scalars(OPERATOR_INPUTS, "i", "op input"))
-        outputs = list(op.scalars(OPERATOR_OUTPUTS, "i", "op output"))
+        inputs = list(scalars_at(buf, pos + inputs_at, "i", "op input")) if inputs_at else []
+        outputs = list(scalars_at(buf, pos + outputs_at, "i", "op output")) if outputs_at else []
         for t in inputs + outputs:
-            if t >= len(tensors) or t < -1:
+            if t >= n_tensors or t < -1:
                 raise ModelError(f"corrupt TFLite flatbuffer: op {i} refers to tensor {t}")
-        ops.append(Op(i, op_type, inputs, outputs, _options(op, op_type, tensors, inputs)))
+        options = {}
+        if op_type in OPTIONS:
+            options_class, options_type, read = OPTIONS[op_type]
+            stored_type = _U8(buf, pos + options_type_at)[0] if options_type_at else 0
+            table = Table(buf, table_at(buf, pos + options_at)) if options_at and stored_type == options_type else None
+            options = read(_options_reader(options_class, table), tensors, inputs)
+        ops.append(Op(i, op_type, inputs, outputs, options))
 
     graph_inputs = list(subgraph.scalars(SUBGRAPH_INPUTS, "i", "input"))
     graph_outputs = list(subgraph.scalars(SUBGRAPH_OUTPUTS, "i", "output"))
@@ -128,8 +141,11 @@ def _builtin_code(code):
     return max(code.scalar(CODE_BUILTIN, "<i"), code.scalar(CODE_DEPRECATED_BUILTIN, "<b"))
 
 
-def _tensor(t, index, buffers, buf):
-    shape = t.scalars(TENSOR_SHAPE, "i", "shape", 8)
+def _tensor(buf, pos, index, buffers):
+    """The tensor table at ``pos``, read field by field at the vtable's offsets (the hottest reader: one
+    call per tensor)."""
+    shape_at, type_at, buffer_at, name_at, quantization_at = field_offsets(buf, pos, TENSOR_FIELDS)
+    shape = scalars_at(buf, pos + shape_at, "i", "shape", 8) if shape_at else ()
     elements = 1
     for d in shape:
         if d < 0:
@@ -138,19 +154,20 @@ def _tensor(t, index, buffers, buf):
         elements *= d
     if elements > 1 << 30:
         raise ModelError(f"tensor {index} has {elements} elements: too large for WebAssembly memory")
-    type_code = t.scalar(TENSOR_TYPE, "<b")
+    type_code = _I8(buf, pos + type_at)[0] if type_at else 0
     type_name = TYPE_NAMES.get(type_code, f"type{type_code}")
     dtype = DTYPES.get(type_name, type_name)
-    name = t.string(TENSOR_NAME)
+    name = string_at(buf, pos + name_at) if name_at else None
     name = name.decode("utf-8", "replace") if name else f"tensor{index}"
     scale, zero_point, axis = (), (), 0
-    q = t.table(TENSOR_QUANTIZATION)
-    if q is not None:
-        scale = q.scalars(QUANTIZATION_SCALE, "f", "scale")
+    if quantization_at:
+        q = table_at(buf, pos + quantization_at)
+        _, _, scale_at, zero_point_at, _, _, dimension_at = field_offsets(buf, q, QUANTIZATION_FIELDS)
+        scale = scalars_at(buf, q + scale_at, "f", "scale") if scale_at else ()
         if scale:
-            zero_point = q.scalars(QUANTIZATION_ZERO_POINT, "q", "zero point")
-            axis = q.scalar(QUANTIZATION_DIMENSION, "<i")
-    data = _buffer_data(buffers, t.scalar(TENSOR_BUFFER, "<I"), buf)
+            zero_point = scalars_at(buf, q + zero_point_at, "q", "zero point") if zero_point_at else ()
+            axis = _I32(buf, q + dimension_at)[0] if dimension_at else 0
+    data = _buffer_data(buffers, _U32(buf, pos + buffer_at)[0], buf) if buffer_at else None
     return Tensor(index, name, shape, dtype, scale, zero_point, axis, data)
 
 
@@ -176,11 +193,10 @@ def _buffer_data(buffers, buffer_index, buf):
 EMPTY_TABLE = Table(struct.pack("<HHi", 4, 4, 4), 4)
 
 
-def _table(op, options_class, options_type):
-    """The op's options as ``options_class``; an absent table, or one of another type, reads as the
-    schema's defaults, as TFLite's own parser does (``builtin_options_as_X()`` is null -> defaults)."""
+def _options_reader(options_class, table):
+    """The op's options table read by ``options_class``; an absent table, or one of another type, reads
+    as the schema's defaults, as TFLite's own parser does (``builtin_options_as_X()`` is null -> defaults)."""
     options = options_class()
-    table = op.table(OPERATOR_OPTIONS) if op.scalar(OPERATOR_OPTIONS_TYPE, "<B") == options_type else None
     options._tab = table or EMPTY_TABLE  # the generated accessors read through it (Offset, Get, Pos)
     return options
 
@@ -248,13 +264,6 @@ OPTIONS = {
     "GATHER": (GatherOptions, BuiltinOptions.GatherOptions,
                lambda o, t, i: {"axis": o.Axis(), "batch_dims": o.BatchDims()}),
 }
-
-
-def _options(op, op_type, tensors, inputs):
-    if op_type not in OPTIONS:
-        return {}
-    options_class, options_type, read = OPTIONS[op_type]
-    return read(_table(op, options_class, options_type), tensors, inputs)
 
 
 # ---------------------------------------------------------------- shape arithmetic folded at import
