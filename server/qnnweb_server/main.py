@@ -23,9 +23,11 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from qnnweb_server.api.main import api_router, files_router
+from qnnweb_server.core import store
 from qnnweb_server.core.config import Settings, get_settings
 from qnnweb_server.middleware import (
     ISOLATION_HEADERS,
+    AccessLogMiddleware,
     HttpDetailsMiddleware,
     IsolationHeadersMiddleware,
     PathScopedMiddleware,
@@ -128,6 +130,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.settings = settings
+    stale = store.remove_stale_uploads(settings.models_dir)  # left by a server killed mid-upload
+    if stale:
+        log.info("removed %d unfinished upload(s): %s", len(stale), ", ".join(stale))
     app.dependency_overrides[get_settings] = lambda: settings
     app.router.redirect_slashes = False  # HttpDetailsMiddleware redirects, without trusting Host
     app.add_middleware(HttpDetailsMiddleware, router=app.router)
@@ -138,6 +143,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                            allow_headers=["If-None-Match", "Range"], expose_headers=["ETag", "Content-Length"],
                            max_age=600)
     app.add_middleware(IsolationHeadersMiddleware, shared_prefixes=shared)
+    if settings.access_log == "json":
+        app.add_middleware(AccessLogMiddleware)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -3,6 +3,9 @@ and the HTTP details routing leaves out (HEAD on GET routes, unknown Range units
 
 from __future__ import annotations
 
+import json
+import logging
+import time
 from urllib.parse import quote
 
 from starlette.routing import Match, Router
@@ -113,3 +116,45 @@ def _headers_only(send: Send) -> Send:
         await send(message)
 
     return send_headers_only
+
+
+access_log = logging.getLogger("qnnweb_server.access")
+
+
+class AccessLogMiddleware:
+    """One JSON object per request on the ``qnnweb_server.access`` logger (``--access-log json``):
+    time, client, method, path, query, status, bytes sent, duration in ms, user agent."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start, status, sent = time.perf_counter(), 0, 0
+
+        async def counting_send(message: Message) -> None:
+            nonlocal status, sent
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                sent += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, receive, counting_send)
+        finally:
+            headers = dict(scope.get("headers", []))
+            client = scope.get("client")
+            access_log.info("%s", json.dumps({
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "client": client[0] if client else None,
+                "method": scope["method"],
+                "path": scope.get("root_path", "") + scope["path"],
+                "query": scope.get("query_string", b"").decode("latin-1") or None,
+                "status": status or 500,  # no response started: the connection broke or the app failed
+                "bytes": sent,
+                "ms": round((time.perf_counter() - start) * 1000, 2),
+                "user_agent": headers.get(b"user-agent", b"").decode("latin-1") or None,
+            }))

@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import uvicorn
 from qnnweb_server import Settings
 from qnnweb_server.core.versions import RACY_NS
 
@@ -108,3 +109,21 @@ def make_folders(tmp_path: Path) -> Settings:
 def settle() -> None:
     """Wait until files written just now are old enough to be cached (``versions.RACY_NS``)."""
     time.sleep(2 * RACY_NS / 1e9)
+
+
+class Server:
+    """uvicorn on a free loopback port, in a thread."""
+
+    def __init__(self, app) -> None:
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> int:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return self.server.servers[0].sockets[0].getsockname()[1]
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)

@@ -13,12 +13,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core import catalog
-from server_folders import GOOD, FakeDescriber, settle
+from server_folders import GOOD, FakeDescriber, Server, settle
 
 
 def no_path_in(text: str, folders: Settings) -> None:
@@ -136,24 +135,6 @@ def test_a_warm_listing_of_1000_models_reads_no_folder_and_parses_nothing(folder
 
 
 # ---------------------------------------------------------------- a loopback load test while models change
-
-
-class Server:
-    """uvicorn on a free loopback port, in a thread."""
-
-    def __init__(self, app) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> int:
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.01)
-        return self.server.servers[0].sockets[0].getsockname()[1]
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 def test_requests_while_models_are_replaced_and_deleted(folders: Settings) -> None:

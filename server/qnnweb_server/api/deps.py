@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Annotated, Any
 
-from fastapi import Depends
+from fastapi import Depends, HTTPException
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from qnnweb_server.core.catalog import Describer
 from qnnweb_server.core.config import Settings, get_settings
@@ -24,3 +26,22 @@ def get_describer() -> Describer:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DescriberDep = Annotated[Describer, Depends(get_describer)]
+
+
+_bearer = HTTPBearer(auto_error=False, description="the server's upload token (--upload-token)")
+
+
+def require_writer(settings: SettingsDep,
+                   credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
+    """Changes to the models folder need ``Authorization: Bearer <the upload token>``: 403 when the
+    server has no token (read-only), 401 without the right one (compared in constant time)."""
+    if settings.upload_token is None:
+        raise HTTPException(status_code=403, detail="uploads are disabled: start the server with --upload-token "
+                            "(or QNNWEB_UPLOAD_TOKEN)")
+    expected = settings.upload_token.get_secret_value().encode()
+    if credentials is None or not secrets.compare_digest(credentials.credentials.encode(), expected):
+        raise HTTPException(status_code=401, detail="a valid bearer token is needed",
+                            headers={"WWW-Authenticate": "Bearer"})
+
+
+WriterDep = Depends(require_writer)

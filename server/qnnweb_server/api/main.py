@@ -2,10 +2,11 @@
 
 from fastapi import APIRouter
 
-from qnnweb_server.api.routes import models, samples, utils, wheels
+from qnnweb_server.api.routes import models, samples, uploads, utils, wheels
 
 api_router = APIRouter(prefix="/api")
 api_router.include_router(models.router)
+api_router.include_router(uploads.router)
 api_router.include_router(wheels.router)
 api_router.include_router(samples.router)
 api_router.include_router(utils.router)

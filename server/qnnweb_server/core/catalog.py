@@ -25,7 +25,8 @@ from qnnweb_server.core.versions import (
     settled,
 )
 
-MODEL_SUFFIXES = {".tflite": "tflite", ".onnx": "onnx"}
+MODEL_SUFFIXES = {".tflite": "tflite", ".onnx": "onnx", ".qnn": "qnn"}  # .qnn: compiled by qnnweb.compile
+MAX_NAME_BYTES = 200
 SAMPLE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"}
 
 Describer = Callable[[bytes], dict[str, Any]]
@@ -84,6 +85,18 @@ def safe_file(folder: Path, name: str, suffixes: set[str] | dict[str, str]) -> P
 def is_plain_name(name: str) -> bool:
     """A file name alone: no folder part, no NUL."""
     return bool(name) and not any(c in name for c in "/\\\x00")
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the file name of an uploaded model, or None."""
+    suffix = os.path.splitext(name)[1].lower()
+    if not is_plain_name(name) or name.startswith(".") or any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return f"{name!r} is not a plain file name (no folders, no leading dot, no control characters)"
+    if suffix not in MODEL_SUFFIXES or name[: -len(suffix)] == "":
+        return f"{name!r}: a model's name ends with {', '.join(MODEL_SUFFIXES)}"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"the name is longer than {MAX_NAME_BYTES} bytes"
+    return None
 
 
 # ---- models -------------------------------------------------------------------------------
@@ -197,7 +210,9 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any] | None
         errors.append(desc["error"])
         rec.update({"inputs": [], "outputs": [], "ops": []})
     else:
-        rec.update({k: v for k, v in desc.items() if v is not None})
+        # what the parser found (a file may hold another format than its suffix says), except for a
+        # compiled model, which describes the model it was compiled from
+        rec.update({k: v for k, v in desc.items() if v is not None and not (k == "format" and model.format == "qnn")})
     if side_err:
         errors.append(side_err)
     for key in ("labels", "description", "source", "preprocess", "output"):

@@ -18,6 +18,12 @@ from urllib.parse import quote
 from qnnweb_server.core import catalog
 from qnnweb_server.core.versions import FileVersion, open_version
 
+COMPILED_MAGIC = b"QNNW"  # qnnweb.compiled.MAGIC: the first bytes of a .qnn file
+
+
+def is_compiled_model(data: bytes) -> bool:
+    return data[:4] == COMPILED_MAGIC
+
 
 class CompileError(ValueError):
     """The model cannot be compiled (unsupported, corrupt): the message says why."""
@@ -55,6 +61,8 @@ def cache_key(version: FileVersion, metadata: dict) -> str:
 def compiled_url(model: catalog.ModelFile, version: FileVersion, metadata: dict) -> str:
     """The URL of the compiled model, versioned by its key: a page that got it from the listing can
     cache the file for good (the response is `immutable` when `v` is the current key)."""
+    if model.format == "qnn":  # compiled already: the file itself
+        return f"/models/{quote(model.file, safe='')}?v={version.sha256}"
     url = f"/models/{quote(model.file, safe='')}.qnn"
     try:
         return f"{url}?v={cache_key(version, metadata)}"
@@ -106,6 +114,8 @@ def precompile_all(settings) -> dict[str, str | None]:
     background at start-up): {file: None, or why it cannot be compiled}."""
     outcome: dict[str, str | None] = {}
     for model in catalog.list_models(settings.models_dir):
+        if model.format == "qnn":
+            continue
         try:
             outcome[model.file] = None if compiled_path(model, settings.compiled_dir) else "the model is gone"
         except (CompileError, OSError) as exc:

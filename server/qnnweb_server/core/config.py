@@ -12,8 +12,9 @@ import os
 from functools import lru_cache
 from importlib import util
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 # server/qnnweb_server/core/config.py -> repo root is parents[3]
 _SOURCE_WEB_DIR = Path(__file__).resolve().parents[3] / "web"
@@ -35,9 +36,13 @@ class Settings(BaseModel):
     compiled_dir: Path = Path(".cache/compiled")  # .qnn files compiled from the models, by sha256
     # origins whose pages may fetch /api/* and /models/* (CORS; CORP cross-origin there); none by default
     cors_origins: tuple[str, ...] = ()
+    # the bearer token of PUT / DELETE /api/models/...; None: the models folder is read-only (403)
+    upload_token: SecretStr | None = None
+    max_upload_mb: float = Field(64, gt=0)  # larger uploads are refused (413)
+    access_log: Literal["text", "json", "off"] = "text"  # text: uvicorn's lines; json: AccessLogMiddleware
 
     @model_validator(mode="after")
-    def _derive_and_resolve(self) -> "Settings":
+    def _derive_and_resolve(self) -> Settings:
         # frozen model: fill derived fields through object.__setattr__ during validation
         data = self.data_dir.expanduser().resolve()
         web = self.web_dir
@@ -59,19 +64,40 @@ class Settings(BaseModel):
         return self
 
     @classmethod
-    def from_env(cls, environ: os._Environ[str] | dict[str, str] | None = None, **overrides: object) -> "Settings":
+    def from_env(cls, environ: os._Environ[str] | dict[str, str] | None = None, **overrides: object) -> Settings:
         """Settings from ``QNNWEB_DATA_DIR``, ``QNNWEB_MODELS_DIR``, ``QNNWEB_WHEELS_DIR``,
         ``QNNWEB_SAMPLES_DIR``, ``QNNWEB_PYODIDE_DIR``, ``QNNWEB_WEB_DIR``, ``QNNWEB_VENDOR_DIR``,
-        ``QNNWEB_KERNELS_DIR``, ``QNNWEB_COMPILED_DIR`` and ``QNNWEB_CORS_ORIGINS`` (space- or comma-separated); keyword
-        arguments that are not None win over the environment."""
+        ``QNNWEB_KERNELS_DIR``, ``QNNWEB_COMPILED_DIR``, ``QNNWEB_CORS_ORIGINS`` (space- or comma-separated),
+        ``QNNWEB_UPLOAD_TOKEN``, ``QNNWEB_MAX_UPLOAD_MB`` and ``QNNWEB_ACCESS_LOG``; keyword arguments that are not None win over
+        the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
         for field in cls.model_fields:
             raw = env.get(f"QNNWEB_{field.upper()}")
             if raw:
-                values[field] = tuple(raw.replace(",", " ").split()) if field == "cors_origins" else Path(raw)
+                if field == "cors_origins":
+                    values[field] = tuple(raw.replace(",", " ").split())
+                elif field in ("upload_token", "max_upload_mb", "access_log"):
+                    values[field] = raw  # pydantic converts (and validates) these
+                else:
+                    values[field] = Path(raw)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
+
+    def to_env(self) -> dict[str, str]:
+        """These settings as the QNNWEB_* variables ``from_env`` reads: how ``--workers`` processes,
+        which build their app with ``create_app()``, get the command line's settings."""
+        env = {}
+        for field in type(self).model_fields:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if field == "cors_origins":
+                value = " ".join(value)
+            elif field == "upload_token":
+                value = value.get_secret_value()
+            env[f"QNNWEB_{field.upper()}"] = str(value)
+        return env
 
 
 def _package_kernels_dir() -> Path:

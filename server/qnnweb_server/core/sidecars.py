@@ -42,16 +42,24 @@ def parse(version: FileVersion) -> tuple[dict[str, Any], str | None]:
 
 
 def _parse(version: FileVersion) -> tuple[dict[str, Any], str | None]:
-    name = version.path.name
+    data, why = _validated(version.read())
+    return (data, None) if why is None else ({}, f"sidecar {version.path.name}: {why}")
+
+
+def problem(raw: bytes) -> str | None:
+    """Why ``raw`` is not a valid sidecar, or None (what an upload of one is checked with)."""
+    return _validated(raw)[1]
+
+
+def _validated(raw: bytes) -> tuple[dict[str, Any], str | None]:
     try:
-        data = json.loads(version.read().decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        return {}, f"sidecar {name}: not JSON ({exc})"
+        return {}, f"not JSON ({exc})"
     if not isinstance(data, dict):
-        return {}, f"sidecar {name}: the top level is not an object"
+        return {}, "the top level is not an object"
     try:
         Sidecar.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sidecar'}: {e['msg']}" for e in exc.errors())
-        return {}, f"sidecar {name}: {problems}"
+        return {}, "; ".join(f"{'.'.join(map(str, e['loc'])) or 'sidecar'}: {e['msg']}" for e in exc.errors())
     return data, None

@@ -85,6 +85,13 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
     `/models/x.onnx.qnn` or `/models/x.qnn`. Compiled once per model version, then served from disk;
     the ETag changes with the model, its sidecar and the qnnweb frontend. With `v` equal to that
     ETag (the listing's `compiled_url` has it) the response may be cached for good (`immutable`)."""
+    own = catalog.find_model(settings.models_dir, f"{name}.qnn")
+    if own is not None and own.format == "qnn":  # a model uploaded compiled: the file itself
+        version = open_version(own.path)
+        if version is None:
+            raise HTTPException(status_code=404, detail="no such model")
+        cache_control = IMMUTABLE_CACHE_CONTROL if v == version.sha256 else MODEL_CACHE_CONTROL
+        return serve_version(request, version, "application/octet-stream", cache_control)
     model = catalog.find_model(settings.models_dir, name)
     if model is None:
         raise HTTPException(status_code=404, detail="no such model")
