@@ -416,9 +416,15 @@ build_pyodide_bytecode() {
   mv "$stdlib.tmp" "$stdlib"
 }
 
+# .br / .gz siblings of Pyodide's files, which the server sends by Accept-Encoding (made once: ~30 s)
+build_compress() {
+  log "pre-compressed siblings in $PYODIDE_DIR"
+  "$PY" -m qnnweb_server.precompress "$PYODIDE_DIR"
+}
+
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel pyodide-bytecode)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel pyodide-bytecode compress)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -428,7 +434,8 @@ cmd_build() {
       kernels) build_kernels ;;
       wheel) build_wheel ;;
       pyodide-bytecode) build_pyodide_bytecode ;;
-      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel, pyodide-bytecode)" ;;
+      compress) build_compress ;;
+      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

@@ -17,6 +17,7 @@
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
+const API_URL = new URL("../api/", import.meta.url).href; // this module is /static/app.js, under any prefix
 const DEFAULT_MODEL = "efficientnet_lite0_u8s8";
 // Shown first, in this order (the rest of /api/samples follows).
 const PREFERRED_SAMPLES = ["chelsea.png", "coffee.png", "astronaut.png", "grace_hopper.jpg", "dog.jpg"];
@@ -158,13 +159,13 @@ function workerClient(url) {
   };
 }
 
-const inference = workerClient("/static/workers/inference.js");
+const inference = workerClient(new URL("workers/inference.js", import.meta.url));
 const infer = async (message, transfer) => (await inference.call(message, transfer)).result;
 
 // Python starts at once, in its own worker; runPython waits for it.
 let python = null;
 const pythonReady = new Promise((resolve, reject) => {
-  python = workerClient("/static/workers/python.js");
+  python = workerClient(new URL("workers/python.js", import.meta.url));
   python.worker.addEventListener("message", ({ data }) => {
     if (data.type === "ready") resolve(data.version);
     if (data.type === "failed") reject(new Error(data.error));
@@ -192,7 +193,7 @@ function watchPython() {
       status.textContent = `Python did not start: ${err.message}`;
     },
   );
-  fetch("/static/examples/classify.py").then((r) => r.text()).then((text) => {
+  fetch(new URL("examples/classify.py", import.meta.url)).then((r) => r.text()).then((text) => {
     if (!$("python-source").value) $("python-source").value = text;
   });
   $("python-run").addEventListener("click", async () => {
@@ -241,7 +242,7 @@ function kb(bytes) {
 }
 
 async function loadLists() {
-  const [{ models }, { samples }] = await Promise.all([fetchJSON("/api/models"), fetchJSON("/api/samples")]);
+  const [{ models }, { samples }] = await Promise.all([fetchJSON(API_URL + "models"), fetchJSON(API_URL + "samples")]);
   for (const m of models) page.models.set(m.name, m);
   fillSelect(
     $("model-select"),

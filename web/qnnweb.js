@@ -45,7 +45,7 @@ export function supportedVariants() {
 }
 
 export function defaultKernelsURL() {
-  return new URL("/kernels/", import.meta.url).href;
+  return new URL("../kernels/", import.meta.url).href; // this module is /static/qnnweb.js (under any prefix)
 }
 
 const modules = new Map(); // url -> Promise<WebAssembly.Module>: compiled once per page

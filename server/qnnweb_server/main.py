@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 import mimetypes
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.openapi.docs import (
     get_redoc_html,
     get_swagger_ui_html,
@@ -19,8 +20,6 @@ from fastapi.openapi.docs import (
 )
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.responses import Response
-from starlette.types import Scope
 
 from qnnweb_server.api.main import api_router, files_router
 from qnnweb_server.core import store
@@ -32,8 +31,10 @@ from qnnweb_server.middleware import (
     IsolationHeadersMiddleware,
     PathScopedMiddleware,
 )
+from qnnweb_server.static import IMMUTABLE, StaticDir, pyodide_version
 
 log = logging.getLogger("qnnweb_server")
+COMPRESSED_PREFIXES = ("/api/", "/static/", "/kernels/", "/openapi.json", "/docs", "/redoc")
 
 # Whatever /etc/mime.types says: browsers need these for instantiateStreaming and ES modules.
 for _type, _ext in [
@@ -52,24 +53,6 @@ for _type, _ext in [
     mimetypes.add_type(_type, _ext)
 
 
-class StaticDir(StaticFiles):
-    """StaticFiles whose folder may appear after start-up (a missing folder is a 404), and which never
-    serves a dotfile or anything in a dot-folder (``.git``, editors' and tools' leftovers)."""
-
-    def __init__(self, directory: Path) -> None:
-        super().__init__(directory=directory, check_dir=False)
-
-    async def check_config(self) -> None:
-        if self.directory is None or not Path(self.directory).is_dir():
-            raise HTTPException(status_code=404, detail="not built yet: run ./build.sh setup && ./build.sh build")
-        await super().check_config()
-
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        if any(part.startswith(".") for part in PurePosixPath(path).parts):
-            raise HTTPException(status_code=404, detail="Not Found")
-        return await super().get_response(path, scope)
-
-
 def _add_offline_docs(app: FastAPI) -> None:
     """/docs and /redoc from JS/CSS that ship in the ``fastapi-offline`` wheel (FastAPI's
     "self-hosting JavaScript and CSS for docs" recipe): no CDN, and same-origin under COEP."""
@@ -84,19 +67,20 @@ def _add_offline_docs(app: FastAPI) -> None:
         app.mount("/static-docs", StaticFiles(directory=static), name="static-docs")
 
     @app.get("/docs", include_in_schema=False)
-    async def swagger_ui_html() -> HTMLResponse:
+    async def swagger_ui_html(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
         if static is None:
             return HTMLResponse(
                 '<p>Swagger UI needs the <code>fastapi-offline</code> package. '
-                'The schema is at <a href="/openapi.json">/openapi.json</a>.</p>'
+                f'The schema is at <a href="{root}/openapi.json">/openapi.json</a>.</p>'
             )
         return get_swagger_ui_html(
-            openapi_url=app.openapi_url,
+            openapi_url=root + app.openapi_url,
             title=f"{app.title} - Swagger UI",
-            oauth2_redirect_url=app.swagger_ui_oauth2_redirect_url,
-            swagger_js_url="/static-docs/swagger-ui-bundle.js",
-            swagger_css_url="/static-docs/swagger-ui.css",
-            swagger_favicon_url="/static-docs/favicon.png",
+            oauth2_redirect_url=root + app.swagger_ui_oauth2_redirect_url,
+            swagger_js_url=f"{root}/static-docs/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}/static-docs/swagger-ui.css",
+            swagger_favicon_url=f"{root}/static-docs/favicon.png",
         )
 
     @app.get(app.swagger_ui_oauth2_redirect_url, include_in_schema=False)
@@ -104,14 +88,15 @@ def _add_offline_docs(app: FastAPI) -> None:
         return get_swagger_ui_oauth2_redirect_html()
 
     @app.get("/redoc", include_in_schema=False)
-    async def redoc_html() -> HTMLResponse:
+    async def redoc_html(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
         if static is None:
-            return RedirectResponse("/docs")
+            return RedirectResponse(f"{root}/docs")
         return get_redoc_html(
-            openapi_url=app.openapi_url,
+            openapi_url=root + app.openapi_url,
             title=f"{app.title} - ReDoc",
-            redoc_js_url="/static-docs/redoc.standalone.js",
-            redoc_favicon_url="/static-docs/favicon.png",
+            redoc_js_url=f"{root}/static-docs/redoc.standalone.js",
+            redoc_favicon_url=f"{root}/static-docs/favicon.png",
             with_google_fonts=False,
         )
 
@@ -136,6 +121,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     app.router.redirect_slashes = False  # HttpDetailsMiddleware redirects, without trusting Host
     app.add_middleware(HttpDetailsMiddleware, router=app.router)
+    # compressed on the fly: the API's JSON, the page's scripts, the kernels (a file with a pre-compressed
+    # sibling, e.g. Pyodide's, is sent as that instead; models and wheels are not worth it)
+    app.add_middleware(PathScopedMiddleware, middleware=GZipMiddleware, prefixes=COMPRESSED_PREFIXES,
+                       minimum_size=1024, compresslevel=6)
     shared = ("/api/", "/models/") if settings.cors_origins else ()
     if settings.cors_origins:  # other sites may load the hosted models (opt-in: --cors-origin)
         app.add_middleware(PathScopedMiddleware, middleware=CORSMiddleware, prefixes=shared,
@@ -165,14 +154,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return FileResponse(page, media_type="text/html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/favicon.ico", include_in_schema=False)
-    def favicon() -> RedirectResponse:
-        return RedirectResponse("/static/favicon.svg")
+    def favicon(request: Request) -> RedirectResponse:
+        return RedirectResponse(request.scope.get("root_path", "") + "/static/favicon.svg")
 
     app.mount("/static", StaticDir(settings.web_dir), name="static")
+    # Pyodide under its version (what web/pyodide-start.js loads): those URLs never change their bytes
+    version = pyodide_version(settings.pyodide_dir)
+    if version is not None:
+        app.mount(f"/pyodide/{version}", StaticDir(settings.pyodide_dir, IMMUTABLE), name="pyodide-versioned")
     app.mount("/pyodide", StaticDir(settings.pyodide_dir), name="pyodide")
     app.mount("/samples", StaticDir(settings.samples_dir), name="samples")
     # npm packages of the benchmark's other engines (LiteRT.js, onnxruntime-web): ./build.sh setup
     app.mount("/vendor", StaticDir(settings.vendor_dir), name="vendor")
-    # the kernel modules web/qnnweb.js instantiates (ETag / Last-Modified, so revisits get 304s)
+    # the kernel modules web/qnnweb.js instantiates (revalidated: a rebuild keeps their names)
     app.mount("/kernels", StaticDir(settings.kernels_dir), name="kernels")
     return app

@@ -65,20 +65,23 @@ def demo_folders(tmp_path_factory) -> dict[str, Path]:
             "compiled": tmp_path_factory.mktemp("compiled")}
 
 
-@pytest.fixture(scope="session")
-def server_url(demo_folders) -> str:
-    import uvicorn
+def _demo_settings(demo_folders):
+    from qnnweb_server import Settings
 
-    from qnnweb_server import Settings, create_app
-
-    settings = Settings(
+    return Settings(
         data_dir=demo_folders["data"], models_dir=demo_folders["models"], pyodide_dir=demo_folders["pyodide"],
         wheels_dir=os.environ.get("QNNWEB_WHEELS_DIR") or None, compiled_dir=demo_folders["compiled"],
     )
+
+
+def _serve(app, path: str = ""):
+    """uvicorn serving ``app`` on a free loopback port in a thread; yields its URL (+ ``path``)."""
+    import uvicorn
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="qnnweb-test-server", daemon=True)
     thread.start()
@@ -87,9 +90,30 @@ def server_url(demo_folders) -> str:
         if not thread.is_alive() or time.monotonic() > deadline:
             pytest.fail("the qnnweb test server did not start", pytrace=False)
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    yield f"http://127.0.0.1:{port}{path}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server_url(demo_folders) -> str:
+    from qnnweb_server import create_app
+
+    yield from _serve(create_app(_demo_settings(demo_folders)))
+
+
+PREFIX = "/hosted/qnnweb"
+
+
+@pytest.fixture(scope="session")
+def prefixed_server_url(demo_folders) -> str:
+    """The server as a reverse proxy serving it under PREFIX shows it (``--root-path``): mounted under
+    PREFIX, the app gets the same ``root_path`` and the paths after it."""
+    from qnnweb_server import create_app
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    yield from _serve(Starlette(routes=[Mount(PREFIX, app=create_app(_demo_settings(demo_folders)))]), PREFIX)
 
 
 @pytest.fixture(scope="session")
@@ -200,6 +224,14 @@ def open_demo(browser, server_url):
     yield open_
     for context in pages:
         context.close()
+
+
+@pytest.fixture
+def open_prefixed_demo(browser, prefixed_server_url):
+    """open_prefixed_demo(query) -> a DemoPage of the server under PREFIX, ready."""
+    context = browser.new_context()
+    yield lambda query="": DemoPage(context.new_page(), prefixed_server_url).open(query)
+    context.close()
 
 
 @pytest.fixture(scope="session")

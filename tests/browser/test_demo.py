@@ -167,3 +167,17 @@ def test_first_result_without_python_and_without_long_tasks(browser, server_url)
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_the_demo_works_under_a_path_prefix(open_prefixed_demo) -> None:
+    """Behind a proxy that serves qnnweb under a path prefix: the page, its workers, the kernels, the
+    compiled model, Pyodide, the wheels and the Python example all load from under the prefix (a
+    request outside it would fail behind such a proxy), and give the answers they give at the root."""
+    demo = open_prefixed_demo("?variant=simd128")
+    assert demo.run("visual_wake_words", "grace_hopper.jpg") == "done", demo.error_text()
+    assert demo.results()[0][0] == "person"
+    source = demo.page.evaluate("fetch('static/examples/classify.py').then(r => r.text())")
+    out = demo.run_python(source)
+    assert "top-5 for coffee.png:" in out and "1. espresso" in out, out
+    assert demo.foreign_requests == [], demo.foreign_requests
+    assert demo.console_errors == [], demo.console_errors

@@ -322,15 +322,22 @@ def test_static_files_revalidate(client: TestClient) -> None:
 # ---------------------------------------------------------------- wheels, samples, docs, page
 
 
-def test_wheels_in_manifest_order(client: TestClient) -> None:
+def test_wheels_in_manifest_order(client: TestClient, folders: Settings) -> None:
+    """Each URL names one version (its sha256; the file name last, as pyodide.loadPackage wants):
+    immutable, and a 404 once the wheel has changed."""
+    names = ["flatbuffers-25.1-py2.py3-none-any.whl", "tflite-2.18.0-py2.py3-none-any.whl",
+             "qnnweb-0.1.0-py3-none-any.whl"]
+    digests = [hashlib.sha256((folders.wheels_dir / n).read_bytes()).hexdigest() for n in names]
     r = client.get("/api/wheels")
-    assert r.json() == {"wheels": [
-        "/wheels/flatbuffers-25.1-py2.py3-none-any.whl",
-        "/wheels/tflite-2.18.0-py2.py3-none-any.whl",
-        "/wheels/qnnweb-0.1.0-py3-none-any.whl",
-    ]}
-    for url in r.json()["wheels"]:
-        assert client.get(url).status_code == 200
+    assert r.json() == {"wheels": [f"/wheels/{d}/{n}" for d, n in zip(digests, names)]}
+    for url, name in zip(r.json()["wheels"], names):
+        got = client.get(url)
+        assert got.status_code == 200 and got.content == (folders.wheels_dir / name).read_bytes()
+        assert got.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert client.get(f"/wheels/{name}").headers["cache-control"] == "no-cache"
+    (folders.wheels_dir / names[2]).write_bytes(b"PK rebuilt")
+    assert client.get(r.json()["wheels"][2]).status_code == 404
+    assert client.get(f"/wheels/{'0' * 64}/{names[0]}").status_code == 404
 
 
 def test_wheels_without_manifest_put_qnnweb_last(client: TestClient, folders: Settings) -> None:
@@ -506,3 +513,21 @@ def test_kernels_are_served_for_the_javascript_runtime(real_models: Settings) ->
             assert r.headers["content-type"] == "application/wasm"
             assert c.get(f"/kernels/qnnweb-{variant}.wasm",
                          headers={"If-None-Match": r.headers["etag"]}).status_code == 304
+
+
+def test_urls_in_answers_carry_the_root_path(app) -> None:
+    """Behind a proxy serving the server under a prefix (--root-path): every URL the API hands out, the
+    favicon redirect and the docs page's assets are under that prefix."""
+    with TestClient(app, root_path="/hosted/qnnweb", raise_server_exceptions=False) as c:
+        models = c.get("/api/models").json()["models"]
+        assert models and all(m["url"].startswith("/hosted/qnnweb/models/") and
+                              m["compiled_url"].startswith("/hosted/qnnweb/models/") for m in models)
+        assert c.get("/api/models/good").json()["url"] == "/hosted/qnnweb/models/good.tflite"
+        assert all(w.startswith("/hosted/qnnweb/wheels/") for w in c.get("/api/wheels").json()["wheels"])
+        assert all(s["url"].startswith("/hosted/qnnweb/samples/") for s in c.get("/api/samples").json()["samples"])
+        r = c.get("/favicon.ico", follow_redirects=False)
+        assert r.headers["location"] == "/hosted/qnnweb/static/favicon.svg"
+        docs = c.get("/docs").text
+        assert "/hosted/qnnweb/openapi.json" in docs and "/hosted/qnnweb/static-docs/" in docs
+    with TestClient(app, raise_server_exceptions=False) as c:  # and the same app at the root again
+        assert c.get("/api/models/good").json()["url"] == "/models/good.tflite"

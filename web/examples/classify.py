@@ -6,7 +6,7 @@ Cross-Origin-Resource-Policy: same-origin), for instance
 - the page /static/examples/index.html of the server, which loads Pyodide and runs this file;
 - the demo page's Python panel (it starts with this file), or its DevTools console (the page's
   Python runs in a worker; runPython returns the script's output):
-      await qnnwebDemo.runPython(await (await fetch("/static/examples/classify.py")).text())
+      await qnnwebDemo.runPython(await (await fetch("static/examples/classify.py")).text())
 - a JupyterLite / PyScript-like notebook served from the same origin: paste it into a cell.
 
 It uses top-level ``await`` (fine in Pyodide's runPythonAsync and in notebook cells; not a plain
@@ -41,7 +41,15 @@ import js
 import pyodide_js
 from pyodide.ffi import to_js
 
-SERVER = globals().get("SERVER") or str(js.location.href)  # the qnnweb server (same origin)
+
+def server_root(href):
+    """The qnnweb server's root URL, from the URL of a page or worker it served (its pages and
+    workers are under <root>/static/; the demo page is <root>/): under a path prefix too."""
+    href = href.split("#")[0].split("?")[0]
+    return href.split("/static/")[0] + "/" if "/static/" in href else href.rsplit("/", 1)[0] + "/"
+
+
+SERVER = globals().get("SERVER") or server_root(str(js.location.href))  # the qnnweb server (same origin)
 MODEL = globals().get("MODEL") or "efficientnet_lite0_u8s8"
 PHOTO = globals().get("PHOTO") or "coffee.png"  # a name from /api/samples, or any URL
 
@@ -57,7 +65,7 @@ async def install_qnnweb(server):
     """Install qnnweb and its dependencies (flatbuffers, tflite, protobuf) from the server's wheels."""
     if importlib.util.find_spec("qnnweb") is not None:
         return  # already there (e.g. in the demo page's Pyodide)
-    wheels = (await fetch_json(urljoin(server, "/api/wheels")))["wheels"]
+    wheels = (await fetch_json(urljoin(server, "api/wheels")))["wheels"]
     await pyodide_js.loadPackage(to_js([urljoin(server, w) for w in wheels]))
 
 
@@ -206,11 +214,11 @@ async def classify(photo, model_name=MODEL, server=SERVER, k=5):
     import qnnweb
     import qnnweb.image
 
-    record = await fetch_json(urljoin(server, f"/api/models/{model_name}"))
+    record = await fetch_json(urljoin(server, f"api/models/{model_name}"))
     model = await qnnweb.load_async(urljoin(server, record["url"]))
     print(f"{record['file']}: {model.variant} kernels, input {list(model.inputs[0].shape)} {model.inputs[0].dtype}")
 
-    url = photo if "/" in photo else urljoin(server, f"/samples/{photo}")
+    url = photo if "/" in photo else urljoin(server, f"samples/{photo}")
     response = await js.fetch(url)
     if not response.ok:
         raise OSError(f"{url}: HTTP {response.status}")

@@ -3,8 +3,8 @@
 //   load     {url, variant, threads}           -> {key, info}      (kept: later ops name it by key)
 //   classify {key, rgb, mean, std, k, logits}  -> {ms, variant, threads, raw, top}
 //   rerun    {key}                             -> ms (the last input again)
-import * as qnnweb from "/static/qnnweb.js";
-import { dequantize, rgbToInput, topK } from "/static/qnnweb-image.js";
+import * as qnnweb from "../qnnweb.js";
+import { dequantize, rgbToInput, topK } from "../qnnweb-image.js";
 
 const models = new Map(); // key -> {model, x}
 

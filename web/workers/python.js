@@ -1,7 +1,7 @@
 // The demo page's Python: Pyodide with the qnnweb wheels, in a worker so that its few seconds of
 // start-up never block the page. Posts {type: "ready", version} (or {type: "failed", error}) once
 // qnnweb imports; then {id, op: "run", source, globals} gets {id, ok, stdout[, error]}.
-import { startPyodide } from "/static/pyodide-start.js";
+import { startPyodide } from "../pyodide-start.js";
 
 let pyodide = null;
 

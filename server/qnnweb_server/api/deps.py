@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException
+from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from qnnweb_server.core.catalog import Describer
@@ -24,8 +24,15 @@ def get_describer() -> Describer:
     return _qnnweb_describe
 
 
+def get_root_path(request: Request) -> str:
+    """The path prefix the app is served under ("" at the root; ``--root-path``, or a mount): what the
+    URLs in the API's answers start with."""
+    return request.scope.get("root_path", "")
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 DescriberDep = Annotated[Describer, Depends(get_describer)]
+RootDep = Annotated[str, Depends(get_root_path)]
 
 
 _bearer = HTTPBearer(auto_error=False, description="the server's upload token (--upload-token)")

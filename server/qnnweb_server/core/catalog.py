@@ -183,9 +183,10 @@ def describe_version(version: FileVersion, describe: Describer) -> dict[str, Any
     return version.cached(("describe", describe), compute)
 
 
-def model_record(model: ModelFile, describe: Describer) -> dict[str, Any] | None:
-    """Everything the API says about one model, all of it from one version of the file; None if the
-    model is gone (deleted since the folder was listed). Never raises for a bad file or sidecar."""
+def model_record(model: ModelFile, describe: Describer, root: str = "") -> dict[str, Any] | None:
+    """Everything the API says about one model, all of it from one version of the file (its URLs under
+    the app's ``root`` path); None if the model is gone (deleted since the folder was listed). Never
+    raises for a bad file or sidecar."""
     from qnnweb_server.core.compiled import (
         compiled_url,  # (compiled.py builds on this module)
     )
@@ -198,8 +199,8 @@ def model_record(model: ModelFile, describe: Describer) -> dict[str, Any] | None
         rec: dict[str, Any] = {
             "name": model.name,
             "file": model.file,
-            "url": f"/models/{quote(model.file, safe='')}",
-            "compiled_url": compiled_url(model, version, side),
+            "url": f"{root}/models/{quote(model.file, safe='')}",
+            "compiled_url": root + compiled_url(model, version, side),
             "format": model.format,
             "size": version.size,
             "sha256": version.sha256,

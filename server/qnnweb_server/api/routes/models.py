@@ -7,7 +7,7 @@ import threading
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
-from qnnweb_server.api.deps import DescriberDep, SettingsDep
+from qnnweb_server.api.deps import DescriberDep, RootDep, SettingsDep
 from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import ModelInfo, ModelList
 from qnnweb_server.core import catalog, compiled
@@ -23,42 +23,42 @@ IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 
 
 @router.get("", response_model=ModelList)
-def list_models(settings: SettingsDep, describe: DescriberDep) -> Response:
+def list_models(settings: SettingsDep, describe: DescriberDep, root: RootDep) -> Response:
     """Every model in the models folder. A model that cannot be parsed, or whose sidecar is invalid, is
     listed with `error`."""
-    records = (_record_json(m, describe) for m in catalog.list_models(settings.models_dir))
+    records = (record_json(m, describe, root) for m in catalog.list_models(settings.models_dir))
     return Response(b'{"models":[' + b",".join(r for r in records if r is not None) + b"]}",
                     media_type="application/json")
 
 
 @router.get("/{name}", response_model=ModelInfo, responses={404: {"description": "No such model"}})
-def get_model(name: str, settings: SettingsDep, describe: DescriberDep) -> Response:
+def get_model(name: str, settings: SettingsDep, describe: DescriberDep, root: RootDep) -> Response:
     """One model's record, by file name (`x.tflite`) or by name (`x`)."""
     model = catalog.find_model(settings.models_dir, name)
-    record = None if model is None else _record_json(model, describe)
+    record = None if model is None else record_json(model, describe, root)
     if record is None:
         raise HTTPException(status_code=404, detail="no such model")
     return Response(record, media_type="application/json")
 
 
-# (model file, its path, its sidecar, the describer) -> (the versions the record is of, its JSON): a warm
+# (model file, its path, its sidecar, the describer, the root path) -> (the versions the record is of, its JSON): a warm
 # listing is two stat calls per model
 _records: dict[tuple, tuple[tuple, bytes]] = {}
 _records_lock = threading.Lock()
 
 
-def _record_json(model: catalog.ModelFile, describe: catalog.Describer) -> bytes | None:
-    """The model's record as ModelInfo JSON, None if the model is gone."""
+def record_json(model: catalog.ModelFile, describe: catalog.Describer, root: str = "") -> bytes | None:
+    """The model's record as ModelInfo JSON (its URLs under ``root``), None if the model is gone."""
     identity = catalog.record_identity(model)
     if identity is None:
         return None
     versions, stable = identity[:2], identity[2]
-    slot = (model.file, model.path, model.sidecar, describe)
+    slot = (model.file, model.path, model.sidecar, describe, root)
     with _records_lock:
         cached = _records.get(slot)
     if cached is not None and cached[0] == versions:
         return cached[1]
-    record = catalog.model_record(model, describe)
+    record = catalog.model_record(model, describe, root)
     if record is None:
         return None
     data = ModelInfo.model_validate(record).model_dump_json().encode()

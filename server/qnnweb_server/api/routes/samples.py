@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 from fastapi import APIRouter
 
-from qnnweb_server.api.deps import SettingsDep
+from qnnweb_server.api.deps import RootDep, SettingsDep
 from qnnweb_server.api.schemas import SampleList
 from qnnweb_server.core import catalog
 
@@ -14,11 +14,11 @@ router = APIRouter(prefix="/samples", tags=["samples"])
 
 
 @router.get("", response_model=SampleList)
-def list_samples(settings: SettingsDep) -> dict:
+def list_samples(settings: SettingsDep, root: RootDep) -> dict:
     """The photos in the samples folder."""
     files = catalog.list_files(settings.samples_dir, catalog.SAMPLE_SUFFIXES)
     return {
         "samples": [
-            {"name": n, "url": f"/samples/{quote(n)}", "size": p.stat().st_size} for n, p in files.items()
+            {"name": n, "url": f"{root}/samples/{quote(n)}", "size": p.stat().st_size} for n, p in files.items()
         ]
     }

@@ -4,12 +4,13 @@ preprocessing). Every route needs the upload token (``Authorization: Bearer ...`
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import anyio
 from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 
-from qnnweb_server.api.deps import DescriberDep, SettingsDep, WriterDep
-from qnnweb_server.api.routes.models import _record_json
+from qnnweb_server.api.deps import DescriberDep, RootDep, SettingsDep, WriterDep
+from qnnweb_server.api.routes.models import record_json
 from qnnweb_server.core import catalog, sidecars, store
 from qnnweb_server.core.compiled import is_compiled_model
 
@@ -39,9 +40,9 @@ def _name(name: str) -> str:
     return name
 
 
-def _record(settings: Any, describe: Any, file: str) -> bytes:
+def _record(settings: Any, describe: Any, file: str, root: str) -> bytes:
     model = catalog.find_model(settings.models_dir, file)
-    record = None if model is None else _record_json(model, describe)
+    record = None if model is None else record_json(model, describe, root)
     if record is None:  # deleted again at once by another client
         raise HTTPException(status_code=404, detail="no such model")
     return record
@@ -67,6 +68,7 @@ async def put_model(
     request: Request,
     settings: SettingsDep,
     describe: DescriberDep,
+    root: RootDep,
     overwrite: Annotated[bool, Query(description="replace the model if it exists")] = False,
     if_match: Annotated[str | None, Header(description='replace only this version: "<sha256>"')] = None,
     if_none_match: Annotated[str | None, Header(description="`*`: create only")] = None,
@@ -104,9 +106,9 @@ async def put_model(
         raise
     store.record_change(settings.data_dir, "create" if created else "replace", name, _client(request),
                         sha256=upload.sha256, size=upload.size)
-    record = await anyio.to_thread.run_sync(_record, settings, describe, name)
+    record = await anyio.to_thread.run_sync(_record, settings, describe, name, root)
     return Response(record, status_code=201 if created else 200, media_type="application/json",
-                    headers={"ETag": f'"{upload.sha256}"', "Location": f"/api/models/{name}"})
+                    headers={"ETag": f'"{upload.sha256}"', "Location": f"{root}/api/models/{quote(name, safe='')}"})
 
 
 def _model_problem(name: str, data: bytes, describe: catalog.Describer) -> str | None:
@@ -158,7 +160,8 @@ _SIDECAR_BODY = {"requestBody": {"required": True, "content": {"application/json
             responses={200: {"description": "The model's record with its new sidecar"}, **_AUTH,
                        404: {"description": "No such model"}, 413: {"description": "Larger than 1 MiB"},
                        422: {"description": "Not a valid sidecar (the problems are listed)"}})
-async def put_meta(name: str, request: Request, settings: SettingsDep, describe: DescriberDep) -> Response:
+async def put_meta(name: str, request: Request, settings: SettingsDep, describe: DescriberDep,
+                   root: RootDep) -> Response:
     """Set a model's sidecar (`<stem>.json`: labels, description, source, preprocess, output; other
     keys are kept and go into the compiled model's metadata), written atomically. `name` is the
     model's file name or stem."""
@@ -176,7 +179,7 @@ async def put_meta(name: str, request: Request, settings: SettingsDep, describe:
     data = bytes(body)
     await anyio.to_thread.run_sync(store.write_small, settings.models_dir, f"{model.name}.json", data)
     store.record_change(settings.data_dir, "meta", f"{model.name}.json", _client(request), size=len(data))
-    return Response(await anyio.to_thread.run_sync(_record, settings, describe, model.file),
+    return Response(await anyio.to_thread.run_sync(_record, settings, describe, model.file, root),
                     media_type="application/json")
 
 

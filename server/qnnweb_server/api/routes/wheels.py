@@ -7,24 +7,35 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
-from qnnweb_server.api.deps import SettingsDep
+from qnnweb_server.api.deps import RootDep, SettingsDep
 from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import WheelList
 from qnnweb_server.core import catalog
 from qnnweb_server.core.versions import open_version
+from qnnweb_server.static import IMMUTABLE, REVALIDATE
 
 router = APIRouter(prefix="/wheels", tags=["wheels"])
 files_router = APIRouter(prefix="/wheels", tags=["files"])
 
 
 @router.get("", response_model=WheelList, responses={503: {"description": "Wheels not built"}})
-def list_wheels(settings: SettingsDep) -> dict:
-    """The wheels to pass to `pyodide.loadPackage`, in install order (from `manifest.json`)."""
+def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
+    """The wheels to pass to `pyodide.loadPackage`, in install order (from `manifest.json`); each URL
+    names one version (`/wheels/<its sha256>/<file>`: it ends with the file name, as loadPackage wants),
+    so a browser may keep it for good."""
     try:
         names = catalog.wheel_names(settings.wheels_dir)
     except catalog.WheelsError as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from exc
-    return {"wheels": [f"/wheels/{quote(n)}" for n in names]}
+    urls = []
+    for name in names:
+        path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
+        version = None if path is None else open_version(path)
+        if version is None:
+            raise HTTPException(status_code=503, detail=f"wheel {name} disappeared: run ./build.sh build")
+        with version:
+            urls.append(f"{root}/wheels/{version.sha256}/{quote(name)}")
+    return {"wheels": urls}
 
 
 @files_router.head("/{name}", include_in_schema=False)
@@ -38,9 +49,34 @@ def list_wheels(settings: SettingsDep) -> dict:
     },
 )
 def download_wheel(name: str, request: Request, settings: SettingsDep) -> Response:
-    """One wheel file; its strong ETag is the quoted sha256 of its bytes (revisits get a 304)."""
+    """One wheel file, its current version; its strong ETag is the quoted sha256 of its bytes (revisits
+    get a 304)."""
     path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
     version = None if path is None else open_version(path)
     if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
-    return serve_version(request, version, "application/zip", "no-cache")
+    return serve_version(request, version, "application/zip", REVALIDATE)
+
+
+@files_router.head("/{digest}/{name}", include_in_schema=False)
+@files_router.get(
+    "/{digest}/{name}",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/zip": {}}}, 404: {"description": "No such wheel, or not that version"}},
+)
+def download_wheel_version(digest: str, name: str, request: Request, settings: SettingsDep) -> Response:
+    """One version of a wheel, named by its sha256 (the URLs of `/api/wheels`): `immutable`. A version
+    that is no longer there is a 404 (`/api/wheels` lists the current ones)."""
+    path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
+    version = None if path is None else open_version(path)
+    if version is None:
+        raise HTTPException(status_code=404, detail="no such wheel")
+    try:
+        current = version.sha256 == digest
+    except BaseException:
+        version.close()
+        raise
+    if not current:
+        version.close()
+        raise HTTPException(status_code=404, detail="not the current version of this wheel: see /api/wheels")
+    return serve_version(request, version, "application/zip", IMMUTABLE)

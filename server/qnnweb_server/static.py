@@ -1,0 +1,99 @@
+"""Static folders (the page, Pyodide, the kernels, samples, vendor engines): dotfiles hidden, a
+``Cache-Control`` per folder, and pre-compressed siblings (``precompress.py``) sent by ``Accept-Encoding``."""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from pathlib import Path, PurePosixPath
+
+from fastapi import HTTPException
+from fastapi.staticfiles import StaticFiles
+from starlette.datastructures import Headers
+from starlette.responses import FileResponse, Response
+from starlette.staticfiles import NotModifiedResponse
+from starlette.types import Scope
+
+ENCODINGS = {"br": ".br", "gzip": ".gz"}  # Content-Encoding -> a pre-compressed sibling's suffix, preferred first
+REVALIDATE = "no-cache"  # stored, but revalidated on each use (ETag / Last-Modified: a 304 when unchanged)
+IMMUTABLE = "public, max-age=31536000, immutable"  # for URLs that name one version
+
+
+class StaticDir(StaticFiles):
+    """StaticFiles whose folder may appear after start-up (a missing folder is a 404), which never
+    serves a dotfile or anything in a dot-folder (``.git``, editors' and tools' leftovers), sends
+    ``cache_control``, and sends ``x.br`` / ``x.gz`` for ``x`` (``Content-Encoding``, ``Vary:
+    Accept-Encoding``) when the client accepts that encoding and the sibling is not older than ``x``."""
+
+    def __init__(self, directory: Path, cache_control: str = REVALIDATE) -> None:
+        super().__init__(directory=directory, check_dir=False)
+        self.cache_control = cache_control
+
+    async def check_config(self) -> None:
+        if self.directory is None or not Path(self.directory).is_dir():
+            raise HTTPException(status_code=404, detail="not built yet: run ./build.sh setup && ./build.sh build")
+        await super().check_config()
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if any(part.startswith(".") for part in PurePosixPath(path).parts):
+            raise HTTPException(status_code=404, detail="Not Found")
+        return await super().get_response(path, scope)
+
+    def file_response(self, full_path: os.PathLike | str, stat_result: os.stat_result, scope: Scope,
+                      status_code: int = 200) -> Response:
+        request_headers = Headers(scope=scope)
+        headers = {"Cache-Control": self.cache_control, "Vary": "Accept-Encoding"}
+        accepted = accepted_encodings(request_headers.get("accept-encoding", ""))
+        response = None
+        for encoding, suffix in ENCODINGS.items():
+            sibling = Path(f"{full_path}{suffix}")
+            if encoding in accepted and is_fresh(stat_result, sibling):
+                media_type = mimetypes.guess_type(str(full_path))[0] or "application/octet-stream"
+                response = FileResponse(sibling, status_code=status_code, media_type=media_type,
+                                        headers=dict(headers, **{"Content-Encoding": encoding}),
+                                        stat_result=sibling.stat())
+                break
+        if response is None:
+            response = FileResponse(full_path, status_code=status_code, stat_result=stat_result, headers=headers)
+        if self.is_not_modified(response.headers, request_headers):
+            return NotModifiedResponse(response.headers)
+        return response
+
+
+def is_fresh(original: os.stat_result, sibling: Path) -> bool:
+    """Whether ``sibling`` was made from the current version of its original (not older than it)."""
+    try:
+        st = sibling.stat()
+    except OSError:
+        return False
+    return st.st_mtime_ns >= original.st_mtime_ns and st.st_size > 0
+
+
+def accepted_encodings(accept_encoding: str) -> set[str]:
+    """The content codings an ``Accept-Encoding`` header accepts (those with q > 0; ``*`` is not
+    expanded: a client that wants brotli names it)."""
+    accepted = set()
+    for item in accept_encoding.lower().split(","):
+        coding, _, params = item.strip().partition(";")
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if coding and q > 0:
+            accepted.add(coding.strip())
+    return accepted
+
+
+def pyodide_version(pyodide_dir: Path) -> str | None:
+    """The version in the Pyodide folder's package.json (npm's), or None."""
+    import json
+
+    try:
+        version = json.loads((pyodide_dir / "package.json").read_text(encoding="utf-8"))["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return version if isinstance(version, str) and version.replace(".", "").isalnum() else None
