@@ -46,6 +46,7 @@ const page = {
   upload: null, // {name, blob} of the user's own photo
   variant: null, // null = let qnnweb pick
   threads: null, // null = the runtime's default
+  kernelsURL: null, // /api/models' kernels_url: the kernel modules under their digest (immutable)
   history: new Map(), // `${name}|${variant}|${threads}` -> latencies (ms) of the last HISTORY runs
   last: null, // {key, name, photo, variant}: what the Python side holds as the last input
 };
@@ -242,7 +243,9 @@ function kb(bytes) {
 }
 
 async function loadLists() {
-  const [{ models }, { samples }] = await Promise.all([fetchJSON(API_URL + "models"), fetchJSON(API_URL + "samples")]);
+  const [{ models, kernels_url }, { samples }] = await Promise.all([fetchJSON(API_URL + "models"),
+    fetchJSON(API_URL + "samples")]);
+  page.kernelsURL = kernels_url && new URL(kernels_url, location.href).href; // immutable URLs of this version
   for (const m of models) page.models.set(m.name, m);
   fillSelect(
     $("model-select"),
@@ -397,7 +400,8 @@ async function getModel(name) {
   setStatus(`Loading ${record.file} (compiled by the server)…`);
   let entry;
   try {
-    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant, threads: page.threads });
+    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant, threads: page.threads,
+                          kernelsURL: page.kernelsURL });
   } catch (err) {
     doneLoading(`Could not load ${record.file}.`);
     if (err && typeof err === "object") err.context = `Cannot load model ${record.file}`;

@@ -8,6 +8,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
+PREFIX = "/hosted/qnnweb"  # the path prefix of prefixed_server_url (a reverse proxy's, --root-path)
 
 
 def open_page(browser, server_url: str, isolated: bool = True):

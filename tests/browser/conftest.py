@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_pages import DATA_DIR, REPO, open_page  # noqa: F401 (open_page: the tests' helper)
+from browser_pages import DATA_DIR, PREFIX, REPO, open_page  # noqa: F401 (open_page: the tests' helper)
 
 PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodide"))
 CHROMIUM = Path(os.environ.get("QNNWEB_CHROMIUM", "/usr/bin/chromium"))
@@ -102,9 +102,6 @@ def server_url(demo_folders) -> str:
     yield from _serve(create_app(_demo_settings(demo_folders)))
 
 
-PREFIX = "/hosted/qnnweb"
-
-
 @pytest.fixture(scope="session")
 def prefixed_server_url(demo_folders) -> str:
     """The server as a reverse proxy serving it under PREFIX shows it (``--root-path``): mounted under
@@ -138,12 +135,14 @@ class DemoPage:
         self.base_url = base_url
         self.console_errors: list[str] = []
         self.foreign_requests: list[str] = []
+        self.requests: list[str] = []  # every URL the page and its workers asked for
         page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
         page.on("pageerror", lambda e: self.console_errors.append(str(e)))
         page.on("request", self._check_origin)
 
     def _check_origin(self, request) -> None:
         url = request.url
+        self.requests.append(url)
         if not (url.startswith(self.base_url + "/") or url.startswith(("blob:", "data:"))):
             self.foreign_requests.append(url)
 

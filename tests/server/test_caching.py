@@ -114,6 +114,31 @@ def test_accept_encoding_parsing() -> None:
 
 
 def test_the_page_loads_the_pyodide_version_build_sh_installs() -> None:
-    build = re.search(r'^PYODIDE_VERSION="([^"]+)"', (REPO / "build.sh").read_text(), re.M).group(1)
+    build = re.search(r'^PYODIDE_VERSION="([^"]+)"', (REPO / "build.sh").read_text(), re.MULTILINE).group(1)
     page = re.search(r'PYODIDE_VERSION = "([^"]+)"', (REPO / "web" / "pyodide-start.js").read_text()).group(1)
     assert page == build
+
+
+def test_kernels_under_their_digest_are_immutable(folders: Settings, tmp_path) -> None:
+    """/api/models names the kernel modules' version (kernels_url): immutable there, a 404 once they
+    are rebuilt; /kernels/{file} is the current one, revalidated."""
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    for variant in ("scalar", "simd128"):
+        (kernels / f"qnnweb-{variant}.wasm").write_bytes(WASM + variant.encode())
+    settings = Settings(**(folders.model_dump() | {"kernels_dir": kernels}))
+    with TestClient(create_app(settings)) as c:
+        url = c.get("/api/models").json()["kernels_url"]
+        assert re.fullmatch(r"/kernels/[0-9a-f]{64}/", url)
+        r = c.get(url + "qnnweb-scalar.wasm")
+        assert r.status_code == 200 and r.content == WASM + b"scalar"
+        assert r.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert r.headers["content-type"] == "application/wasm"
+        assert c.get("/kernels/qnnweb-scalar.wasm").headers["cache-control"] == "no-cache"
+        assert c.get(url + "qnnweb-relaxed.wasm").status_code == 404
+        (kernels / "qnnweb-simd128.wasm").write_bytes(WASM + b"rebuilt")
+        assert c.get(url + "qnnweb-scalar.wasm").status_code == 404
+        assert c.get("/api/models").json()["kernels_url"] != url
+    empty = Settings(**(folders.model_dump() | {"kernels_dir": tmp_path / "none"}))
+    with TestClient(create_app(empty)) as c:
+        assert c.get("/api/models").json()["kernels_url"] is None

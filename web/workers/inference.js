@@ -1,6 +1,6 @@
 // The demo page's inference worker: web/qnnweb.js runs the server's compiled models here, off the
 // page's main thread. Messages {id, op, ...} get {id, ok, result} or {id, ok: false, error}:
-//   load     {url, variant, threads}           -> {key, info}      (kept: later ops name it by key)
+//   load     {url, variant, threads, kernelsURL} -> {key, info}    (kept: later ops name it by key)
 //   classify {key, rgb, mean, std, k, logits}  -> {ms, variant, threads, raw, top}
 //   rerun    {key}                             -> ms (the last input again)
 import * as qnnweb from "../qnnweb.js";
@@ -9,9 +9,10 @@ import { dequantize, rgbToInput, topK } from "../qnnweb-image.js";
 const models = new Map(); // key -> {model, x}
 
 const ops = {
-  async load({ url, variant, threads }) {
+  async load({ url, variant, threads, kernelsURL }) {
     const key = `${url}|${variant || "auto"}|${threads || "auto"}`;
-    if (!models.has(key)) models.set(key, { model: await qnnweb.load(url, { variant, threads }), x: null });
+    const options = kernelsURL ? { variant, threads, kernelsURL } : { variant, threads };
+    if (!models.has(key)) models.set(key, { model: await qnnweb.load(url, options), x: null });
     return { key, info: models.get(key).model.info() };
   },
   classify({ key, rgb, mean, std, k, logits }) {

@@ -13,4 +13,5 @@ api_router.include_router(utils.router)
 
 files_router = APIRouter()
 files_router.include_router(models.files_router)
+files_router.include_router(models.kernels_router)
 files_router.include_router(wheels.files_router)

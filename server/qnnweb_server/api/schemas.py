@@ -45,6 +45,10 @@ class ModelInfo(BaseModel):
 
 class ModelList(BaseModel):
     models: list[ModelInfo]
+    kernels_url: str | None = Field(
+        None, examples=["/kernels/5f1c…/"],
+        description="where qnnweb.js finds the kernel modules in this version (`kernelsURL`; `immutable`), "
+                    "null when the server has none")
 
 
 class WheelList(BaseModel):

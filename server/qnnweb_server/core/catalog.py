@@ -8,6 +8,7 @@ request is ever joined onto a path before it has matched the listing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -239,7 +240,22 @@ def record_identity(model: ModelFile) -> tuple | None:
     return identity(st), side and identity(side), stable
 
 
-# ---- wheels and samples ---------------------------------------------------------------------
+# ---- kernels, wheels and samples -------------------------------------------------------------
+
+
+def kernels_digest(kernels_dir: Path) -> str | None:
+    """One sha256 for the kernel modules as they are (of their names and sha256s): the folder name of
+    their immutable URLs, ``/kernels/<digest>/``; None when there are none."""
+    files = list_files(kernels_dir, {".wasm"})
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        version = open_version(files[name])
+        if version is None:
+            return None  # being rebuilt: the next request sees the new set
+        with version:
+            digest.update(f"{name}\0{version.sha256}\n".encode())
+    return digest.hexdigest() if files else None
+
 
 
 class WheelsError(RuntimeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 from fastapi import APIRouter, HTTPException, Request, Response
@@ -27,8 +28,10 @@ def list_models(settings: SettingsDep, describe: DescriberDep, root: RootDep) ->
     """Every model in the models folder. A model that cannot be parsed, or whose sidecar is invalid, is
     listed with `error`."""
     records = (record_json(m, describe, root) for m in catalog.list_models(settings.models_dir))
-    return Response(b'{"models":[' + b",".join(r for r in records if r is not None) + b"]}",
-                    media_type="application/json")
+    digest = catalog.kernels_digest(settings.kernels_dir)
+    kernels = json.dumps(None if digest is None else f"{root}/kernels/{digest}/").encode()
+    return Response(b'{"models":[' + b",".join(r for r in records if r is not None) + b'],"kernels_url":' + kernels
+                    + b"}", media_type="application/json")
 
 
 @router.get("/{name}", response_model=ModelInfo, responses={404: {"description": "No such model"}})
@@ -66,6 +69,25 @@ def record_json(model: catalog.ModelFile, describe: catalog.Describer, root: str
         with _records_lock:
             _records[slot] = (versions, data)
     return data
+
+
+kernels_router = APIRouter(prefix="/kernels", tags=["files"])
+
+
+@kernels_router.head("/{digest}/{name}", include_in_schema=False)
+@kernels_router.get("/{digest}/{name}", response_class=FileResponse,
+                    responses={200: {"content": {"application/wasm": {}}},
+                               404: {"description": "No such kernel module, or not in that version"}})
+def download_kernel_version(digest: str, name: str, request: Request, settings: SettingsDep) -> Response:
+    """A kernel module of the version `/api/models` names (`kernels_url`): `immutable`. Once the
+    modules have been rebuilt the old digest is a 404. `/kernels/{name}` is always the current one."""
+    path = catalog.safe_file(settings.kernels_dir, name, {".wasm"})
+    if path is None or catalog.kernels_digest(settings.kernels_dir) != digest:
+        raise HTTPException(status_code=404, detail="no such kernel module in this version: see /api/models")
+    version = open_version(path)
+    if version is None:
+        raise HTTPException(status_code=404, detail="no such kernel module")
+    return serve_version(request, version, "application/wasm", IMMUTABLE_CACHE_CONTROL)
 
 
 @files_router.head("/{name}.qnn", include_in_schema=False)
