@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import http.client
 import json
 import os
 import threading
@@ -127,3 +129,57 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def read_live_model(port: int, stop: threading.Event, digests: dict[str, bytes], problems: list[str],
+                    counts: dict[str, int]) -> None:
+    """A client of the load tests: downloads, describes and lists ``live.tflite`` until ``stop``,
+    noting in ``problems`` every 5xx or other unexpected status, dropped connection, download that is
+    not one whole version of ``digests`` (sha256 -> bytes) with its ETag and length, and record whose
+    sha256 and size belong to different versions. A 404 (the model deleted meanwhile) is counted."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    while not stop.is_set():
+        for url in ("/models/live.tflite", "/api/models/live", "/api/models"):
+            try:
+                conn.request("GET", url)
+                r = conn.getresponse()
+                body = r.read()
+            except (OSError, http.client.HTTPException) as exc:
+                problems.append(f"{url}: connection failed: {exc!r}")
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                continue
+            counts["requests"] = counts.get("requests", 0) + 1
+            if r.status == 404 and url != "/api/models":
+                counts["404"] = counts.get("404", 0) + 1
+                continue
+            if r.status != 200:
+                problems.append(f"{url}: {r.status} {body[:200]!r}")
+                continue
+            if url == "/models/live.tflite":
+                digest = hashlib.sha256(body).hexdigest()
+                if digest not in digests or r.getheader("etag") != f'"{digest}"' \
+                        or int(r.getheader("content-length")) != len(body):
+                    problems.append(f"download: {len(body)} bytes, etag {r.getheader('etag')}: not one version")
+            else:
+                records = [json.loads(body)] if url != "/api/models" else json.loads(body)["models"]
+                for rec in records:
+                    if rec["file"] == "live.tflite" and (rec["sha256"] not in digests
+                                                         or len(digests[rec["sha256"]]) != rec["size"]):
+                        problems.append(f"{url}: sha256 and size of different versions: {rec}")
+
+
+def load_test(app, writer, digests: dict[str, bytes], seconds: float = 4, readers: int = 6) -> tuple[list, dict]:
+    """``readers`` clients of ``read_live_model`` and one ``writer(port, stop, problems, counts)`` that
+    changes live.tflite meanwhile, for ``seconds``, on a loopback server: (problems, counts)."""
+    stop, problems, counts = threading.Event(), [], {"requests": 0}
+    with Server(app) as port:
+        threads = [threading.Thread(target=writer, args=(port, stop, problems, counts))] + [
+            threading.Thread(target=read_live_model, args=(port, stop, digests, problems, counts))
+            for _ in range(readers)]
+        for t in threads:
+            t.start()
+        time.sleep(seconds)
+        stop.set()
+        for t in threads:
+            t.join(60)
+    return problems, counts

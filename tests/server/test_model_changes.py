@@ -5,7 +5,6 @@ units, trailing slashes, dotfiles, wheel revalidation). Each test failed before 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import threading
@@ -17,7 +16,7 @@ from fastapi.testclient import TestClient
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core import catalog
-from server_folders import GOOD, FakeDescriber, Server, settle
+from server_folders import GOOD, FakeDescriber, load_test, settle
 
 
 def no_path_in(text: str, folders: Settings) -> None:
@@ -148,9 +147,8 @@ def test_requests_while_models_are_replaced_and_deleted(folders: Settings) -> No
     describer = FakeDescriber()
     app = create_app(folders)
     app.dependency_overrides[get_describer] = lambda: describer
-    stop, problems, counts = threading.Event(), [], {"requests": 0, "404": 0}
 
-    def replace_loop() -> None:
+    def replace_loop(port: int, stop: threading.Event, problems: list, counts: dict) -> None:
         i = 0
         while not stop.is_set():
             i += 1
@@ -162,46 +160,7 @@ def test_requests_while_models_are_replaced_and_deleted(folders: Settings) -> No
             os.replace(tmp, path)
             time.sleep(0.002)
 
-    def client_loop(port: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        while not stop.is_set():
-            for url in ("/models/live.tflite", "/api/models/live", "/api/models"):
-                try:
-                    conn.request("GET", url)
-                    r = conn.getresponse()
-                    body = r.read()
-                except (OSError, http.client.HTTPException) as exc:
-                    problems.append(f"{url}: connection failed: {exc!r}")
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                    continue
-                counts["requests"] += 1
-                if r.status == 404 and url != "/api/models":
-                    counts["404"] += 1
-                    continue
-                if r.status != 200:
-                    problems.append(f"{url}: {r.status} {body[:200]!r}")
-                    continue
-                if url == "/models/live.tflite":
-                    digest = hashlib.sha256(body).hexdigest()
-                    if digest not in digests or r.getheader("etag") != f'"{digest}"' \
-                            or int(r.getheader("content-length")) != len(body):
-                        problems.append(f"download: {len(body)} bytes, etag {r.getheader('etag')}: not one version")
-                else:
-                    records = [body and json.loads(body)] if url != "/api/models" else json.loads(body)["models"]
-                    for rec in records:
-                        if rec["file"] == "live.tflite" and (rec["sha256"] not in digests
-                                                             or len(digests[rec["sha256"]]) != rec["size"]):
-                            problems.append(f"{url}: sha256 and size of different versions: {rec}")
-
-    with Server(app) as port:
-        threads = [threading.Thread(target=replace_loop)] + [
-            threading.Thread(target=client_loop, args=(port,)) for _ in range(6)]
-        for t in threads:
-            t.start()
-        time.sleep(4)
-        stop.set()
-        for t in threads:
-            t.join(60)
+    problems, counts = load_test(app, replace_loop, digests)
     assert not problems, f"{len(problems)} of {counts['requests']} requests: {problems[:5]}"
     assert counts["requests"] > 50, counts
 

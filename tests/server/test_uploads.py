@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core import store
-from server_folders import GOOD, REPO, FakeDescriber, Server
+from server_folders import GOOD, REPO, FakeDescriber, load_test
 
 TOKEN = "test-token-1234"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -373,16 +373,15 @@ def test_workers_share_the_models_folder_and_log_json(writable: Settings) -> Non
 def test_downloads_while_models_are_uploaded(writable: Settings) -> None:
     """A few seconds of clients downloading and listing a model while another client keeps replacing
     it through the API (and deleting it now and then): no 5xx, no dropped connection, every download
-    one whole version with its ETag."""
+    one whole version with its ETag, every record of one version."""
     settings = with_token(writable, max_upload_mb=8)
     versions = [GOOD + b"A" * 300_000, GOOD + b"B" * 700_000]
-    digests = {hashlib.sha256(v).hexdigest() for v in versions}
+    digests = {hashlib.sha256(v).hexdigest(): v for v in versions}
     (settings.models_dir / "live.tflite").write_bytes(versions[0])
     app = create_app(settings)
     app.dependency_overrides[get_describer] = lambda: FakeDescriber()
-    stop, problems, counts = threading.Event(), [], {"requests": 0, "uploads": 0}
 
-    def uploader(port: int) -> None:
+    def uploader(port: int, stop: threading.Event, problems: list, counts: dict) -> None:
         conn, i = http.client.HTTPConnection("127.0.0.1", port, timeout=30), 0
         while not stop.is_set():
             i += 1
@@ -394,36 +393,8 @@ def test_downloads_while_models_are_uploaded(writable: Settings) -> None:
             r.read()
             if r.status not in (200, 201, 204, 404):
                 problems.append(f"upload: {r.status}")
-            counts["uploads"] += 1
+            counts["uploads"] = counts.get("uploads", 0) + 1
 
-    def reader(port: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        while not stop.is_set():
-            for url in ("/models/live.tflite", "/api/models/live", "/api/models"):
-                try:
-                    conn.request("GET", url)
-                    r = conn.getresponse()
-                    body = r.read()
-                except (OSError, http.client.HTTPException) as exc:
-                    problems.append(f"{url}: connection failed: {exc!r}")
-                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-                    continue
-                counts["requests"] += 1
-                if r.status >= 500 or (r.status != 200 and not (r.status == 404 and url != "/api/models")):
-                    problems.append(f"{url}: {r.status} {body[:200]!r}")
-                elif url == "/models/live.tflite" and r.status == 200:
-                    digest = hashlib.sha256(body).hexdigest()
-                    if digest not in digests or r.getheader("etag") != f'"{digest}"':
-                        problems.append(f"download of {len(body)} bytes is not one version")
-
-    with Server(app) as port:
-        threads = [threading.Thread(target=uploader, args=(port,))] + [
-            threading.Thread(target=reader, args=(port,)) for _ in range(6)]
-        for t in threads:
-            t.start()
-        time.sleep(4)
-        stop.set()
-        for t in threads:
-            t.join(60)
+    problems, counts = load_test(app, uploader, digests)
     assert not problems, f"{len(problems)} of {counts}: {problems[:5]}"
     assert counts["uploads"] > 10 and counts["requests"] > 50, counts
