@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import stat
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ class Upload:
         fd, path = _temporary(folder)
         self.path = Path(path)
         self.file = os.fdopen(fd, "wb")
-        fcntl.flock(self.file, fcntl.LOCK_EX)  # "in progress": stale_uploads leaves it alone
+        fcntl.flock(self.file, fcntl.LOCK_EX)  # "in progress": remove_stale_uploads leaves it alone
         self.size = 0
         self.digest = hashlib.sha256()
 
@@ -122,8 +123,6 @@ class Upload:
 
 
 def _temporary(folder: Path) -> tuple[int, str]:
-    import tempfile
-
     folder.mkdir(parents=True, exist_ok=True)
     return tempfile.mkstemp(dir=folder, prefix=UPLOAD_PREFIX, suffix=".part")
 
