@@ -7,6 +7,8 @@ QUANTIZE int8 -> int8 (XNNPACK's convert inside its scale range, TFLite's refere
 outside it) and HARD_SWISH (TFLite's int16 fixed-point kernel). Bit-exact, in every variant.
 """
 
+from importlib import import_module
+
 import numpy as np
 import pytest
 import qnnweb
@@ -120,3 +122,47 @@ def test_add_and_mul_above_the_delegates_scale_range_are_refused(op_type, scales
 def test_mul_near_the_delegates_scale_limits_matches_litert(scales):
     pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
     assert_matches_litert(binary_model("MUL", *scales, (127, -128, 0)), pairs_a, pairs_b)
+
+
+ADD_SCALES = [(0.2, 0.31, 0.37), (0.32211122, 0.1421955, 0.030077027), (0.05, 0.05, 0.05), (0.01, 0.9, 0.25),
+              (4.0, 0.02, 1.5)]
+BELOW_RANGE_SCALES = [(0.001, 0.5, 2.0), (0.5, 0.0004, 1.0), (0.0001, 0.0002, 1.0), (2 ** -10 * 0.999, 1.0, 1.0)]
+
+
+@pytest.mark.parametrize("zero_points", [(-5, 12, -3), (127, -128, 100)], ids=str)
+@pytest.mark.parametrize("scales", ADD_SCALES + BELOW_RANGE_SCALES, ids=str)
+def test_sub_matches_litert_on_every_pair(scales, zero_points):
+    """SUB: XNNPACK's subtract inside the delegate's scale range, TFLite's builtin kernel (which
+    negates the scaled second input) below it; every one of the 65,536 input pairs."""
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    assert_matches_litert(binary_model("SUB", *scales, zero_points), pairs_a, pairs_b)
+
+
+def _sub_options(activation):
+    sub_options = import_module("tflite.SubOptions")  # the module (``tflite.SubOptions`` is its class)
+
+    def write(b):
+        sub_options.Start(b)
+        sub_options.AddFusedActivationFunction(b, activation)
+        return sub_options.End(b)
+
+    return write
+
+
+@pytest.mark.parametrize("constant_first", [False, True], ids=["x-c", "c-x"])
+@pytest.mark.parametrize("scales", [(0.5, 0.02, 0.1), (0.5, 0.0003, 1.0)], ids=str)
+def test_sub_of_a_constant_either_side_with_relu_matches_litert(constant_first, scales):
+    """A constant on either side (qnnweb puts the tensor first: the other input is the subtracted one
+    then), broadcast over channels, with a fused RELU."""
+    from tflite.ActivationFunctionType import ActivationFunctionType
+    from tflite.BuiltinOptions import BuiltinOptions
+
+    x_scale, c_scale, y_scale = scales
+    m = ModelBuilder()
+    x = m.tensor("x", [1, 16, 16, 8], "int8", [x_scale], [3])
+    c = m.tensor("c", [1, 1, 1, 8], "int8", [c_scale], [-7], data=np.arange(-100, 100, 25, dtype=np.int8))
+    y = m.tensor("y", [1, 16, 16, 8], "int8", [y_scale], [-20])
+    m.op("SUB", [c, x] if constant_first else [x, c], [y],
+         (BuiltinOptions.SubOptions, _sub_options(ActivationFunctionType.RELU)))
+    data = np.random.default_rng(4).integers(-128, 128, [1, 16, 16, 8]).astype(np.int8)
+    assert_matches_litert(m.build([x], [y]), data)

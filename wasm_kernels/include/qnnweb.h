@@ -190,7 +190,10 @@ struct qnn_add_record {
    * an input / output scale ratio outside [2^-10, 2^8)): x' = M((x - x_zp) * 2^20, x_fixed) for each
    * input, out = M(a' + b', output_fixed) + out_zp, clamped, where M(v, f) is gemmlowp's rounding
    * doubling high multiply by f's multiplier (in [2^30, 2^31), or 0) followed by a rounding (half
-   * away from zero) right shift by f's shift (0 to 31); the multipliers are ignored then. */
+   * away from zero) right shift by f's shift (0 to 31); the multipliers are ignored then. An input's
+   * fixed multiplier may be negative (magnitude in [2^30, 2^31)): that input's x' is computed with
+   * the magnitude and subtracted (TFLite's SUB, kernels/sub.cc: scaled, then negated).
+   * SUB in arithmetic 0 and 1: the subtracted input's float multiplier is negative. */
   int32_t arithmetic, input_offset, float_form;
   int32_t a_fixed_multiplier, a_fixed_shift, b_fixed_multiplier, b_fixed_shift;
   int32_t output_fixed_multiplier, output_fixed_shift;

@@ -24,6 +24,7 @@ from tflite.Pool2DOptions import Pool2DOptions
 from tflite.ReducerOptions import ReducerOptions
 from tflite.SoftmaxOptions import SoftmaxOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
+from tflite.SubOptions import SubOptions
 from tflite.TensorType import TensorType
 
 from ..errors import ModelError
@@ -250,6 +251,7 @@ OPTIONS = {
     "FULLY_CONNECTED": (FullyConnectedOptions, BuiltinOptions.FullyConnectedOptions,
                         lambda o, t, i: {"activation": _activation(o), "weights_format": o.WeightsFormat()}),
     "ADD": (AddOptions, BuiltinOptions.AddOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "SUB": (SubOptions, BuiltinOptions.SubOptions, lambda o, t, i: {"activation": _activation(o)}),
     "MUL": (MulOptions, BuiltinOptions.MulOptions, lambda o, t, i: {"activation": _activation(o)}),
     "CONCATENATION": (ConcatenationOptions, BuiltinOptions.ConcatenationOptions,
                       lambda o, t, i: {"axis": o.Axis(), "activation": _activation(o)}),

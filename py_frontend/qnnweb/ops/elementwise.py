@@ -147,6 +147,24 @@ def _binary_quantized(graph, op):
 
 @lowering("ADD")
 def lower_add(graph, op):
+    return [Step("add", *_add_fields(graph, op))]
+
+
+@lowering("SUB")
+def lower_sub(graph, op):
+    """TFLite's SUB: the add record with the second input's multiplier negative (XNNPACK's
+    subtract is its add with that input's scale negated; TFLite's builtin kernel negates the scaled
+    value, which the record's negative fixed multiplier says)."""
+    if _is_onnx(graph):
+        raise Unsupported("Sub is supported in TFLite models only (ONNX: not yet)")
+    fields, constants = _add_fields(graph, op)
+    subtracted = "b" if fields["input_a"] == op.inputs[0] else "a"  # the inputs may have been swapped
+    fields[f"{subtracted}_multiplier"] = -fields[f"{subtracted}_multiplier"]
+    fields[f"{subtracted}_fixed_multiplier"] = -fields[f"{subtracted}_fixed_multiplier"]
+    return [Step("add", fields, constants)]
+
+
+def _add_fields(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
     fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale, input_offset=0, float_form=0)
     if _is_onnx(graph):  # onnxruntime's x86 kernel (float32)
@@ -158,7 +176,7 @@ def lower_add(graph, op):
                       float_form=int(node_b_first != swapped))
     else:  # LiteRT's: XNNPACK's, or TFLite's builtin kernel where the delegate refuses the scales
         fields.update(add_arithmetic(a_scale, b_scale, y_scale))
-    return [Step("add", fields, constants)]
+    return fields, constants
 
 
 def _is_onnx(graph):

@@ -295,15 +295,30 @@ static int valid_fixed(int32_t multiplier, int32_t shift) {
   return (multiplier == 0 || multiplier >= (1 << 30)) && shift >= 0 && shift <= 31;
 }
 
+/* An input's term: M((x - zp) * 2^20, multiplier, shift), subtracted when the multiplier is negative
+ * (TFLite's SUB negates the scaled value: not the same as scaling by -multiplier, whose ties round
+ * differently). */
+static int valid_input_fixed(int32_t multiplier, int32_t shift) {
+  return multiplier != INT32_MIN && valid_fixed(multiplier < 0 ? -multiplier : multiplier, shift);
+}
+
+static int32_t input_term(int32_t x, int32_t zero_point, int32_t multiplier, int32_t shift) {
+  const int32_t magnitude = multiplier < 0 ? -multiplier : multiplier;
+  const int32_t scaled = tflite_multiply((x - zero_point) * (1 << 20), magnitude, shift);
+  return multiplier < 0 ? -scaled : scaled;
+}
+
 static int32_t add_tflite_init(const struct qnn_add_record* r, struct add_tflite_params* p) {
-  if (!valid_fixed(r->a_fixed_multiplier, r->a_fixed_shift) || !valid_fixed(r->b_fixed_multiplier, r->b_fixed_shift) ||
+  if (!valid_input_fixed(r->a_fixed_multiplier, r->a_fixed_shift) ||
+      !valid_input_fixed(r->b_fixed_multiplier, r->b_fixed_shift) ||
       !valid_fixed(r->output_fixed_multiplier, r->output_fixed_shift)) {
-    return invalid("add", ": a fixed-point multiplier is outside [2^30, 2^31) (and not 0) or its shift outside [0, 31]");
+    return invalid("add", ": a fixed-point multiplier is outside [2^30, 2^31) (and not 0; an input's may be "
+                   "negative) or its shift outside [0, 31]");
   }
   for (int32_t x = -128; x <= 127; x++) {
     /* |x - zp| <= 255: (x - zp) * 2^20 fits int32 */
-    p->a_terms[x + 128] = tflite_multiply((x - r->a_zero_point) * (1 << 20), r->a_fixed_multiplier, r->a_fixed_shift);
-    p->b_terms[x + 128] = tflite_multiply((x - r->b_zero_point) * (1 << 20), r->b_fixed_multiplier, r->b_fixed_shift);
+    p->a_terms[x + 128] = input_term(x, r->a_zero_point, r->a_fixed_multiplier, r->a_fixed_shift);
+    p->b_terms[x + 128] = input_term(x, r->b_zero_point, r->b_fixed_multiplier, r->b_fixed_shift);
   }
   p->output_multiplier = r->output_fixed_multiplier;
   p->output_shift = r->output_fixed_shift;
