@@ -55,6 +55,7 @@ RECORDS = {
     "quantize_channels": (16, "input output outer channels inner scales zero_points"),
     "dequantize_channels": (17, "input output outer channels inner scales zero_points"),
     "lut_f32": (18, "input output size table"),
+    "maximum": (19, _BINARY + " minimum"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

@@ -362,7 +362,8 @@ def fully_connected_io(variant, x, x_scale, x_zp, w_oi, w_scales, bias, y_scale,
 
 def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE",
            constant=None):
-    """ADD / MUL with numpy broadcasting; ``constant`` = "a" or "b" makes that input a constant tensor."""
+    """ADD / SUB / MUL / MAXIMUM / MINIMUM with numpy broadcasting; ``constant`` = "a" or "b" makes
+    that input a constant tensor."""
     g = GraphBuilder()
     inputs, feeds = [], []
     for name, x, s, z in (("a", a, a_scale, a_zp), ("b", b, b_scale, b_zp)):

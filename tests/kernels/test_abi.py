@@ -223,6 +223,7 @@ def valid_fields(k, kind):
                     output_fixed_multiplier=0, output_fixed_shift=0),
         "mul": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, scale=0.01,
                     output_min=-128, output_max=127),
+        "maximum": dict(binary_shape(input_b=512), minimum=0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
                           kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, dilation_height=1,
                           dilation_width=1, padding_top=0, padding_left=0, output_min=-128, output_max=127),
@@ -281,7 +282,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
-                                  "copy_slice", "transpose", "quantize_channels", "dequantize_channels"])
+                                  "maximum", "copy_slice", "transpose", "quantize_channels", "dequantize_channels"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -462,6 +463,10 @@ def test_random_records_never_trap(variant, kind, data):
     ("mul", dict(b_stride0=(1 << 30) + 1), "stride"),
     ("mul", dict(b_constant=1, input_b=0), "constant"),
     ("mul", dict(scale=float("inf")), "finite"),
+    ("maximum", dict(minimum=2), "minimum"),
+    ("maximum", dict(b_constant=1, input_b=0), "constant"),
+    ("add", dict(arithmetic=2, b_fixed_multiplier=-(1 << 29)), "fixed-point"),
+    ("add", dict(arithmetic=2, output_fixed_multiplier=-(1 << 30)), "fixed-point"),
     ("add", dict(dim0=1 << 24, dim1=1 << 24), "2^31"),
     ("avgpool2d", dict(count_include_pad=2), "count_include_pad"),
     ("avgpool2d", dict(arithmetic=3), "arithmetic"),

@@ -1,5 +1,5 @@
-"""ADD and MUL with numpy broadcasting (up to rank 4, one input possibly constant): every variant
-bit-exact against reference.int8.add / mul. Same-shape and channel-broadcast rows run the SIMD128
+"""ADD, MUL, MAXIMUM and MINIMUM with numpy broadcasting (up to rank 4, one input possibly constant):
+every variant bit-exact against reference.int8.add / mul and numpy's maximum / minimum. Same-shape and channel-broadcast rows run the SIMD128
 loops in the simd128 / relaxed modules (16 elements at a time, then a scalar tail)."""
 
 import numpy as np
@@ -149,3 +149,25 @@ def test_large_broadcasts_split_across_threads(variant):
                                    y_scale=H.f32(0.09), y_zp=1, activation="NONE", constant=None))
         check(variant, "MUL", dict(a=a, a_scale=H.f32(0.05), a_zp=3, b=b, b_scale=H.f32(0.07), b_zp=-9,
                                    y_scale=H.f32(0.2), y_zp=1, activation="RELU", constant=None))
+
+
+@st.composite
+def maximum_cases(draw):
+    a_shape, b_shape = draw(broadcast_shapes())
+    a, b, constant = quantized_inputs(draw, a_shape, b_shape)
+    # the stored values are compared whatever the scales (LiteRT's kernel): unequal ones included
+    scales = [draw(H.log_uniform(-8, 2)) for _ in range(3)]
+    zero_points = [draw(H.zero_points) for _ in range(3)]
+    return dict(a=a, a_scale=scales[0], a_zp=zero_points[0], b=b, b_scale=scales[1], b_zp=zero_points[1],
+                y_scale=scales[2], y_zp=zero_points[2], constant=constant)
+
+
+@pytest.mark.parametrize("op_type", ["MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(100))
+@given(case=maximum_cases())
+def test_maximum_and_minimum_match_numpy(variant, op_type, case):
+    expected = (np.maximum if op_type == "MAXIMUM" else np.minimum)(case["a"], case["b"])
+    got = H.binary(variant, op_type, **case)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)

@@ -166,3 +166,25 @@ def test_sub_of_a_constant_either_side_with_relu_matches_litert(constant_first, 
          (BuiltinOptions.SubOptions, _sub_options(ActivationFunctionType.RELU)))
     data = np.random.default_rng(4).integers(-128, 128, [1, 16, 16, 8]).astype(np.int8)
     assert_matches_litert(m.build([x], [y]), data)
+
+
+@pytest.mark.parametrize("op_type", ["MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize("zero_points", [(-5, 12, -3), (0, 0, 0)], ids=str)
+@pytest.mark.parametrize("scales", [(0.1, 0.1, 0.1), (0.2, 0.05, 0.7)], ids=str)
+def test_maximum_and_minimum_match_litert_on_every_pair(op_type, scales, zero_points):
+    """MAXIMUM / MINIMUM compare the stored values, unequal quantizations included (LiteRT does not
+    requantize: the converters give all three tensors one quantization)."""
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    assert_matches_litert(binary_model(op_type, *scales, zero_points), pairs_a, pairs_b)
+
+
+@pytest.mark.parametrize("op_type", ["MAXIMUM", "MINIMUM"])
+def test_maximum_of_a_constant_matches_litert(op_type):
+    """A per-channel constant on the first input (qnnweb runs it as the second), like a clamp."""
+    m = ModelBuilder()
+    c = m.tensor("c", [8], "int8", [0.1], [2], data=np.arange(-100, 100, 25, dtype=np.int8))
+    x = m.tensor("x", [1, 16, 16, 8], "int8", [0.1], [2])
+    y = m.tensor("y", [1, 16, 16, 8], "int8", [0.1], [2])
+    m.op(op_type, [c, x], [y])
+    data = np.random.default_rng(5).integers(-128, 128, [1, 16, 16, 8]).astype(np.int8)
+    assert_matches_litert(m.build([x], [y]), data)

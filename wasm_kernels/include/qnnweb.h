@@ -51,7 +51,8 @@ enum qnn_op_type {
   QNN_OP_QUANTIZE_CHANNELS = 16,    /* float32 -> int8, one scale / zero point per channel (ONNX axis) */
   QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
   QNN_OP_LUT_F32 = 18,    /* byte -> float32 through a 256-entry table (a float op on a dequantized tensor) */
-  QNN_OP_TYPE_COUNT = 19,
+  QNN_OP_MAXIMUM = 19,    /* element-wise max or min of the stored int8 values, broadcasting */
+  QNN_OP_TYPE_COUNT = 20,
 };
 
 enum qnn_status {
@@ -197,6 +198,15 @@ struct qnn_add_record {
   int32_t arithmetic, input_offset, float_form;
   int32_t a_fixed_multiplier, a_fixed_shift, b_fixed_multiplier, b_fixed_shift;
   int32_t output_fixed_multiplier, output_fixed_shift;
+};
+
+/* TFLite's int8 MAXIMUM / MINIMUM (kernels/maximum_minimum.cc): out = max(a, b) (minimum 1: min) of
+ * the stored values, with no requantization: the converters give both inputs the output's
+ * quantization, and LiteRT compares the stored values even when they differ. */
+struct qnn_maximum_record {
+  int32_t op, words;
+  QNN_BINARY_SHAPE_FIELDS
+  int32_t minimum;
 };
 
 /* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32

@@ -31,6 +31,7 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_QUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_quantize_channels_record, quantize_channels),
   [QNN_OP_DEQUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_dequantize_channels_record, dequantize_channels),
   [QNN_OP_LUT_F32] = QNN_OP_KIND(qnn_lut_f32_record, lut_f32),
+  [QNN_OP_MAXIMUM] = QNN_OP_KIND(qnn_maximum_record, maximum),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

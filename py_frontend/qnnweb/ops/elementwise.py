@@ -192,3 +192,17 @@ def lower_mul(graph, op):
                           "kernel overflows there, and qnnweb does not imitate it")
     fields.update(scale=a_scale * b_scale / y_scale)
     return [Step("mul", fields, constants)]
+
+
+@lowering("MAXIMUM", "MINIMUM")
+def lower_maximum(graph, op):
+    """TFLite's int8 MAXIMUM / MINIMUM: the larger / smaller stored value, as LiteRT compares them
+    (without requantizing, even when the inputs' quantization differs from the output's)."""
+    if _is_onnx(graph):
+        raise Unsupported(f"{op.type.title()} is supported in TFLite models only (ONNX: not yet)")
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
+    for tensor, role in ((a, "input a"), (b, "input b"), (y, "output")):
+        require_int8(tensor, role)
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
+    fields["minimum"] = int(op.type == "MINIMUM")
+    return [Step("maximum", fields, constants)]

@@ -529,3 +529,64 @@ void qnn_run_mul(const struct qnn_op* base) {
   const struct mul_op* op = (const struct mul_op*) base;
   binary_run(&op->shape, mul_row, &op->params);
 }
+
+/* ------------------------------------------------------------------------- MAXIMUM / MINIMUM */
+
+struct maximum_op {
+  struct qnn_op base;
+  struct binary_shape shape;
+  int32_t minimum;
+};
+
+static void maximum_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
+                        int8_t* output, const void* params) {
+  (void) params;
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  if (a_stride == 1 && b_stride == 1) {
+    for (; i + 16 <= n; i += 16) {
+      wasm_v128_store(output + i, wasm_i8x16_max(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+    }
+  }
+#endif
+  for (; i < n; i++) {
+    const int8_t x = a[i * a_stride], y = b[i * b_stride];
+    output[i] = x > y ? x : y;
+  }
+}
+
+static void minimum_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
+                        int8_t* output, const void* params) {
+  (void) params;
+  size_t i = 0;
+#if defined(__wasm_simd128__)
+  if (a_stride == 1 && b_stride == 1) {
+    for (; i + 16 <= n; i += 16) {
+      wasm_v128_store(output + i, wasm_i8x16_min(wasm_v128_load(a + i), wasm_v128_load(b + i)));
+    }
+  }
+#endif
+  for (; i < n; i++) {
+    const int8_t x = a[i * a_stride], y = b[i * b_stride];
+    output[i] = x < y ? x : y;
+  }
+}
+
+int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_maximum_record* r = record;
+  if (r->minimum != 0 && r->minimum != 1) return invalid("maximum", ": minimum must be 0 or 1");
+  struct maximum_op* op = qnn_plan_alloc(plan, sizeof(struct maximum_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  const int32_t status = binary_shape_init(
+      plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
+      "maximum", "maximum input a", "maximum input b", "maximum output", &op->shape);
+  if (status != QNN_OK) return status;
+  op->minimum = r->minimum;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+void qnn_run_maximum(const struct qnn_op* base) {
+  const struct maximum_op* op = (const struct maximum_op*) base;
+  binary_run(&op->shape, op->minimum ? minimum_row : maximum_row, NULL);
+}
