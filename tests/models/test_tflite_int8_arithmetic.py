@@ -13,26 +13,10 @@ import numpy as np
 import pytest
 import qnnweb
 from qnnweb import UnsupportedModelError
-from ai_edge_litert.interpreter import Interpreter
+from litert_check import assert_matches_litert
 from tflite_builder import ModelBuilder
 
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8)
-
-
-def litert(data, *inputs):
-    interpreter = Interpreter(model_content=data, num_threads=1)
-    interpreter.allocate_tensors()
-    for detail, x in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(detail["index"], x)
-    interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
-
-
-def assert_matches_litert(data, *inputs):
-    expected = litert(data, *inputs)
-    for variant in qnnweb.VARIANTS:
-        (ours,) = qnnweb.load(data, variant=variant).run(*inputs)
-        np.testing.assert_array_equal(ours, expected, err_msg=variant)
 
 
 def unary_model(op_type, shape, x_scale, x_zp, y_scale, y_zp):

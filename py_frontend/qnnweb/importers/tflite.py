@@ -13,6 +13,7 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite.ConcatenationOptions import ConcatenationOptions
 from tflite.Conv2DOptions import Conv2DOptions
+from tflite.DepthToSpaceOptions import DepthToSpaceOptions
 from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
@@ -23,6 +24,7 @@ from tflite.Padding import Padding
 from tflite.Pool2DOptions import Pool2DOptions
 from tflite.ReducerOptions import ReducerOptions
 from tflite.SoftmaxOptions import SoftmaxOptions
+from tflite.SpaceToDepthOptions import SpaceToDepthOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
 from tflite.SubOptions import SubOptions
 from tflite.TensorType import TensorType
@@ -252,6 +254,10 @@ OPTIONS = {
                         lambda o, t, i: {"activation": _activation(o), "weights_format": o.WeightsFormat()}),
     "ADD": (AddOptions, BuiltinOptions.AddOptions, lambda o, t, i: {"activation": _activation(o)}),
     "SUB": (SubOptions, BuiltinOptions.SubOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "DEPTH_TO_SPACE": (DepthToSpaceOptions, BuiltinOptions.DepthToSpaceOptions,
+                       lambda o, t, i: {"block_size": o.BlockSize()}),
+    "SPACE_TO_DEPTH": (SpaceToDepthOptions, BuiltinOptions.SpaceToDepthOptions,
+                       lambda o, t, i: {"block_size": o.BlockSize()}),
     "MUL": (MulOptions, BuiltinOptions.MulOptions, lambda o, t, i: {"activation": _activation(o)}),
     "CONCATENATION": (ConcatenationOptions, BuiltinOptions.ConcatenationOptions,
                       lambda o, t, i: {"axis": o.Axis(), "activation": _activation(o)}),

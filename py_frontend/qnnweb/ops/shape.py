@@ -127,10 +127,7 @@ def lower_transpose(graph, op):
         raise Unsupported(f"rank {rank}; at most 4 is supported")
     if sorted(perm) != list(range(rank)):
         raise Unsupported(f"perm {perm} is not a permutation of the input's {rank} dimensions")
-    if x.dtype != y.dtype or DTYPE_SIZES.get(x.dtype) not in (1, 2, 4):
-        raise Unsupported(f"{x.dtype} -> {y.dtype}: expected the same type, of 1, 2 or 4 bytes")
-    if (x.scale, x.zero_point) != (y.scale, y.zero_point):
-        raise Unsupported("input and output quantization differ (TRANSPOSE only moves values)")
+    _require_moved_values(x, y, op.type)
     if list(y.shape) != [x.shape[p] for p in perm]:
         raise Unsupported(f"output {list(y.shape)} is not input {list(x.shape)} permuted by {perm}")
     if x.size == 0:
@@ -139,9 +136,54 @@ def lower_transpose(graph, op):
     moved = [p for p in perm if x.shape[p] != 1]
     if moved == sorted(moved):
         return [Step("copy", dict(input=op.inputs[0], output=op.outputs[0], bytes=x.nbytes), alias=True)]
-    dims = [1] * (4 - rank) + list(x.shape)
-    perm4 = list(range(4 - rank)) + [p + 4 - rank for p in perm]
+    return [_transpose_step(op, x, [1] * (4 - rank) + list(x.shape),
+                            list(range(4 - rank)) + [p + 4 - rank for p in perm])]
+
+
+def _require_moved_values(x, y, op_type):
+    """An op that only moves values: the same type (of 1, 2 or 4 bytes) and quantization in and out."""
+    if x.dtype != y.dtype or DTYPE_SIZES.get(x.dtype) not in (1, 2, 4):
+        raise Unsupported(f"{x.dtype} -> {y.dtype}: expected the same type, of 1, 2 or 4 bytes")
+    if (x.scale, x.zero_point) != (y.scale, y.zero_point):
+        raise Unsupported(f"input and output quantization differ ({op_type} only moves values)")
+
+
+def _transpose_step(op, x, dims, perm):
+    """The transpose record moving ``x`` viewed as the 4-D ``dims`` by ``perm``."""
     fields = dict(input=op.inputs[0], output=op.outputs[0], element_bytes=DTYPE_SIZES[x.dtype])
     for k in range(4):
-        fields[f"input_dim{k}"], fields[f"perm{k}"] = dims[k], perm4[k]
-    return [Step("transpose", fields)]
+        fields[f"input_dim{k}"], fields[f"perm{k}"] = dims[k], perm[k]
+    return Step("transpose", fields)
+
+
+MAX_BLOCK = 1 << 12  # a larger block size is a corrupt file (no image is 4096 times 4096 pixels per cell)
+
+
+@lowering("DEPTH_TO_SPACE", "SPACE_TO_DEPTH")
+def lower_depth_to_space(graph, op):
+    """TFLite's DEPTH_TO_SPACE / SPACE_TO_DEPTH (NHWC; channels ordered block row, block column,
+    channel: ONNX's DCR) as one 4-D transpose: depth-to-space moves [N*H, W, b, b*C'] to
+    [N*H, b, W, b*C'], space-to-depth the other way. Values move, their quantization stays."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    b = op.options.get("block_size")
+    if type(b) is not int or not 1 <= b <= MAX_BLOCK:
+        raise Unsupported(f"block_size is {b!r}; expected an integer in [1, {MAX_BLOCK}]")
+    if len(x.shape) != 4:
+        raise Unsupported(f"input rank {len(x.shape)}; expected an NHWC tensor")
+    _require_moved_values(x, y, op.type)
+    n, h, w, c = x.shape
+    if op.type == "DEPTH_TO_SPACE":
+        if c % (b * b):
+            raise Unsupported(f"{c} channels are not a multiple of block_size^2 = {b * b}")
+        expected, view = (n, h * b, w * b, c // (b * b)), (n * h, w, b, c // b)
+    else:
+        if h % b or w % b:
+            raise Unsupported(f"height {h} and width {w} must be multiples of block_size {b}")
+        expected, view = (n, h // b, w // b, c * b * b), (n * h // b, b, w // b, b * c)
+    if tuple(y.shape) != expected:
+        raise Unsupported(f"output {list(y.shape)}; expected {list(expected)}")
+    if x.size == 0:
+        raise Unsupported("empty tensors are not supported")
+    if b == 1:
+        return [Step("copy", dict(input=op.inputs[0], output=op.outputs[0], bytes=x.nbytes), alias=True)]
+    return [_transpose_step(op, x, view, (0, 2, 1, 3))]

@@ -1,0 +1,23 @@
+"""One-op (or few-op) TFLite models against ai-edge-litert's default kernels, in every variant."""
+
+import numpy as np
+import qnnweb
+from ai_edge_litert.interpreter import Interpreter
+
+
+def litert(data, *inputs):
+    """The first output of ai-edge-litert (XNNPACK delegate, one thread) on ``inputs``."""
+    interpreter = Interpreter(model_content=data, num_threads=1)
+    interpreter.allocate_tensors()
+    for detail, x in zip(interpreter.get_input_details(), inputs):
+        interpreter.set_tensor(detail["index"], x)
+    interpreter.invoke()
+    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+
+
+def assert_matches_litert(data, *inputs):
+    """qnnweb's output equals LiteRT's, byte for byte, in every kernel variant."""
+    expected = litert(data, *inputs)
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(data, variant=variant).run(*inputs)
+        np.testing.assert_array_equal(ours, expected, err_msg=variant)
