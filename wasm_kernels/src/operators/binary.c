@@ -538,39 +538,33 @@ struct maximum_op {
   int32_t minimum;
 };
 
-static void maximum_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
-                        int8_t* output, const void* params) {
-  (void) params;
-  size_t i = 0;
+/* maximum_row and minimum_row: the larger / smaller of each pair (SIMD128 16 at a time when both
+ * inputs are contiguous). */
 #if defined(__wasm_simd128__)
-  if (a_stride == 1 && b_stride == 1) {
-    for (; i + 16 <= n; i += 16) {
-      wasm_v128_store(output + i, wasm_i8x16_max(wasm_v128_load(a + i), wasm_v128_load(b + i)));
-    }
+#define QNN_PICK_SIMD128(simd_pick)                                                           \
+  if (a_stride == 1 && b_stride == 1) {                                                      \
+    for (; i + 16 <= n; i += 16) {                                                           \
+      wasm_v128_store(output + i, simd_pick(wasm_v128_load(a + i), wasm_v128_load(b + i)));  \
+    }                                                                                        \
   }
+#else
+#define QNN_PICK_SIMD128(simd_pick)
 #endif
-  for (; i < n; i++) {
-    const int8_t x = a[i * a_stride], y = b[i * b_stride];
-    output[i] = x > y ? x : y;
-  }
-}
 
-static void minimum_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
-                        int8_t* output, const void* params) {
-  (void) params;
-  size_t i = 0;
-#if defined(__wasm_simd128__)
-  if (a_stride == 1 && b_stride == 1) {
-    for (; i + 16 <= n; i += 16) {
-      wasm_v128_store(output + i, wasm_i8x16_min(wasm_v128_load(a + i), wasm_v128_load(b + i)));
-    }
+#define QNN_PICK_ROW(name, simd_pick, first_wins)                                             \
+  static void name(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride, \
+                   int8_t* output, const void* params) {                                      \
+    (void) params;                                                                           \
+    size_t i = 0;                                                                            \
+    QNN_PICK_SIMD128(simd_pick)                                                              \
+    for (; i < n; i++) {                                                                     \
+      const int8_t x = a[i * a_stride], y = b[i * b_stride];                                 \
+      output[i] = (first_wins) ? x : y;                                                      \
+    }                                                                                        \
   }
-#endif
-  for (; i < n; i++) {
-    const int8_t x = a[i * a_stride], y = b[i * b_stride];
-    output[i] = x < y ? x : y;
-  }
-}
+
+QNN_PICK_ROW(maximum_row, wasm_i8x16_max, x > y)
+QNN_PICK_ROW(minimum_row, wasm_i8x16_min, x < y)
 
 int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_maximum_record* r = record;
