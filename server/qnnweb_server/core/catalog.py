@@ -83,6 +83,12 @@ def safe_file(folder: Path, name: str, suffixes: set[str] | dict[str, str]) -> P
     return list_files(folder, suffixes).get(name)
 
 
+def open_safe_file(folder: Path, name: str, suffixes: set[str] | dict[str, str]) -> FileVersion | None:
+    """The current version of ``safe_file(folder, name, suffixes)``, opened; None if there is none."""
+    path = safe_file(folder, name, suffixes)
+    return None if path is None else open_version(path)
+
+
 def is_plain_name(name: str) -> bool:
     """A file name alone: no folder part, no NUL."""
     return bool(name) and not any(c in name for c in "/\\\x00")

@@ -81,12 +81,11 @@ kernels_router = APIRouter(prefix="/kernels", tags=["files"])
 def download_kernel_version(digest: str, name: str, request: Request, settings: SettingsDep) -> Response:
     """A kernel module of the version `/api/models` names (`kernels_url`): `immutable`. Once the
     modules have been rebuilt the old digest is a 404. `/kernels/{name}` is always the current one."""
-    path = catalog.safe_file(settings.kernels_dir, name, {".wasm"})
-    if path is None or catalog.kernels_digest(settings.kernels_dir) != digest:
-        raise HTTPException(status_code=404, detail="no such kernel module in this version: see /api/models")
-    version = open_version(path)
+    version = None
+    if catalog.kernels_digest(settings.kernels_dir) == digest:
+        version = catalog.open_safe_file(settings.kernels_dir, name, {".wasm"})
     if version is None:
-        raise HTTPException(status_code=404, detail="no such kernel module")
+        raise HTTPException(status_code=404, detail="no such kernel module in this version: see /api/models")
     return serve_version(request, version, "application/wasm", IMMUTABLE_CACHE_CONTROL)
 
 

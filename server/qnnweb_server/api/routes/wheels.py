@@ -11,7 +11,6 @@ from qnnweb_server.api.deps import RootDep, SettingsDep
 from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import WheelList
 from qnnweb_server.core import catalog
-from qnnweb_server.core.versions import open_version
 from qnnweb_server.static import IMMUTABLE, REVALIDATE
 
 router = APIRouter(prefix="/wheels", tags=["wheels"])
@@ -29,8 +28,7 @@ def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
         raise HTTPException(status_code=503, detail=str(exc)) from exc
     urls = []
     for name in names:
-        path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
-        version = None if path is None else open_version(path)
+        version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
         if version is None:
             raise HTTPException(status_code=503, detail=f"wheel {name} disappeared: run ./build.sh build")
         with version:
@@ -51,8 +49,7 @@ def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
 def download_wheel(name: str, request: Request, settings: SettingsDep) -> Response:
     """One wheel file, its current version; its strong ETag is the quoted sha256 of its bytes (revisits
     get a 304)."""
-    path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
-    version = None if path is None else open_version(path)
+    version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
     if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
     return serve_version(request, version, "application/zip", REVALIDATE)
@@ -67,8 +64,7 @@ def download_wheel(name: str, request: Request, settings: SettingsDep) -> Respon
 def download_wheel_version(digest: str, name: str, request: Request, settings: SettingsDep) -> Response:
     """One version of a wheel, named by its sha256 (the URLs of `/api/wheels`): `immutable`. A version
     that is no longer there is a 404 (`/api/wheels` lists the current ones)."""
-    path = catalog.safe_file(settings.wheels_dir, name, {".whl"})
-    version = None if path is None else open_version(path)
+    version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
     if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
     try:
