@@ -411,6 +411,8 @@ class BrowserSlot:
              "threads": str(self.threads)}
         if self.variant:
             q["variant"] = self.variant
+        if self.engine == "qnnweb-js":
+            q["kernels"] = self.kernels_url
         return f"{self.base_url}/static/bench/index.html?{urllib.parse.urlencode(q)}"
 
     def _wait(self):
@@ -427,6 +429,8 @@ class BrowserSlot:
             with urllib.request.urlopen(f"{self.base_url}/api/models/{name}") as r:
                 self.compiled_url = json.loads(r.read())["compiled_url"]
             urllib.request.urlopen(self.base_url + self.compiled_url).read()
+            with urllib.request.urlopen(f"{self.base_url}/api/models") as r:
+                self.kernels_url = json.loads(r.read())["kernels_url"]  # versioned, as the demo loads them
         self.page = self.context.new_page()
         self.page.on("console", lambda m: m.type == "error" and self.console.append(m.text[:500]))
         self.page.on("pageerror", lambda e: self.console.append(str(e)[:500]))

@@ -31,7 +31,7 @@ from qnnweb_server.middleware import (
     IsolationHeadersMiddleware,
     PathScopedMiddleware,
 )
-from qnnweb_server.static import IMMUTABLE, StaticDir, pyodide_version
+from qnnweb_server.static import IMMUTABLE, StaticDir, VendorDir, package_version
 
 log = logging.getLogger("qnnweb_server")
 COMPRESSED_PREFIXES = ("/api/", "/static/", "/kernels/", "/openapi.json", "/docs", "/redoc")
@@ -159,13 +159,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.mount("/static", StaticDir(settings.web_dir), name="static")
     # Pyodide under its version (what web/pyodide-start.js loads): those URLs never change their bytes
-    version = pyodide_version(settings.pyodide_dir)
+    version = package_version(settings.pyodide_dir)
     if version is not None:
         app.mount(f"/pyodide/{version}", StaticDir(settings.pyodide_dir, IMMUTABLE), name="pyodide-versioned")
     app.mount("/pyodide", StaticDir(settings.pyodide_dir), name="pyodide")
     app.mount("/samples", StaticDir(settings.samples_dir), name="samples")
-    # npm packages of the benchmark's other engines (LiteRT.js, onnxruntime-web): ./build.sh setup
-    app.mount("/vendor", StaticDir(settings.vendor_dir), name="vendor")
+    # npm packages of the benchmark's other engines (LiteRT.js, onnxruntime-web; ./build.sh setup), immutable
+    # under /vendor/{package}@{version}/ (what web/bench loads)
+    app.mount("/vendor", VendorDir(settings.vendor_dir), name="vendor")
     # the kernel modules web/qnnweb.js instantiates (revalidated: a rebuild keeps their names)
     app.mount("/kernels", StaticDir(settings.kernels_dir), name="kernels")
     return app

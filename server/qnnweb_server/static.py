@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import os
 from pathlib import Path, PurePosixPath
@@ -42,7 +43,8 @@ class StaticDir(StaticFiles):
     def file_response(self, full_path: os.PathLike | str, stat_result: os.stat_result, scope: Scope,
                       status_code: int = 200) -> Response:
         request_headers = Headers(scope=scope)
-        headers = {"Cache-Control": self.cache_control, "Vary": "Accept-Encoding"}
+        cache_control = scope.get("qnnweb_cache_control", self.cache_control)
+        headers = {"Cache-Control": cache_control, "Vary": "Accept-Encoding"}
         accepted = accepted_encodings(request_headers.get("accept-encoding", ""))
         response = None
         for encoding, suffix in ENCODINGS.items():
@@ -88,12 +90,28 @@ def accepted_encodings(accept_encoding: str) -> set[str]:
     return accepted
 
 
-def pyodide_version(pyodide_dir: Path) -> str | None:
-    """The version in the Pyodide folder's package.json (npm's), or None."""
-    import json
-
+def package_version(package_dir: Path) -> str | None:
+    """The version in an npm package folder's package.json, or None."""
     try:
-        version = json.loads((pyodide_dir / "package.json").read_text(encoding="utf-8"))["version"]
+        version = json.loads((package_dir / "package.json").read_text(encoding="utf-8"))["version"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return version if isinstance(version, str) and version.replace(".", "").isalnum() else None
+    return version if isinstance(version, str) and version.replace(".", "").replace("-", "").isalnum() else None
+
+
+class VendorDir(StaticDir):
+    """npm's ``node_modules`` folder: ``{package}@{version}/{file}`` (``@scope/name@1.2.3/...``) is that
+    file of the installed package if its package.json says that version (else a 404), sent as
+    immutable; ``{package}/{file}`` is the installed version's, revalidated."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        parts = PurePosixPath(path).parts
+        count = 2 if parts and parts[0].startswith("@") else 1  # a scoped package's name has two parts
+        if len(parts) > count and "@" in parts[count - 1]:
+            name, _, version = parts[count - 1].rpartition("@")
+            package = PurePosixPath(*parts[:count - 1], name)
+            if not name or version != package_version(Path(self.directory or ".", package)):
+                raise HTTPException(status_code=404, detail="Not Found")
+            scope = dict(scope, qnnweb_cache_control=IMMUTABLE)
+            path = str(PurePosixPath(package, *parts[count:]))
+        return await super().get_response(path, scope)

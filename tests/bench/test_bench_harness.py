@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,9 @@ def test_quick_every_engine_ran(quick_bench):
     # which wasm each engine really ran
     assert by[("ort", None)]["wasm"] and all(w.endswith(".wasm") for w in by[("ort", None)]["wasm"])
     assert any("litert_wasm" in w for w in by[("litert", None)]["wasm"])
+    # the other engines from their versioned (immutable) URLs
+    assert all(w.startswith("/vendor/onnxruntime-web@") for w in by[("ort", None)]["wasm"])
+    assert all(w.startswith("/vendor/@litertjs/core@") for w in by[("litert", None)]["wasm"])
     for v in VARIANTS:
         r = by[("qnnweb", v)]
         assert r["variant"] == v and r["kernels"]["gemm"], r
@@ -95,7 +99,7 @@ def test_quick_every_engine_ran(quick_bench):
         # the JavaScript runtime on the server's compiled model: no Pyodide, the same kernels
         r = by[("qnnweb-js", v)]
         assert r["variant"] == v and r["kernels"] == by[("qnnweb", v)]["kernels"], r
-        assert r["wasm"] == [f"/kernels/qnnweb-{v}.wasm"], r["wasm"]
+        assert re.fullmatch(rf"/kernels/[0-9a-f]{{64}}/qnnweb-{v}\.wasm", "".join(r["wasm"])), r["wasm"]
         assert r["kernel_median_ms"] is not None and "pyodide_ready_ms" not in r, r
         assert by[("qnnweb", v)]["pyodide_ready_ms"] > 0
 

@@ -142,3 +142,37 @@ def test_kernels_under_their_digest_are_immutable(folders: Settings, tmp_path) -
     empty = Settings(**(folders.model_dump() | {"kernels_dir": tmp_path / "none"}))
     with TestClient(create_app(empty)) as c:
         assert c.get("/api/models").json()["kernels_url"] is None
+
+
+def test_vendor_packages_under_their_version_are_immutable(folders: Settings, tmp_path) -> None:
+    """/vendor/{package}@{version}/ (what the bench page loads) is immutable while that version is
+    installed, a 404 for any other version; /vendor/{package}/ is the installed one, revalidated."""
+    modules = tmp_path / "node_modules"
+    for name, version in (("onnxruntime-web", "1.30.0"), ("@litertjs/core", "2.5.3")):
+        (modules / name / "dist").mkdir(parents=True)
+        (modules / name / "package.json").write_text(f'{{"name": "{name}", "version": "{version}"}}')
+        (modules / name / "dist" / "index.js").write_text(f"export const name = '{name}';\n")
+    (modules / "onnxruntime-web" / "dist" / ".hidden").write_text("x")
+    settings = Settings(**(folders.model_dump() | {"vendor_dir": modules}))
+    with TestClient(create_app(settings)) as c:
+        for url, name in (("/vendor/onnxruntime-web@1.30.0/dist/index.js", "onnxruntime-web"),
+                          ("/vendor/@litertjs/core@2.5.3/dist/index.js", "@litertjs/core")):
+            r = c.get(url)
+            assert r.status_code == 200 and r.text == f"export const name = '{name}';\n", url
+            assert r.headers["cache-control"] == "public, max-age=31536000, immutable"
+            assert r.headers["content-type"].startswith("text/javascript")
+        assert c.get("/vendor/onnxruntime-web/dist/index.js").headers["cache-control"] == "no-cache"
+        for url in ("/vendor/onnxruntime-web@1.29.0/dist/index.js", "/vendor/@litertjs/core@2.5/dist/index.js",
+                    "/vendor/@litertjs@2.5.3/core/dist/index.js", "/vendor/@2.5.3/dist/index.js",
+                    "/vendor/onnxruntime-web@1.30.0/dist/.hidden", "/vendor/onnxruntime-web@1.30.0/../x"):
+            assert c.get(url).status_code == 404, url
+
+
+def test_the_bench_page_loads_the_vendor_versions_build_sh_installs() -> None:
+    pins = re.search(r"^NPM_BENCH_PACKAGES=\(([^)]*)\)", (REPO / "build.sh").read_text(), re.MULTILINE).group(1)
+    pinned = set(re.findall(r'"([^"]+)"', pins))
+    page = (REPO / "web" / "bench" / "index.html").read_text() + (REPO / "web" / "bench" / "bench.js").read_text()
+    loaded = set(re.findall(r"/vendor/((?:@[\w.-]+/)?[\w.-]+@[\w.-]+)/", page))
+    assert loaded == pinned
+    unversioned = re.sub(r"/vendor/(?:@[\w.-]+/)?[\w.-]+@[\w.-]+/", "", page)
+    assert not re.search(r"/vendor/[@\w]", unversioned), "a /vendor/ URL without the package's version"

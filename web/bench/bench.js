@@ -12,6 +12,8 @@
 //            without it a deterministic pattern of `dtype` / `shape` (or the model's own) is used
 //   dtype    float32 | int8 | uint8 (of the input)       shape  e.g. 1,3,224,224
 //   variant  qnnweb kernels: relaxed | simd128 | scalar (default: the best the browser runs)
+//   kernels  qnnweb.js's kernelsURL (the listing's versioned kernels_url, as the demo passes it;
+//            default: qnnweb.js's own, /kernels/)
 //   threads  every engine's thread count (default 1): qnnweb's and qnnweb.js's `threads`, ORT's
 //            ort.env.wasm.numThreads, LiteRT.js's cpuOptions.numThreads
 //   warmup   runs after the first one before window.benchResult.state becomes "ready" (default 0)
@@ -24,6 +26,11 @@
 // window.bench.run(n) -> {ms: [n wall times of one inference as JS sees it], kernel_ms: [...] (qnnweb:
 //   model.last_run_ms, the time inside qnn_run)}
 
+// the versions build.sh pins (NPM_BENCH_PACKAGES; the import map in index.html names LiteRT.js's):
+// /vendor/{package}@{version}/ URLs are immutable
+const ORT_WEB_DIR = "/vendor/onnxruntime-web@1.30.0/dist/";
+const LITERT_WASM_DIR = "/vendor/@litertjs/core@2.5.3/wasm/";
+
 const params = new URLSearchParams(location.search);
 const engine = params.get("engine") || "qnnweb";
 const modelUrl = params.get("model");
@@ -32,6 +39,7 @@ const threads = Math.max(1, parseInt(params.get("threads") || "1", 10));
 const warmup = Math.max(0, parseInt(params.get("warmup") || "0", 10));
 const selfRuns = parseInt(params.get("runs") || "0", 10);
 const variant = params.get("variant") || "";
+const kernelsURL = params.get("kernels") ? new URL(params.get("kernels"), location.href).href : undefined;
 
 const result = {
   state: "loading",
@@ -198,7 +206,7 @@ async function qnnwebJsEngine() {
   const qnnweb = await import("/static/qnnweb.js");
   stage("runtime_loaded");
   const [model, input] = await Promise.all([
-    qnnweb.load(modelResponse, { variant: variant || null, threads }),
+    qnnweb.load(modelResponse, { variant: variant || null, threads, kernelsURL }),
     inputUrl ? fetchBytes(inputUrl) : null,
   ]);
   stage("model_loaded");
@@ -223,9 +231,9 @@ async function qnnwebJsEngine() {
 // ------------------------------------------------------------------------------- onnxruntime-web
 
 async function ortEngine() {
-  const ort = await import("/vendor/onnxruntime-web/dist/ort.wasm.min.mjs");
+  const ort = await import(`${ORT_WEB_DIR}ort.wasm.min.mjs`);
   ort.env.wasm.numThreads = threads; // explicit: its default depends on the machine
-  ort.env.wasm.wasmPaths = "/vendor/onnxruntime-web/dist/";
+  ort.env.wasm.wasmPaths = ORT_WEB_DIR;
   ort.env.wasm.proxy = false;
   if ("simd" in ort.env.wasm) ort.env.wasm.simd = true;
   ort.env.logLevel = "error";
@@ -274,7 +282,7 @@ const LITERT_DTYPES = { float32: "float32", int8: "int8", uint8: "uint8", int32:
 async function litertEngine() {
   const litert = await import("@litertjs/core");
   // threads > 1 needs the threaded build (relaxed SIMD + cross-origin isolation)
-  await litert.loadLiteRt("/vendor/@litertjs/core/wasm/", threads > 1 ? { threads: true } : undefined);
+  await litert.loadLiteRt(LITERT_WASM_DIR, threads > 1 ? { threads: true } : undefined);
   stage("runtime_loaded");
   const [modelBytes, input] = await Promise.all([fetchBytes(modelUrl), inputUrl ? fetchBytes(inputUrl) : null]);
   const model = await litert.loadAndCompile(new Uint8Array(modelBytes), {
