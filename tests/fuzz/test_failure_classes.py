@@ -302,7 +302,8 @@ def test_100k_op_chain_loads_in_seconds_and_near_linearly():
     """Loading was quadratic (the planner re-sorted its placed list per tensor: 10,000 ops took 7.5 s,
     100,000 over a minute) and slow per op (one host call per record, the generated flatbuffers readers):
     a 100,000-op TFLite chain now loads whole -- import, lowering, planning, kernels -- in a few seconds
-    (6-7 s here, 2026-12-01), ten times the ops costing about ten times the time."""
+    (2.8 s on this 2-core AMD EPYC in a calm minute, 2026-12-02; 6-7 s in its slow phases), ten times the
+    ops costing about ten times the time."""
     from qnnweb.exporters.tflite import export_tflite
 
     small, small_seconds = timed_load(export_tflite(chain(10_000)))
