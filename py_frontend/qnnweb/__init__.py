@@ -65,7 +65,13 @@ def load(source, variant=None, keep_intermediates=False, input_shapes=None, thre
                                  "pass them to qnnweb.compile")
             return Model(CompiledModel.from_bytes(data), variant, threads=threads)
         graph = import_model(data, input_shapes)
-        return Model.from_graph(graph, variant, keep_intermediates, threads)
+        model = Model.from_graph(graph, variant, keep_intermediates, threads)
+
+    def reload(shapes, variant, threads):  # model.reshape: the same file for other input shapes
+        return load(data, variant, keep_intermediates, {**(input_shapes or {}), **shapes}, threads)
+
+    model._dynamic, model._reload = graph.source.get("dynamic", {}), reload
+    return model
 
 
 def compile(source, metadata=None, keep_intermediates=False, input_shapes=None):

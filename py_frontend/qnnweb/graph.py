@@ -63,6 +63,11 @@ class Graph:
     inputs: list
     outputs: list
     format: str = "tflite"
+    # what the source file says beyond the computation, for the onnxruntime / LiteRT APIs
+    # (qnnweb.onnxruntime, qnnweb.litert) and dynamic batches: {"dynamic": {input name: [axes]},
+    # ONNX: "dims" {input/output name: [int | dim name | None]}, "metadata" {...};
+    # TFLite: "shape_signature" {tensor index: [...]}, "signatures" [{"key", "inputs", "outputs"}]}
+    source: dict = field(default_factory=dict)
 
     def consumers(self, tensor_index):
         return [op for op in self.ops if tensor_index in op.inputs]

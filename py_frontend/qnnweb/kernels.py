@@ -19,7 +19,13 @@ def wasm_bytes(variant, threaded=False):
 
 
 @functools.lru_cache(maxsize=None)
-def supported_variants(host_class):
+def supported_variants(host_class=None):
+    """The kernel variants this WebAssembly engine (``host_class``: by default the one qnnweb runs
+    on here) validates, best first."""
+    if host_class is None:
+        from .host import host_class as current
+
+        host_class = current()
     return tuple(v for v in VARIANTS if host_class.validate(wasm_bytes(v)))
 
 

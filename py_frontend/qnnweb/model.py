@@ -76,6 +76,9 @@ class Model:
         self.kernels = {"gemm": self._cstring(self._host.call("qnn_gemm_kernel_name")),
                         "dwconv": self._cstring(self._host.call("qnn_dwconv_kernel_name"))}
         self.last_run_ms = None
+        # qnnweb.load sets these for a model loaded from its source: which input axes are dynamic
+        # ({name: [axes]}) and how to load it again for other input shapes
+        self._dynamic, self._reload = {}, None
 
     @classmethod
     def from_graph(cls, graph, variant=None, keep_intermediates=False, threads=None):
@@ -83,9 +86,12 @@ class Model:
         return cls(compile_graph(graph, keep_intermediates), variant, graph=graph, threads=threads)
 
     def close(self):
-        """Stops the model's worker threads (it still runs afterwards, on one thread)."""
-        self._host.close()
-        self.threads = 1
+        """Ends the model's worker threads and lets its kernel module and memory go (a closed model
+        no longer runs: its methods raise ValueError). Closing twice is fine."""
+        if not isinstance(self._host, ClosedHost):
+            host, self._host = self._host, ClosedHost()
+            self.threads = 1
+            host.close()
 
     def __enter__(self):
         return self
@@ -142,13 +148,15 @@ class Model:
     def _kernel_message(self):
         return self._cstring(self._host.call("qnn_error_message"))
 
-    def run(self, *inputs):
+    def run(self, *inputs, **feeds):
         """Run one inference. Takes one buffer per model input (numpy arrays, bytes, array.array,
-        memoryview...) and returns the list of outputs (numpy arrays if numpy is importable)."""
-        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) and len(self.inputs) != 1:
-            inputs = tuple(inputs[0])
-        if len(inputs) != len(self.inputs):
-            raise ValueError(f"the model takes {len(self.inputs)} input(s), got {len(inputs)}")
+        memoryview...), in the model's order, or by name: ``run({"input": x})`` or ``run(input=x)``.
+        Returns the list of outputs (numpy arrays if numpy is importable). A shaped input (a numpy
+        array, a multi-dimensional memoryview) whose size differs from the model's in a dynamic
+        dimension (an ONNX model's symbolic batch, a TFLite ``shape_signature`` of -1) reloads the
+        model for that shape first (``model.inputs`` then says the new shapes)."""
+        inputs = self._ordered(inputs, feeds)
+        self._reshape_for(inputs)
         for info, x in zip(self.inputs, inputs):
             self._host.write(self._arena + info.offset, _input_bytes(info, x))
         start = time.perf_counter()
@@ -157,6 +165,58 @@ class Model:
         if status != 0:
             raise KernelError(self._kernel_message())
         return [self._output(info) for info in self.outputs]
+
+    def _ordered(self, inputs, feeds):
+        """The inputs in the model's order, from positional buffers, one dict or keywords."""
+        if len(inputs) == 1 and isinstance(inputs[0], dict) and not feeds:
+            feeds, inputs = inputs[0], ()
+        if feeds:
+            if inputs:
+                raise ValueError("give the inputs either in order or by name, not both")
+            names = [info.name for info in self.inputs]
+            unknown = [name for name in feeds if name not in names]
+            missing = [name for name in names if name not in feeds]
+            if unknown or missing:
+                problem = (f"no input named {', '.join(map(repr, unknown))}" if unknown
+                           else f"missing input {', '.join(map(repr, missing))}")
+                raise ValueError(f"{problem}; the model's inputs: {self._input_list()}")
+            return [feeds[name] for name in names]
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) and len(self.inputs) != 1:
+            inputs = tuple(inputs[0])
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"the model takes {len(self.inputs)} input(s) ({self._input_list()}), got {len(inputs)}")
+        return list(inputs)
+
+    def _input_list(self):
+        return ", ".join(f"'{i.name}' ({i.dtype} {list(i.shape)})" for i in self.inputs)
+
+    def _reshape_for(self, inputs):
+        """Reload for the feeds' shapes where they differ in dynamic dimensions only."""
+        if not self._dynamic:
+            return
+        shapes = {}
+        for info, x in zip(self.inputs, inputs):
+            axes = self._dynamic.get(info.name)
+            shape = _shape_of(x)
+            if not axes or shape is None or shape == info.shape or len(shape) != len(info.shape):
+                continue
+            if all(a == b or k in axes for k, (a, b) in enumerate(zip(shape, info.shape))):
+                shapes[info.name] = list(shape)
+        if shapes:
+            self.reshape({**{i.name: list(i.shape) for i in self.inputs if i.name in self._dynamic}, **shapes})
+
+    def reshape(self, input_shapes):
+        """Loads the model again for other input shapes ({input name: shape}; a TFLite model changes
+        only its batch, an ONNX model its symbolic dimensions), in place: the same variant and thread
+        count. Only a model loaded from its source (not a .qnn) can."""
+        if self._reload is None:
+            raise ValueError("a compiled (.qnn) model's input shapes are fixed when it is compiled: "
+                             "pass input_shapes to qnnweb.compile")
+        dynamic, reload = self._dynamic, self._reload
+        fresh = reload(input_shapes, self.variant, self.threads)
+        self.close()
+        self.__dict__.update(fresh.__dict__)
+        self._dynamic, self._reload = dynamic, reload
 
     def profile(self, *inputs, repeats=10):
         """Per-op timing: runs each op of the plan `repeats` times (after one full run with these
@@ -248,6 +308,28 @@ def _thread_count(threads):
 
 
 FORMATS = {"f": "float32", "b": "int8", "B": "uint8", "i": "int32", "l": "int64", "d": "float64", "e": "float16"}
+
+
+def _shape_of(x):
+    """The shape a buffer declares (a numpy array's, a memoryview's), or None for flat buffers."""
+    try:
+        view = memoryview(x)
+    except TypeError:
+        return None
+    return tuple(view.shape) if view.ndim > 1 else None
+
+
+class ClosedHost:
+    """What a closed model's host is: every use says the model is closed."""
+
+    name = "closed"
+    threads = 1
+
+    def close(self):
+        pass
+
+    def __getattr__(self, name):
+        raise ValueError("the model is closed (model.close()): load it again to run it")
 
 
 def _input_bytes(info, x):

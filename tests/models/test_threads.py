@@ -52,7 +52,7 @@ def test_threads_give_the_bytes_of_one_thread(compiled, name, variant):
                 assert [o.tobytes() for o in model.run(*inputs)] == expected, f"{threads} threads"
 
 
-def test_close_ends_the_workers_and_the_model_still_runs(compiled):
+def test_close_ends_the_workers_and_frees_the_model(compiled):
     import threading
 
     data = compiled("mobilenet_v2_u8s8.onnx")
@@ -62,9 +62,14 @@ def test_close_ends_the_workers_and_the_model_still_runs(compiled):
     x = model_input(model.inputs[0], 0)
     expected = model.run(x)[0].tobytes()
     model.close()
-    assert threading.active_count() == before and model.info()["threads"] == 1
-    assert model.run(x)[0].tobytes() == expected
+    assert threading.active_count() == before and model.threads == 1
+    with pytest.raises(ValueError, match="the model is closed"):
+        model.run(x)
     model.close()  # twice is fine
+    with qnnweb.load(data, variant="simd128", threads=2) as again:
+        assert again.run(x)[0].tobytes() == expected
+    with pytest.raises(ValueError, match="the model is closed"):
+        again.info()
 
 
 def test_thread_counts_are_checked(compiled):

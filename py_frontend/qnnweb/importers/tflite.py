@@ -65,6 +65,9 @@ TENSOR_FIELDS = 5            # shape, type, buffer, name, quantization (what _te
 QUANTIZATION_FIELDS = 7      # min, max, scale, zero_point, details_type, details, quantized_dimension
 OPERATOR_FIELDS = 5          # opcode_index, inputs, outputs, builtin_options_type, builtin_options
 BUFFER_DATA, BUFFER_OFFSET, BUFFER_SIZE = 4, 6, 8
+MODEL_SIGNATURE_DEFS, TENSOR_SHAPE_SIGNATURE = 18, 18
+SIGNATURE_INPUTS, SIGNATURE_OUTPUTS, SIGNATURE_KEY, SIGNATURE_SUBGRAPH = 4, 6, 8, 12
+TENSOR_MAP_NAME, TENSOR_MAP_INDEX = 4, 6
 
 
 def _read(data, input_shapes):
@@ -76,8 +79,8 @@ def _read(data, input_shapes):
     subgraph = subgraphs[0]
     opcodes = [_builtin_code(code) for code in model.tables(MODEL_OPERATOR_CODES, "operator code")]
     buffers = model.tables(MODEL_BUFFERS, "buffer")
-    tensors = [_tensor(buf, pos, i, buffers)
-               for i, pos in enumerate(subgraph.table_positions(SUBGRAPH_TENSORS, "tensor"))]
+    tensor_positions = subgraph.table_positions(SUBGRAPH_TENSORS, "tensor")
+    tensors = [_tensor(buf, pos, i, buffers) for i, pos in enumerate(tensor_positions)]
     ops = []
     n_tensors = len(tensors)
     for i, pos in enumerate(subgraph.table_positions(SUBGRAPH_OPERATORS, "operator")):
@@ -104,6 +107,7 @@ def _read(data, input_shapes):
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < len(tensors):
             raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
+    source = _source(model, tensor_positions, tensors, graph_inputs, graph_outputs, input_shapes)
     if input_shapes:
         _set_batch(tensors, graph_inputs, input_shapes)
     if ops and not any(t.quantized and t.dtype in ("int8", "uint8") for t in tensors):
@@ -111,7 +115,37 @@ def _read(data, input_shapes):
                          "first: TensorFlow's converter with full-integer post-training quantization, or "
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
     ops = _quantized_float_islands(tensors, _fold_shape_arithmetic(tensors, ops), graph_outputs)
-    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite")
+    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source)
+
+
+def _source(model, tensor_positions, tensors, graph_inputs, graph_outputs, input_shapes):
+    """The model edges' shape signatures (-1: a dynamic dimension) and the first subgraph's signature
+    definitions, as ai-edge-litert reports them."""
+    signature = {}
+    for i in graph_inputs + graph_outputs:
+        stored = Table(model.bytes, tensor_positions[i]).scalars(TENSOR_SHAPE_SIGNATURE, "i", "shape signature", 8)
+        signature[i] = list(stored) if len(stored) == len(tensors[i].shape) else list(tensors[i].shape)
+    dynamic = {tensors[i].name: [k for k, d in enumerate(signature[i]) if d < 0]
+               for i in graph_inputs if tensors[i].name not in input_shapes}
+    signatures = []
+    for definition in model.tables(MODEL_SIGNATURE_DEFS, "signature"):
+        if definition.scalar(SIGNATURE_SUBGRAPH, "<I") != 0:
+            continue  # qnnweb runs the first subgraph
+
+        def tensor_map(slot, definition=definition):
+            pairs = {}
+            for entry in definition.tables(slot, "signature tensor"):
+                index = entry.scalar(TENSOR_MAP_INDEX, "<I")
+                if index >= len(tensors):
+                    raise ModelError(f"corrupt TFLite flatbuffer: a signature refers to tensor {index}")
+                pairs[(entry.string(TENSOR_MAP_NAME) or b"").decode("utf-8", "replace")] = index
+            return pairs
+
+        key = (definition.string(SIGNATURE_KEY) or b"").decode("utf-8", "replace")
+        signatures.append({"key": key, "inputs": tensor_map(SIGNATURE_INPUTS),
+                           "outputs": tensor_map(SIGNATURE_OUTPUTS)})
+    return {"dynamic": {k: v for k, v in dynamic.items() if v}, "shape_signature": signature,
+            "signatures": signatures}
 
 
 def _set_batch(tensors, graph_inputs, input_shapes):

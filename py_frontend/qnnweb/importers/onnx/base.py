@@ -235,7 +235,25 @@ class ImporterBase:
                 self.problems.append((-1, f"output '{name}'", "is computed in float; only int8 ops run"))
         if self.problems:
             raise UnsupportedModelError(self.problems)
-        return Graph(self.tensors, self.ops, inputs, outputs, "onnx")
+        return Graph(self.tensors, self.ops, inputs, outputs, "onnx", self._source(graph_inputs))
+
+    def _source(self, graph_inputs):
+        """The declared dimensions (a name for a symbolic one) and the model's metadata, as onnxruntime
+        reports them; which input dimensions are symbolic (and were not given by input_shapes)."""
+        def dims(value_info):
+            return [int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
+                    for d in value_info.type.tensor_type.shape.dim]
+
+        declared = {v.name: dims(v) for v in [*graph_inputs, *self.graph.output]}
+        dynamic = {v.name: [k for k, d in enumerate(declared[v.name]) if not isinstance(d, int) or d <= 0]
+                   for v in graph_inputs if v.name not in self.input_shapes}
+        m = self.model
+        metadata = {"producer_name": m.producer_name, "graph_name": self.graph.name, "domain": m.domain,
+                    "description": m.doc_string, "graph_description": self.graph.doc_string,
+                    # onnxruntime's answer for a model without a version: INT64_MAX
+                    "version": int(m.model_version) if m.HasField("model_version") else (1 << 63) - 1,
+                    "custom_metadata_map": {p.key: p.value for p in m.metadata_props}}
+        return {"dynamic": {k: v for k, v in dynamic.items() if v}, "dims": declared, "metadata": metadata}
 
     def _node_label(self, node):
         domain = f"{node.domain}." if node.domain and node.domain != "ai.onnx" else ""
