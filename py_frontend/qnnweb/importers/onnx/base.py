@@ -114,7 +114,7 @@ ARITY = {
     "Flatten": (1, 1, 1, 1), "Reshape": (2, 2, 1, 1), "Squeeze": (1, 2, 1, 1), "Unsqueeze": (1, 2, 1, 1),
     "Identity": (1, 1, 1, 1), "Dropout": (1, 3, 1, 2), "Constant": (0, 0, 1, 1),
     "Concat": (1, None, 1, 1), "QLinearConcat": (5, None, 1, 1), "Softmax": (1, 1, 1, 1),
-    "Transpose": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
+    "Transpose": (1, 1, 1, 1), "DepthToSpace": (1, 1, 1, 1), "SpaceToDepth": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
     "ConstantOfShape": (1, 1, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output

@@ -1,4 +1,5 @@
-"""Reshape / Flatten / Squeeze, Identity, Constant, Concat, Softmax and Transpose."""
+"""Reshape / Flatten / Squeeze, Identity, Constant, Concat, Softmax, Transpose, DepthToSpace and
+SpaceToDepth."""
 
 
 from .base import NCHW_TO_NHWC, Constant, Skip, Value, _product
@@ -176,3 +177,60 @@ class ShapeMixin:
         out = self._new_output(out_names, [t.shape[p] for p in perm], params, False)
         self._op("TRANSPOSE", [index], [out], perm=list(perm))
         self._edge_uint8(out_names[0], params)
+
+    def _op_DepthToSpace(self, node, attrs):
+        self._block_move(node, "DEPTH_TO_SPACE", attrs.get("blocksize"), attrs.get("mode", "DCR"))
+
+    def _op_SpaceToDepth(self, node, attrs):
+        self._block_move(node, "SPACE_TO_DEPTH", attrs.get("blocksize"), "DCR")
+
+    def _block_move(self, node, op_type, block, mode):
+        """DepthToSpace / SpaceToDepth on the NHWC tensor: ONNX's DCR order (block row, block column,
+        channel) is TFLite's, so one IR DEPTH_TO_SPACE / SPACE_TO_DEPTH; CRD (channel, block row, block
+        column) first moves the channels into DCR order. QDQ with another output quantization: the
+        values move in int8 and are quantized again (what onnxruntime does in float)."""
+        if type(block) is not int or block < 1:
+            raise Skip(f"blocksize {block!r}; expected a positive integer")
+        if isinstance(mode, bytes):
+            mode = mode.decode("utf-8", "replace")
+        if mode not in ("DCR", "CRD"):
+            raise Skip(f"mode {mode!r}; expected DCR or CRD")
+        x = self._activation_input(node.input[0])
+        index = self._nhwc(x)
+        t = self.tensors[index]
+        out = node.output[0]
+        consumers = self.consumers[out]
+        quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
+                                                                        for c in consumers)
+        if node.input[0] in self.views and not quantized_after and self._quantization_ahead(out) is None:
+            # the float result is a model output or feeds float ops: the int8 values move, and are read
+            # dequantized (what onnxruntime's float op computes: it only moves values)
+            out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
+            self.views[out] = out + "/int8"
+        else:
+            out_names, params, activation = self._outputs_like_input(node, x)
+        if activation != "NONE":
+            raise Skip(f"a {activation} after {node.op_type} is not supported")
+        n, h, w, c = t.shape
+        if op_type == "DEPTH_TO_SPACE":
+            if c % (block * block):
+                raise Skip(f"{c} channels are not a multiple of blocksize^2 = {block * block}")
+            shape = [n, h * block, w * block, c // (block * block)]
+            if mode == "CRD" and block > 1:  # channel c * b^2 + k -> k * C' + c
+                rows = self._reshaped(index, [n * h * w, c // (block * block), block * block, 1], "/crd")
+                index = self._reshaped(self._transpose(rows, [0, 2, 1, 3]), [n, h, w, c], "/dcr")
+        else:
+            if h % block or w % block:
+                raise Skip(f"height {h} and width {w} must be multiples of blocksize {block}")
+            shape = [n, h // block, w // block, c * block * block]
+        same = params[:2] == (t.scale, t.zero_point)
+        moved = out_names if same else [node.output[0] + "/moved"]
+        moved_index = self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), True)
+        self._op(op_type, [index], [moved_index], block_size=block)
+        if not same:
+            self._requantize_to(moved[0], out_names, params)
+        self._edge_uint8(out_names[0], params)
+        if out in self.outputs and out in self.views:
+            result = self._tensor(out, shape, "float32")
+            self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])
+            self.values[out] = Value(result, True)
