@@ -4,7 +4,8 @@ The table is computed here, at lowering: for each of the 256 input values v,
     real = function((v - input_zero_point) * input_scale)              (Python float, float64)
     q    = round_half_to_even(real / output_scale) + output_zero_point  (Python's round())
 clamped to the output type's range (and the fused activation's, when an op has one). TFLite's int8
-HARD_SWISH follows LiteRT's fixed-point algorithm instead (tflite_fixed_point.py). Requantizing
+HARD_SWISH follows LiteRT's fixed-point algorithm instead (tflite_fixed_point.py), its ELU XNNPACK's
+float32 table (``elu_table``). Requantizing
 conversions (QUANTIZE between uint8 and int8) follow the kernels' fp32 REQUANTIZE instead:
 float32(v - zp_in) * float32(scale_in / scale_out), rounded half to even: with equal scales that is
 exactly v ^ 0x80.
@@ -78,6 +79,7 @@ def _functions(op):
         "RELU": lambda x: max(x, 0.0),
         "RELU6": lambda x: min(max(x, 0.0), 6.0),
         "RELU_N1_TO_1": lambda x: min(max(x, -1.0), 1.0),
+        "ELU": lambda x: x if x >= 0 else math.expm1(x),
     }[op.type]
 
 
@@ -210,7 +212,23 @@ def make_table_onnxruntime(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, funct
     return bytes(table)
 
 
-@lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP")
+def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
+    """TFLite's int8 ELU as LiteRT's default kernels (XNNPACK's qs8 ELU) tabulate it, all in float32:
+    x = x_scale * (v - x_zp), y = x < 0 ? expm1(x) : x, q = rint(y * (1 / y_scale) + y_zp), clamped
+    (the zero point added before rounding: ties round to even *after* it). Checked against
+    ai-edge-litert 2.3 on every input of 26 scale / zero-point pairs, ties included."""
+    x_scale, inverse = float32(x_scale), float32(1.0 / float32(y_scale))
+    table = bytearray(256)
+    for byte, v in enumerate(_input_values(x_dtype)):
+        x = float32(x_scale * (v - x_zp))
+        y = float32(math.expm1(x)) if x < 0 else x
+        q = round(float32(float32(y * inverse) + y_zp))
+        table[byte] = min(max(q, lo), hi) & 0xFF
+    return bytes(table)
+
+
+@lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP",
+          "ELU")
 def lower_unary(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_byte_quantized(x, "input")
@@ -233,6 +251,10 @@ def lower_unary(graph, op):
     onnx_function = _onnx_composed(op) if fmt == "onnx" else None
     if op.type == "HARD_SWISH" and fmt == "tflite" and not op.options.get("float_island") and lo is None:
         table = hard_swish_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp)
+    elif op.type == "ELU":
+        if fmt != "tflite" or y.dtype != "int8" or x.dtype != "int8":
+            raise Unsupported(f"ELU runs on int8 TFLite tensors (here {x.dtype} -> {y.dtype}, {fmt})")
+        table = elu_table(x.dtype, x_scale, x_zp, y_scale, y_zp, *((lo, hi) if lo is not None else ()))
     elif onnx_function is not None:
         table = make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, onnx_function, lo, hi)
     else:
