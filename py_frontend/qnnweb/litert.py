@@ -85,7 +85,7 @@ class Interpreter:
             shape, signature = numpy.array(shape, numpy.int32), numpy.array(signature, numpy.int32)
             scales, zero_points = numpy.array(scales, numpy.float32), numpy.array(zero_points, numpy.int32)
         return {"name": t.name, "index": index, "shape": shape, "shape_signature": signature,
-                "dtype": getattr(numpy, t.dtype) if numpy is not None else t.dtype,
+                "dtype": getattr(numpy, t.dtype, t.dtype) if numpy is not None else t.dtype,
                 "quantization": per_tensor,
                 "quantization_parameters": {"scales": scales, "zero_points": zero_points,
                                             "quantized_dimension": t.quantized_dimension if len(t.scale) > 1 else 0,
