@@ -23,7 +23,7 @@ import array
 
 from . import load
 from .graph import DTYPE_SIZES
-from .model import ARRAY_CODES
+from .model import ARRAY_CODES, as_array, numpy
 
 __all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "load_delegate"]
 
@@ -75,7 +75,6 @@ class Interpreter:
 
     def _details(self, index):
         t = self._graph.tensors[index]
-        numpy = _numpy()
         shape = list(self._shape(index))
         signature = list(self._shape_signature.get(index, t.shape))
         scales = [float(s) for s in t.scale]
@@ -146,7 +145,6 @@ class Interpreter:
         position = self._input_position(tensor_index)
         self._ready()
         t = self._graph.tensors[tensor_index]
-        numpy = _numpy()
         if numpy is not None and not isinstance(value, numpy.ndarray) and isinstance(value, (list, tuple, int, float)):
             value = numpy.asarray(value, dtype=t.dtype)
         if numpy is not None and isinstance(value, numpy.ndarray):
@@ -198,7 +196,7 @@ class Interpreter:
         if tensor_index in self._results:
             return _copy(self._results[tensor_index])
         if t.is_constant:
-            return _array(t, bytes(t.data))
+            return as_array(bytes(t.data), t.dtype, t.shape)
         if not self._keep:
             raise ValueError(f"tensor {tensor_index} ('{t.name}') is an intermediate tensor: load with "
                              "experimental_preserve_all_tensors=True to read it")
@@ -266,21 +264,12 @@ class SignatureRunner:
         return {name: interpreter.get_tensor(i) for name, i in self._outputs.items()}
 
 
-def _numpy():
-    try:
-        import numpy
-    except ImportError:
-        return None
-    return numpy
-
-
 def _shape_of(value):
     shape = getattr(value, "shape", None)
     return tuple(shape) if shape is not None else None
 
 
 def _zeros(tensor):
-    numpy = _numpy()
     if numpy is not None:
         return numpy.zeros(tensor.shape, dtype=tensor.dtype)
     return array.array(ARRAY_CODES[tensor.dtype], bytes(tensor.size * DTYPE_SIZES[tensor.dtype]))
@@ -288,10 +277,3 @@ def _zeros(tensor):
 
 def _copy(value):
     return value.copy() if hasattr(value, "copy") else array.array(value.typecode, value)
-
-
-def _array(tensor, data):
-    numpy = _numpy()
-    if numpy is not None:
-        return numpy.frombuffer(data, dtype=tensor.dtype).reshape(tensor.shape).copy()
-    return array.array(ARRAY_CODES[tensor.dtype], data)

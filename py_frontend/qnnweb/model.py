@@ -20,7 +20,6 @@ except ImportError:  # Pyodide without numpy: outputs are array.array
     numpy = None
 
 ARRAY_CODES = {"float32": "f", "int8": "b", "uint8": "B", "int32": "i"}
-NUMPY_DTYPES = {"float32": "float32", "int8": "int8", "uint8": "uint8", "int32": "int32"}
 
 
 class TensorInfo:
@@ -259,10 +258,7 @@ class Model:
         return self._output(TensorInfo(self._compiled.intermediates[name]))
 
     def _output(self, info):
-        data = self._host.read(self._arena + info.offset, info.nbytes)
-        if numpy is not None:
-            return numpy.frombuffer(data, dtype=NUMPY_DTYPES[info.dtype]).reshape(info.shape).copy()
-        return array.array(ARRAY_CODES[info.dtype], data)
+        return as_array(self._host.read(self._arena + info.offset, info.nbytes), info.dtype, info.shape)
 
     def info(self):
         def entry(t):
@@ -308,6 +304,14 @@ def _thread_count(threads):
 
 
 FORMATS = {"f": "float32", "b": "int8", "B": "uint8", "i": "int32", "l": "int64", "d": "float64", "e": "float16"}
+
+
+def as_array(data, dtype, shape):
+    """Bytes of a tensor as qnnweb hands tensors out: a numpy array of its dtype and shape when numpy
+    is importable, else a flat array.array."""
+    if numpy is not None:
+        return numpy.frombuffer(data, dtype=dtype).reshape(shape).copy()
+    return array.array(ARRAY_CODES[dtype], data)
 
 
 def _shape_of(x):

@@ -19,6 +19,7 @@ import enum
 
 from . import __version__, load
 from .errors import ModelError
+from .model import numpy
 
 __all__ = [
     "ExecutionMode",
@@ -195,7 +196,6 @@ class InferenceSession:
 
 def _checked_feed(arg, value):
     """onnxruntime's checks of a feed, in its words: the dtype, then the fixed dimensions."""
-    numpy = _numpy()
     if numpy is not None and not isinstance(value, numpy.ndarray) and isinstance(value, (list, tuple, int, float)):
         value = numpy.asarray(value, dtype=NUMPY_TYPES.get(arg.type))  # as onnxruntime converts a list
     if numpy is not None and isinstance(value, numpy.ndarray):
@@ -218,14 +218,6 @@ def _checked_feed(arg, value):
 
 def _label(source):
     return source if isinstance(source, str) else f"{type(source).__name__} of the model's bytes"
-
-
-def _numpy():
-    try:
-        import numpy
-    except ImportError:
-        return None
-    return numpy
 
 
 def get_available_providers():
