@@ -39,3 +39,12 @@ def quantized(model, feeds, quant_format="QDQ", activation="QUInt8", weight="QIn
                         activation_type=getattr(QuantType, activation), weight_type=getattr(QuantType, weight),
                         per_channel=per_channel, extra_options=extra or None)
         return dst.read_bytes()
+
+
+def output_quantum(graph):
+    """One quantum of a loaded model's first (dequantized, float) output: the scale of the int8 tensor
+    it is dequantized from, found back through the layout ops in between (``model._graph``)."""
+    tensor = graph.outputs[0]
+    while not graph.tensors[tensor].scale:
+        tensor = next(op for op in graph.ops if tensor in op.outputs).inputs[0]
+    return graph.tensors[tensor].scale[0]

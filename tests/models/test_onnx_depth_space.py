@@ -9,7 +9,7 @@ import onnx
 import pytest
 import qnnweb
 from onnx import helper
-from onnx_quantized import float_model, quantized
+from onnx_quantized import float_model, output_quantum, quantized
 from reference.onnxruntime_session import ReferenceSession
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
@@ -48,11 +48,7 @@ def test_matches_onnxruntime(op, mode, quant, last):
     for variant in qnnweb.VARIANTS:
         loaded = qnnweb.load(data, variant=variant)
         assert any(o.type in ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH") for o in loaded._graph.ops)
-        graph = loaded._graph
-        tensor = graph.outputs[0]
-        while not graph.tensors[tensor].scale:  # back to the int8 tensor the float output dequantizes
-            tensor = next(o for o in graph.ops if tensor in o.outputs).inputs[0]
-        quantum = graph.tensors[tensor].scale[0]
+        quantum = output_quantum(loaded._graph)
         (ours,) = loaded.run(x)
         assert ours.shape == theirs.shape
         steps = np.abs(np.round((ours - theirs) / quantum))

@@ -11,7 +11,7 @@ import pytest
 import qnnweb
 import qnnweb.onnxruntime
 from onnx import helper
-from onnx_quantized import float_model, quantized
+from onnx_quantized import float_model, output_quantum, quantized
 
 MODULES = [pytest.param(onnxruntime, id="onnxruntime"), pytest.param(qnnweb.onnxruntime, id="qnnweb.onnxruntime")]
 
@@ -36,13 +36,6 @@ def dynamic_batch_model():
     model.doc_string = "a test model"
     helper.set_model_props(model, {"author": "qnnweb tests", "labels": "a,b,c,d"})
     return model.SerializeToString()
-
-
-def output_quantum(data):
-    """One quantum of the model's (dequantized) output: the scale of the int8 tensor it comes from."""
-    graph = qnnweb.load(data, variant="scalar")._graph
-    producer = next(op for op in graph.ops if graph.outputs[0] in op.outputs)
-    return graph.tensors[producer.inputs[0]].scale[0]
 
 
 def user_script(ort, model, x):
@@ -91,7 +84,8 @@ def test_the_same_script_gives_the_same_answers(answers, case):
         assert ours[key] == theirs[key], key
     assert isinstance(ours["y"], np.ndarray) and ours["y"].dtype == theirs["y"].dtype
     assert ours["y"].shape == theirs["y"].shape
-    steps = np.abs(np.round((ours["y"] - theirs["y"]) / output_quantum(models[case])))
+    quantum = output_quantum(qnnweb.load(models[case], variant="scalar")._graph)
+    steps = np.abs(np.round((ours["y"] - theirs["y"]) / quantum))
     assert (steps <= 1).mean() >= 0.999, f"{(steps > 1).sum()} of {steps.size} outputs more than a quantum off"
 
 
