@@ -30,8 +30,8 @@ from bench import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 class RecordingHost(WasmtimeHost):
     log = None
 
-    def __init__(self, wasm_bytes):
-        super().__init__(wasm_bytes)
+    def __init__(self, wasm_bytes, threads=1):
+        super().__init__(wasm_bytes, threads)
         RecordingHost.log = self.log = []
 
     def call(self, name, *args):
@@ -46,7 +46,7 @@ class RecordingHost(WasmtimeHost):
 
 def record(model_path, variant, wasm):
     data = Path(wasm).read_bytes()
-    qnnweb.kernels.wasm_bytes = lambda v: data
+    qnnweb.kernels.wasm_bytes = lambda variant, threaded=False: data
     qnnweb.model.host_class = lambda: RecordingHost
     model = qnnweb.load(model_path, variant)
     info = model.inputs[0]
@@ -60,7 +60,8 @@ def record(model_path, variant, wasm):
     assert run[1] == "qnn_run"
     output = model.outputs[0]
     return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0],
-            "ops": [[family, macs] for _, _, _, _, _, family, macs, _ in model._steps],   # compiled.py's rows
+            "ops": [[family, macs, f"{shape} K={info.get('input_channels', '-')}"]    # compiled.py's rows
+                    for _, _, _, _, shape, family, macs, info in model._steps],
             "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
 
 
@@ -88,6 +89,7 @@ async ({modules, rounds, warmup}) => {
   // Per op: 7 timings of 5 back-to-back runs each (the timer is coarse outside isolated pages),
   // the modules interleaved op by op; the median, summed by op kind.
   const ops = runs.map(() => ({}));
+  const perOp = runs.map(() => []);
   modules[0].ops.forEach((_, i) => {
     const t = runs.map(() => []);
     for (let j = 0; j < 7; j++) {
@@ -101,9 +103,10 @@ async ({modules, rounds, warmup}) => {
       const kind = modules[k].ops[i][0];
       t[k].sort((x, y) => x - y);
       ops[k][kind] = (ops[k][kind] || 0) + t[k][3];
+      perOp[k].push(t[k][3]);
     });
   });
-  return {times, ops, outputs: runs.map((r) => r.output().join(","))};
+  return {times, ops, perOp, outputs: runs.map((r) => r.output().join(","))};
 }
 """
 
@@ -115,6 +118,8 @@ def main():
     p.add_argument("modules", nargs="+")
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--warmup", type=int, default=20, help="untimed runs per module first (tier-up)")
+    p.add_argument("--ops", type=int, default=0, metavar="N",
+                   help="also list the N slowest ops of the first module (ms and GMAC/s per module)")
     args = p.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -132,7 +137,7 @@ def main():
         print(f"{path:44s} {m['kernel']:40s} median {median:7.2f} ms  x{median / base:.3f}")
     print("outputs identical across modules:", same)
     macs = {}
-    for kind, n in modules[0]["ops"]:
+    for kind, n, _ in modules[0]["ops"]:
         macs[kind] = macs.get(kind, 0) + n
     kinds = sorted(result["ops"][0], key=lambda k: -result["ops"][0][k])
     print("per op kind: ms (sum of per-op medians) and GMAC/s, per module:")
@@ -144,6 +149,13 @@ def main():
             cells.append(f"{ms:8.2f} {rate}")
         print(f"  {kind:26s}" + "".join(cells))
     print(f"  {'total':26s}" + "".join(f"{sum(ops.values()):8.2f}      " for ops in result["ops"]))
+    if args.ops:
+        print(f"the {args.ops} slowest ops of the first module: index, op, MACs, then ms and GMAC/s per module:")
+        slowest = sorted(range(len(modules[0]["ops"])), key=lambda i: -result["perOp"][0][i])[:args.ops]
+        for i in slowest:
+            kind, n, shape = modules[0]["ops"][i]
+            cells = "".join(f"{t[i]:8.3f} {n / t[i] / 1e6 if n and t[i] else 0:5.1f}" for t in result["perOp"])
+            print(f"  {i:4d} {kind:22s} {shape:28s} {n:10d}{cells}")
 
 
 if __name__ == "__main__":

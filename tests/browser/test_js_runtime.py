@@ -59,7 +59,7 @@ def test_same_bytes_in_javascript_cpython_and_pyodide(blank_page, page_for, comp
     assert base64.b64decode(js["output"]) == expected
     assert js["info"]["variant"] == variant and js["info"]["host"].startswith("browser")
     assert js["info"]["kernels"] == cpython.kernels or variant == "relaxed"   # the relaxed probe is the engine's
-    if js["info"]["kernels"] == cpython.kernels:  # the same kernels pack the same bytes (4x16c4 and 4x8c2s4 do not)
+    if js["info"]["kernels"] == cpython.kernels:  # the same kernels pack the same bytes (2x16c4 and 4x8c2s4 do not)
         assert js["info"]["weight_bytes"] == cpython.weight_bytes
 
     # the page's Pyodide, on the same compiled file from the same URL

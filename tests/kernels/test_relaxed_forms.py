@@ -1,10 +1,13 @@
-"""The relaxed module's exact two-dot IGEMM forms, which config.c picks only on some engines.
+"""The relaxed module's kernels for every outcome of config.c's engine probe, forced one by one.
 
-On this machine kind's engines the relaxed dot saturates, and config.c then runs the SIMD128 IGEMM
-(faster here than the "halves" form); the "split" form is for engines of any other behaviour. Both
-forms must stay bit-exact wherever they run, so this test builds the relaxed module with each one
-forced (QNN_EXTRA_CFLAGS, see wasm_kernels/build.sh and src/config.c) and runs convolutions through
-it against the numpy reference.
+Each form builds the relaxed module with the probe's answer forced (QNN_EXTRA_CFLAGS, see
+wasm_kernels/build.sh and src/config.c) and runs convolutions through it against the numpy reference:
+- "halves" and "split", the exact two-dot IGEMM forms (config.c runs the SIMD128 IGEMM where the dot
+  saturates, faster than "halves"; "split" is for engines of any other behaviour);
+- "usdot", the one-dot IGEMM and the four-tap depthwise kernel of engines whose dot reads the
+  activations as unsigned without saturating (x86 with VNNI: the browser on such machines). wasmtime
+  on x86 reads them as unsigned too but may saturate i16 pair sums (pmaddubsw), so its cases keep the
+  weights in [-64, 64], where 2 * 64 * 255 fits in an i16 and every unsigned engine is exact.
 """
 
 import os
@@ -18,18 +21,23 @@ import pytest
 import harness as H
 from qnnweb import kernels
 from reference import int8 as ref
-from test_conv2d import _case
+from hypothesis import HealthCheck, given, settings
+from test_conv2d import _case, check_conv2d, conv_cases
+from test_depthwise_conv2d import check_dwconv, dwconv_cases
 
 ROOT = Path(__file__).resolve().parents[2]
+# form: (flags, gemm kernel, depthwise kernel, largest weight magnitude exact on wasmtime)
 FORMS = {
-    "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-4x16c4-relaxed-halves"),
-    "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-4x16c4-relaxed-split"),
+    "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-2x16c4-relaxed-halves",
+               "qs8-dwconv-c16-simd128-dot16x2", 128),
+    "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2", 128),
+    "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x16c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4-usdot", 64),
 }
 
 
 @pytest.fixture(scope="module", params=sorted(FORMS))
 def relaxed_form(request, tmp_path_factory):
-    flags, name = FORMS[request.param]
+    flags, name, dw_name, bound = FORMS[request.param]
     out = tmp_path_factory.mktemp(request.param)
     # wasm-tools is installed in the virtualenv (./build.sh setup), next to this Python
     env = {**os.environ, "QNN_EXTRA_CFLAGS": flags,
@@ -37,19 +45,25 @@ def relaxed_form(request, tmp_path_factory):
     proc = subprocess.run(["bash", str(ROOT / "wasm_kernels" / "build.sh"), str(out)], env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 0, f"building the {request.param} form failed:\n{proc.stderr[-3000:]}"
-    return (out / "qnnweb-relaxed.wasm").read_bytes(), name
+    return (out / "qnnweb-relaxed.wasm").read_bytes(), (name, dw_name, bound)
 
 
 @pytest.fixture
 def forced_relaxed(relaxed_form, monkeypatch):
-    data, name = relaxed_form
+    data, form = relaxed_form
     real = kernels.wasm_bytes
     monkeypatch.setattr(kernels, "wasm_bytes", lambda variant, threaded=False:
                         data if variant == "relaxed" and not threaded else real(variant, threaded))
-    return name
+    return form
+
+
+def bounded(case, bound):
+    """The case with its weights in [-bound, bound] (see the module's docstring)."""
+    return {**case, "w": np.clip(case["w"], -bound, bound).astype(np.int8)}
 
 
 def test_forced_form_is_bit_exact(forced_relaxed):
+    bound = forced_relaxed[2]
     cases = [
         dict(args=_case(1, 1, 7, 5, 3, 8, (1, 1)), w_zp=0),
         dict(args=_case(2, 1, 9, 9, 24, 19, (3, 3), padding=(1, 1, 1, 1), x_zp=127), w_zp=0),
@@ -58,11 +72,13 @@ def test_forced_form_is_bit_exact(forced_relaxed):
     ]
     for case in cases:
         args, w_zp = case["args"], case["w_zp"]
+        if bound < 128:
+            args, w_zp = bounded(args, bound), 0   # a weight zero point would widen the range again
         expected = ref.conv2d(**args, w_zp=w_zp)
         got = H.conv2d("relaxed", **args, w_zp=w_zp)
         np.testing.assert_array_equal(got, expected)
-    x = np.full((2, 4, 4, 40), -128, np.int8)  # the largest products: (x - x_zp) = -255, w = -128
-    w = np.full((17, 3, 3, 40), -128, np.int8)
+    x = np.full((2, 4, 4, 40), -128, np.int8)  # the largest products: (x - x_zp) = -255, w = -bound
+    w = np.full((17, 3, 3, 40), -bound, np.int8)
     scales = (H.f32(0.001),)
     y_scale = H.output_scale_for(H.f32(0.05), 0.001, 360, 1 / 8)
     np.testing.assert_array_equal(
@@ -78,4 +94,18 @@ def test_forced_form_is_the_one_running(forced_relaxed):
     wi = g.constant(np.ones((3, 4), np.int8), "int8", (0.1,), (0,))
     yi = g.output((1, 3), "int8", 0.2, 0)
     g.op("FULLY_CONNECTED", [xi, wi], [yi], activation="NONE", weights_format=0)
-    assert Model.from_graph(g.graph(), "relaxed").info()["kernels"]["gemm"] == forced_relaxed
+    assert Model.from_graph(g.graph(), "relaxed").info()["kernels"] == {
+        "gemm": forced_relaxed[0], "dwconv": forced_relaxed[1]}
+
+
+@settings(max_examples=H.examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=conv_cases())
+def test_forced_form_convolutions(forced_relaxed, case):
+    check_conv2d("relaxed", **bounded(case, forced_relaxed[2]))
+
+
+@settings(max_examples=H.examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=dwconv_cases())
+def test_forced_form_depthwise(forced_relaxed, case):
+    """Every tap count (ks % 4 = 0..3 for the four-tap kernel), channel tiles, multipliers."""
+    check_dwconv("relaxed", **bounded(case, forced_relaxed[2]))

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "common.h"
+#include "packing.h"
 
 #if defined(__wasm_relaxed_simd__)
   #include <wasm_simd128.h>
@@ -86,10 +87,10 @@ static void init_configs(void) {
 #endif
   if (kind == RELAXED_DOT_USDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-usdot"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-usdot"};
   } else if (kind == RELAXED_DOT_SDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed, 4, 16, 4, 1, 0, 0, "qs8-igemm-4x16c4-relaxed-sdot"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, 2, 16, 4, 1, 0, 0, "qs8-igemm-2x16c4-relaxed-sdot"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
     /* The exact two-dot "halves" form is slower here than the SIMD128 kernel (EfficientNet-Lite0 on
      * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
@@ -99,10 +100,10 @@ static void init_configs(void) {
       qnn_qs8_igemm_minmax_fp32_ukernel_4x8c2s4__simd128, 4, 8, 2, 4, 0, 0, "qs8-igemm-4x8c2s4-simd128 (relaxed dot saturates)"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_halves, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-halves"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_halves, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-halves"};
   } else {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x16c4__relaxed_split, 4, 16, 4, 1, 128, 0x80, "qs8-igemm-4x16c4-relaxed-split"};
+      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_split, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-split"};
   }
 #elif QNN_VARIANT == 1
   gemm_config = (struct qnn_gemm_config) {
@@ -113,10 +114,21 @@ static void init_configs(void) {
 #endif
 #if QNN_VARIANT >= 1
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2, 16, 1, "qs8-dwconv-c16-simd128-dot16x2"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2, 16, QNN_DWCONV_TAP_PAIRS, 0, 0, "qs8-dwconv-c16-simd128-dot16x2"};
 #else
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, 1, 0, "qs8-dwconv-c1-scalar"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, 1, QNN_DWCONV_TAPS, 0, 0, "qs8-dwconv-c1-scalar"};
+#endif
+#if QNN_VARIANT == 2
+  /* Four taps per relaxed dot where it is exact (the dot16x2 kernel is bound by its shuffles and
+   * sign extensions: 20 instructions per 32 multiply-adds, against 24 per 64 here). */
+  if (kind == RELAXED_DOT_USDOT) {
+    dwconv_config = (struct qnn_dwconv_config) {
+      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4, 16, QNN_DWCONV_TAP_QUADS, 128, 0x80, "qs8-dwconv-c16-relaxed-tap4-usdot"};
+  } else if (kind == RELAXED_DOT_SDOT) {
+    dwconv_config = (struct qnn_dwconv_config) {
+      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4, 16, QNN_DWCONV_TAP_QUADS, 0, 0, "qs8-dwconv-c16-relaxed-tap4-sdot"};
+  }
 #endif
   initialized = 1;
 }

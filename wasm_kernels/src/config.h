@@ -20,7 +20,9 @@ struct qnn_gemm_config {
 struct qnn_dwconv_config {
   qnn_qs8_dwconv_ukernel_fn dwconv;
   uint32_t channel_tile;
-  int32_t tap_pairs;  /* weights packed as int16 tap pairs (packing.h) */
+  int32_t weights;                  /* enum qnn_dwconv_weights: how packing.c lays out the weights */
+  int32_t input_zero_point_offset;  /* as in qnn_gemm_config */
+  int32_t activation_xor;
   const char* name;
 };
 

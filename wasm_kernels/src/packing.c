@@ -43,17 +43,18 @@ void qnn_pack_qs8_igemm_w(
   }
 }
 
-/* Bytes of one channel's packed weights: ks int8, or round_up(ks, 2) int16 in tap pairs. */
-static int64_t dwconv_weight_bytes(int64_t ks, int tap_pairs) {
-  return tap_pairs ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t) : ks;
+/* Bytes of one channel's packed weights. */
+static int64_t dwconv_weight_bytes(int64_t ks, enum qnn_dwconv_weights form) {
+  return form == QNN_DWCONV_TAP_PAIRS ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t)
+       : form == QNN_DWCONV_TAP_QUADS ? (ks + 3) / 4 * 4 : ks;
 }
 
-int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, int tap_pairs) {
-  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + dwconv_weight_bytes(ks, tap_pairs));
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, enum qnn_dwconv_weights form) {
+  return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + dwconv_weight_bytes(ks, form));
 }
 
 void qnn_pack_qs8_dwconv_w(
-    size_t channels, size_t ks, size_t ct, int tap_pairs, int32_t input_zero_point,
+    size_t channels, size_t ks, size_t ct, enum qnn_dwconv_weights form, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed) {
   char* out = packed;
   for (size_t c0 = 0; c0 < channels; c0 += ct) {
@@ -65,8 +66,10 @@ void qnn_pack_qs8_dwconv_w(
       int32_t sum = 0;
       for (size_t t = 0; t < ks; t++) {
         const int8_t wv = w[t * t_stride + (c0 + c) * c_stride];
-        if (tap_pairs) {  /* int16 w[ks / 2][ct][2]: taps 2p and 2p + 1 of channel c side by side */
+        if (form == QNN_DWCONV_TAP_PAIRS) {
           ((int16_t*) packed_w)[(t / 2 * ct + c) * 2 + t % 2] = wv;
+        } else if (form == QNN_DWCONV_TAP_QUADS) {
+          ((int8_t*) packed_w)[(t / 4 * ct + c) * 4 + t % 4] = wv;
         } else {
           ((int8_t*) packed_w)[t * ct + c] = wv;
         }
@@ -75,6 +78,6 @@ void qnn_pack_qs8_dwconv_w(
       packed_bias[c] = (bias != NULL ? bias[c0 + c] : 0) - input_zero_point * sum;
       packed_scale[c] = scale[c0 + c];
     }
-    out = packed_w + ct * (size_t) dwconv_weight_bytes((int64_t) ks, tap_pairs);
+    out = packed_w + ct * (size_t) dwconv_weight_bytes((int64_t) ks, form);
   }
 }

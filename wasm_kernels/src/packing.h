@@ -21,14 +21,19 @@ void qnn_pack_qs8_igemm_w(
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed);
 
-/* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], then the weights:
- * int8 w[ks][CT], or with tap_pairs int16 w[round_up(ks, 2) / 2][CT][2] (taps 2p and 2p + 1 of a
- * channel side by side, for kernels that multiply two taps with one dot product; 0 past ks).
+/* Depthwise layout, one block per CT channels: int32 bias[CT], float scale[CT], then the weights,
+ * in one of three forms (0 past ks):
+ *   QNN_DWCONV_TAPS       int8 w[ks][CT]
+ *   QNN_DWCONV_TAP_PAIRS  int16 w[round_up(ks, 2) / 2][CT][2]: taps 2p and 2p + 1 of a channel side by
+ *                         side, for kernels that multiply two taps with one i16 dot product
+ *   QNN_DWCONV_TAP_QUADS  int8 w[round_up(ks, 4) / 4][CT][4]: taps 4q .. 4q + 3 of a channel side by
+ *                         side, for kernels that multiply four taps with one i8 dot product
  * Weight (t, c) is w[t * t_stride + c * c_stride]: TFLite [1, KH, KW, C] is (channels, 1), ONNX
  * [C, 1, KH, KW] is (1, ks). */
-int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, int tap_pairs);
+enum qnn_dwconv_weights { QNN_DWCONV_TAPS = 0, QNN_DWCONV_TAP_PAIRS = 1, QNN_DWCONV_TAP_QUADS = 2 };
+int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, enum qnn_dwconv_weights form);
 void qnn_pack_qs8_dwconv_w(
-    size_t channels, size_t ks, size_t ct, int tap_pairs, int32_t input_zero_point,
+    size_t channels, size_t ks, size_t ct, enum qnn_dwconv_weights form, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed);
 
 #endif

@@ -53,11 +53,12 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
 
   const struct qnn_dwconv_config* config = qnn_get_dwconv_config();
   const size_t tile = r->depth_multiplier == 1 ? config->channel_tile : 1;
-  const int tap_pairs = r->depth_multiplier == 1 && config->tap_pairs;
+  const enum qnn_dwconv_weights form = r->depth_multiplier == 1 ? (enum qnn_dwconv_weights) config->weights : QNN_DWCONV_TAPS;
+  const int32_t offset = r->depth_multiplier == 1 ? config->input_zero_point_offset : 0;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
   const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
-  void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile, tap_pairs));
+  void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile, form));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
 
   qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
@@ -68,7 +69,7 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   qnn_indirection_init(&window, input, zero, indirection);
   const size_t t_stride = r->weights_layout == 0 ? (size_t) r->output_channels : 1;
   const size_t c_stride = r->weights_layout == 0 ? 1 : (size_t) taps;
-  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, tap_pairs, r->input_zero_point, weights, t_stride, c_stride, bias,
+  qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, form, r->input_zero_point + offset, weights, t_stride, c_stride, bias,
                         scales, packed);
 
   op->ukernel = r->depth_multiplier == 1 ? config->dwconv : NULL;
@@ -79,7 +80,8 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   op->channels = r->output_channels;
   op->taps = (size_t) taps;
   op->depth_multiplier = r->depth_multiplier;
-  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
+  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max,
+                                          r->depth_multiplier == 1 ? config->activation_xor : 0);
   *result = &op->base;
   return QNN_OK;
 }
