@@ -57,7 +57,10 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   const int32_t offset = r->depth_multiplier == 1 ? config->input_zero_point_offset : 0;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
-  const int8_t** indirection = qnn_plan_alloc(plan, pixels * taps * (int64_t) sizeof(int8_t*));
+  /* Kernels taking taps four at a time see a multiple of 4 per pixel: the last tap repeated (its
+   * packed weights past taps are zero), so their inner loop has no tail. */
+  const int64_t kernel_taps = form == QNN_DWCONV_TAP_QUADS ? (int64_t) qnn_round_up((size_t) taps, 4) : taps;
+  const int8_t** indirection = qnn_plan_alloc(plan, pixels * kernel_taps * (int64_t) sizeof(int8_t*));
   void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile, form));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;
 
@@ -67,6 +70,10 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
     r->padding_top, r->padding_left};
   qnn_indirection_init(&window, input, zero, indirection);
+  for (int64_t i = pixels * kernel_taps - 1; kernel_taps != taps && i >= 0; i--) {  /* backwards: in place */
+    const int64_t t = i % kernel_taps;
+    indirection[i] = indirection[i / kernel_taps * taps + (t < taps ? t : taps - 1)];
+  }
   const size_t t_stride = r->weights_layout == 0 ? (size_t) r->output_channels : 1;
   const size_t c_stride = r->weights_layout == 0 ? 1 : (size_t) taps;
   qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, form, r->input_zero_point + offset, weights, t_stride, c_stride, bias,
@@ -78,7 +85,7 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   op->output = output;
   op->pixels = (size_t) pixels;
   op->channels = r->output_channels;
-  op->taps = (size_t) taps;
+  op->taps = (size_t) kernel_taps;
   op->depth_multiplier = r->depth_multiplier;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max,
                                           r->depth_multiplier == 1 ? config->activation_xor : 0);

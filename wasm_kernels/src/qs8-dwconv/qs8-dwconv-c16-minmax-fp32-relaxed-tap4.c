@@ -7,8 +7,8 @@
  *
  * Only for engines whose relaxed dot is exact (config.c's probe): the activations, the dot's "i7"
  * operand, are XORed with params->activation_xor (0x80 where the engine reads them as unsigned,
- * with (izp + 128) * sum(w) folded into the bias; 0 where it reads them as signed). Taps past ks
- * (up to a multiple of 4) repeat the last tap's row and have zero weights. */
+ * with (izp + 128) * sum(w) folded into the bias; 0 where it reads them as signed). ks is a multiple
+ * of 4: the operator repeats a pixel's last tap, whose copies have zero weights. */
 #include <wasm_simd128.h>
 
 #include "common.h"
@@ -32,14 +32,10 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4(
       for (size_t t = 0; t < ks; t += 4) {
         /* In the last, partial tile this reads up to 15 bytes past the row (QNN_EXTRA_BYTES); the
          * packed weights of the missing channels and taps are zero. */
-        const int8_t* a0 = a[t];
-        const int8_t* a1 = t + 1 < ks ? a[t + 1] : a0;
-        const int8_t* a2 = t + 2 < ks ? a[t + 2] : a1;
-        const int8_t* a3 = t + 3 < ks ? a[t + 3] : a2;
-        const v128_t vx0 = wasm_v128_xor(wasm_v128_load(a0 + c), vxor);
-        const v128_t vx1 = wasm_v128_xor(wasm_v128_load(a1 + c), vxor);
-        const v128_t vx2 = wasm_v128_xor(wasm_v128_load(a2 + c), vxor);
-        const v128_t vx3 = wasm_v128_xor(wasm_v128_load(a3 + c), vxor);
+        const v128_t vx0 = wasm_v128_xor(wasm_v128_load(a[t] + c), vxor);
+        const v128_t vx1 = wasm_v128_xor(wasm_v128_load(a[t + 1] + c), vxor);
+        const v128_t vx2 = wasm_v128_xor(wasm_v128_load(a[t + 2] + c), vxor);
+        const v128_t vx3 = wasm_v128_xor(wasm_v128_load(a[t + 3] + c), vxor);
         /* byte pairs [x0[c], x1[c]] and [x2[c], x3[c]], channels 0-7 (lo) and 8-15 (hi) */
         const v128_t v01lo = wasm_i8x16_shuffle(vx0, vx1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
         const v128_t v01hi = wasm_i8x16_shuffle(vx0, vx1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
