@@ -23,6 +23,7 @@ from qnnweb import kernels
 from reference import int8 as ref
 from hypothesis import HealthCheck, given, settings
 from test_conv2d import _case, check_conv2d, conv_cases
+from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +32,7 @@ FORMS = {
     "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-2x16c4-relaxed-halves",
                "qs8-dwconv-c16-simd128-dot16x2", 128),
     "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2", 128),
-    "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x16c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4-usdot", 64),
+    "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x16c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-usdot", 64),
 }
 
 
@@ -109,3 +110,14 @@ def test_forced_form_convolutions(forced_relaxed, case):
 def test_forced_form_depthwise(forced_relaxed, case):
     """Every tap count (ks % 4 = 0..3 for the four-tap kernel), channel tiles, multipliers."""
     check_dwconv("relaxed", **bounded(case, forced_relaxed[2]))
+
+
+def test_forced_form_depthwise_3x3_stride1(forced_relaxed):
+    """The 3x3 stride-1 pair kernel: pairs inside rows, a row's odd last pixel alone, pairs never across
+    rows or images, every padding, partial channel tiles."""
+    bound = forced_relaxed[2]
+    for seed, (n, ih, iw, c, padding) in enumerate([
+            (1, 5, 5, 16, (1, 1, 1, 1)), (2, 4, 7, 17, (1, 1, 1, 1)), (1, 6, 3, 40, (0, 0, 0, 0)),
+            (1, 3, 9, 8, (0, 2, 2, 0)), (3, 1, 1, 33, (1, 1, 1, 1)), (1, 8, 6, 144, (1, 1, 0, 1))]):
+        check_dwconv("relaxed", **bounded(_dw_case(seed, n, ih, iw, c, 1, (3, 3), padding=padding, activation="RELU6"),
+                                          bound))

@@ -114,20 +114,22 @@ static void init_configs(void) {
 #endif
 #if QNN_VARIANT >= 1
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2, 16, QNN_DWCONV_TAP_PAIRS, 0, 0, "qs8-dwconv-c16-simd128-dot16x2"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2, NULL, 16, QNN_DWCONV_TAP_PAIRS, 0, 0, "qs8-dwconv-c16-simd128-dot16x2"};
 #else
   dwconv_config = (struct qnn_dwconv_config) {
-    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, 1, QNN_DWCONV_TAPS, 0, 0, "qs8-dwconv-c1-scalar"};
+    qnn_qs8_dwconv_minmax_fp32_ukernel_c1__scalar, NULL, 1, QNN_DWCONV_TAPS, 0, 0, "qs8-dwconv-c1-scalar"};
 #endif
 #if QNN_VARIANT == 2
   /* Four taps per relaxed dot where it is exact (the dot16x2 kernel is bound by its shuffles and
    * sign extensions: 20 instructions per 32 multiply-adds, against 24 per 64 here). */
   if (kind == RELAXED_DOT_USDOT) {
     dwconv_config = (struct qnn_dwconv_config) {
-      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4, 16, QNN_DWCONV_TAP_QUADS, 128, 0x80, "qs8-dwconv-c16-relaxed-tap4-usdot"};
+      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4,
+      qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed, 16, QNN_DWCONV_TAP_QUADS, 128, 0x80, "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-usdot"};
   } else if (kind == RELAXED_DOT_SDOT) {
     dwconv_config = (struct qnn_dwconv_config) {
-      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4, 16, QNN_DWCONV_TAP_QUADS, 0, 0, "qs8-dwconv-c16-relaxed-tap4-sdot"};
+      qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4,
+      qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed, 16, QNN_DWCONV_TAP_QUADS, 0, 0, "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-sdot"};
   }
 #endif
   initialized = 1;

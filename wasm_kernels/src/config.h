@@ -19,6 +19,7 @@ struct qnn_gemm_config {
 
 struct qnn_dwconv_config {
   qnn_qs8_dwconv_ukernel_fn dwconv;
+  qnn_qs8_dwconv_ukernel_fn dwconv3x3s1;  /* NULL, or a kernel for 3x3 stride-1 windows (QNN_DWCONV_3X3_PAIRS) */
   uint32_t channel_tile;
   int32_t weights;                  /* enum qnn_dwconv_weights: how packing.c lays out the weights */
   int32_t input_zero_point_offset;  /* as in qnn_gemm_config */

@@ -46,7 +46,7 @@ void qnn_pack_qs8_igemm_w(
 /* Bytes of one channel's packed weights. */
 static int64_t dwconv_weight_bytes(int64_t ks, enum qnn_dwconv_weights form) {
   return form == QNN_DWCONV_TAP_PAIRS ? (ks + 1) / 2 * 2 * (int64_t) sizeof(int16_t)
-       : form == QNN_DWCONV_TAP_QUADS ? (ks + 3) / 4 * 4 : ks;
+       : form == QNN_DWCONV_TAP_QUADS ? (ks + 3) / 4 * 4 : form == QNN_DWCONV_3X3_PAIRS ? 3 * 2 * 4 : ks;
 }
 
 int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, enum qnn_dwconv_weights form) {
@@ -70,6 +70,10 @@ void qnn_pack_qs8_dwconv_w(
           ((int16_t*) packed_w)[(t / 2 * ct + c) * 2 + t % 2] = wv;
         } else if (form == QNN_DWCONV_TAP_QUADS) {
           ((int8_t*) packed_w)[(t / 4 * ct + c) * 4 + t % 4] = wv;
+        } else if (form == QNN_DWCONV_3X3_PAIRS) {  /* ks == 9: row t / 3, column t % 3 */
+          int8_t* row = (int8_t*) packed_w + t / 3 * 2 * ct * 4;
+          row[c * 4 + t % 3] = wv;             /* the first pixel: input columns 0-2 */
+          row[(ct + c) * 4 + t % 3 + 1] = wv;  /* the second: columns 1-3 */
         } else {
           ((int8_t*) packed_w)[t * ct + c] = wv;
         }

@@ -28,9 +28,14 @@ void qnn_pack_qs8_igemm_w(
  *                         side, for kernels that multiply two taps with one i16 dot product
  *   QNN_DWCONV_TAP_QUADS  int8 w[round_up(ks, 4) / 4][CT][4]: taps 4q .. 4q + 3 of a channel side by
  *                         side, for kernels that multiply four taps with one i8 dot product
+ *   QNN_DWCONV_3X3_PAIRS  3x3 only: int8 w[3][2][CT][4], per kernel row r the weights of two adjacent
+ *                         output pixels over four input columns: [w(r,0), w(r,1), w(r,2), 0] and
+ *                         [0, w(r,0), w(r,1), w(r,2)]
  * Weight (t, c) is w[t * t_stride + c * c_stride]: TFLite [1, KH, KW, C] is (channels, 1), ONNX
  * [C, 1, KH, KW] is (1, ks). */
-enum qnn_dwconv_weights { QNN_DWCONV_TAPS = 0, QNN_DWCONV_TAP_PAIRS = 1, QNN_DWCONV_TAP_QUADS = 2 };
+enum qnn_dwconv_weights {
+  QNN_DWCONV_TAPS = 0, QNN_DWCONV_TAP_PAIRS = 1, QNN_DWCONV_TAP_QUADS = 2, QNN_DWCONV_3X3_PAIRS = 3
+};
 int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, enum qnn_dwconv_weights form);
 void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, enum qnn_dwconv_weights form, int32_t input_zero_point,

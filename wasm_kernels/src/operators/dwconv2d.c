@@ -53,7 +53,13 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
 
   const struct qnn_dwconv_config* config = qnn_get_dwconv_config();
   const size_t tile = r->depth_multiplier == 1 ? config->channel_tile : 1;
-  const enum qnn_dwconv_weights form = r->depth_multiplier == 1 ? (enum qnn_dwconv_weights) config->weights : QNN_DWCONV_TAPS;
+  /* 3x3 stride-1 windows (most of MobileNetV2's depthwise time) have their own kernel where the
+   * variant has one. */
+  const int use_3x3s1 = r->depth_multiplier == 1 && config->dwconv3x3s1 != NULL && r->kernel_height == 3 &&
+                        r->kernel_width == 3 && r->stride_height == 1 && r->stride_width == 1 &&
+                        r->dilation_height == 1 && r->dilation_width == 1;
+  const enum qnn_dwconv_weights form = use_3x3s1 ? QNN_DWCONV_3X3_PAIRS
+      : r->depth_multiplier == 1 ? (enum qnn_dwconv_weights) config->weights : QNN_DWCONV_TAPS;
   const int32_t offset = r->depth_multiplier == 1 ? config->input_zero_point_offset : 0;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
@@ -79,7 +85,7 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   qnn_pack_qs8_dwconv_w(r->output_channels, taps, tile, form, r->input_zero_point + offset, weights, t_stride, c_stride, bias,
                         scales, packed);
 
-  op->ukernel = r->depth_multiplier == 1 ? config->dwconv : NULL;
+  op->ukernel = use_3x3s1 ? config->dwconv3x3s1 : r->depth_multiplier == 1 ? config->dwconv : NULL;
   op->indirection = indirection;
   op->packed = packed;
   op->output = output;
