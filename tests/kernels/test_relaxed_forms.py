@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import harness as H
 from qnnweb import kernels
 from reference import int8 as ref
-from hypothesis import HealthCheck, given, settings
 from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
