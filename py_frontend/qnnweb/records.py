@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -20,7 +20,7 @@ _BINARY = ("input_a input_b output b_constant dim0 dim1 dim2 dim3 a_stride0 a_st
            "b_stride0 b_stride1 b_stride2 b_stride3")
 
 RECORDS = {
-    "quantize": (1, "input output size scale:f zero_point"),
+    "quantize": (1, "input output size scale:f zero_point reciprocal"),
     "dequantize": (2, "input output size scale:f zero_point"),
     "requantize": (3, "input output size scale:f input_zero_point output_zero_point"),
     "conv2d": (4, "input output batch input_height input_width input_channels output_height output_width "

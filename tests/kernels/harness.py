@@ -185,12 +185,12 @@ def pad(variant, x, scale, zp, padding):
     return run(g, variant, x)[0]
 
 
-def quantize(variant, x, scale, zp):
+def quantize(variant, x, scale, zp, fmt="tflite"):
     g = GraphBuilder()
     xi = g.input(x.shape, "float32")
     yi = g.output(x.shape, "int8", scale, zp)
     g.op("QUANTIZE", [xi], [yi])
-    return run(g, variant, np.ascontiguousarray(x, dtype=np.float32))[0]
+    return run(g, variant, np.ascontiguousarray(x, dtype=np.float32), fmt=fmt)[0]
 
 
 def dequantize(variant, x, scale, zp):

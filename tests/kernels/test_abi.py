@@ -214,7 +214,7 @@ def valid_fields(k, kind):
         return f
     common = dict(input=0, output=1024)
     return {
-        "quantize": dict(common, size=100, scale=0.1, zero_point=0),
+        "quantize": dict(common, size=100, scale=0.1, zero_point=0, reciprocal=0),
         "dequantize": dict(common, size=100, scale=0.1, zero_point=0),
         "requantize": dict(common, size=100, scale=0.5, input_zero_point=0, output_zero_point=0),
         "add": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, a_multiplier=0.5,
@@ -468,6 +468,7 @@ def test_random_records_never_trap(variant, kind, data):
     ("add", dict(arithmetic=2, b_fixed_multiplier=-(1 << 29)), "fixed-point"),
     ("add", dict(arithmetic=2, output_fixed_multiplier=-(1 << 30)), "fixed-point"),
     ("add", dict(dim0=1 << 24, dim1=1 << 24), "2^31"),
+    ("quantize", dict(reciprocal=2), "reciprocal"),
     ("avgpool2d", dict(count_include_pad=2), "count_include_pad"),
     ("avgpool2d", dict(arithmetic=3), "arithmetic"),
     ("softmax", dict(arithmetic=2), "arithmetic"),

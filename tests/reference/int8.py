@@ -303,8 +303,14 @@ def add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NON
 
 
 def quantize(x, scale, zero_point):
-    """float32 -> int8: rint(x / scale) + zero point in float32 (ONNX's and TFLite's reference)."""
+    """float32 -> int8: rint(x / scale) + zero point in float32 (ONNX's and TFLite's reference kernels)."""
     return quantize_clamped(np.asarray(x, dtype=np.float32) / np.float32(scale), zero_point)
+
+
+def quantize_litert(x, scale, zero_point):
+    """float32 -> int8 as LiteRT's default kernels (XNNPACK's convert): rint(x * (1 / scale)) + zero point,
+    the reciprocal rounded to float32 first."""
+    return quantize_clamped(np.asarray(x, dtype=np.float32) * (np.float32(1) / np.float32(scale)), zero_point)
 
 
 def dequantize(x, scale, zero_point):

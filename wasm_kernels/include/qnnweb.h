@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 2
+#define QNN_ABI_VERSION 3
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -68,8 +68,10 @@ enum qnn_status {
 struct qnn_quantize_record {
   int32_t op, words;
   int32_t input, output, size;
-  float scale;              /* output scale: q = rint(x / scale) + zero point (ONNX and TFLite reference semantics) */
+  float scale;              /* output scale: q = rint(x / scale) + zero point (ONNX, TFLite's reference kernels) */
   int32_t zero_point;       /* output zero point */
+  int32_t reciprocal;       /* 1: scale holds 1 / output scale and q = rint(x * scale) + zero point, as
+                               XNNPACK (LiteRT's default kernels) converts float32 to int8 */
 };
 
 struct qnn_dequantize_record {

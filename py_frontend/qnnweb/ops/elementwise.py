@@ -68,8 +68,14 @@ def lower_quantize(graph, op):
         return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
     y_scale, y_zp = require_int8(y, "output")
     if x.dtype == "float32":
+        if getattr(graph, "format", "tflite") == "tflite":
+            # LiteRT's default kernels (XNNPACK) multiply by the float32 reciprocal, not divide: the two
+            # differ where x / scale lands next to a .5 (e.g. -7.5499997 / 0.1 = -75.49999, * 10 = -75.5)
+            return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
+                                          scale=float32(1.0 / float32(y_scale)), zero_point=y_zp,
+                                          reciprocal=1))]
         return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
-                                      scale=y_scale, zero_point=y_zp))]
+                                      scale=y_scale, zero_point=y_zp, reciprocal=0))]
     x_scale, x_zp = require_int8(x, "input")
     if op.options.get("dequantize_quantize"):  # onnxruntime's float32 DequantizeLinear -> QuantizeLinear
         table = make_table_onnxruntime("int8", x_scale, x_zp, "int8", y_scale, y_zp, lambda v: v)

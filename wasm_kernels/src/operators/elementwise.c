@@ -15,6 +15,7 @@ struct unary_op {
   size_t size;
   float scale;
   int32_t input_zero_point, output_zero_point;
+  int32_t reciprocal;  /* QUANTIZE: multiply by scale instead of dividing */
 };
 
 static int32_t negative_size(const char* message) {
@@ -44,10 +45,15 @@ int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qn
     return QNN_ERROR_INVALID_RECORD;
   }
   struct unary_op* op;
+  if (r->reciprocal != 0 && r->reciprocal != 1) {
+    qnn_set_error("quantize: reciprocal must be 0 or 1");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   const int32_t status = create_unary(plan, r->input, (int64_t) r->size * 4, r->output, r->size, "quantize", &op);
   if (status != QNN_OK) return status;
   op->size = r->size;
   op->scale = r->scale;
+  op->reciprocal = r->reciprocal;
   op->output_zero_point = r->zero_point;
   *result = &op->base;
   return QNN_OK;
@@ -70,7 +76,8 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
   for (; i + 16 <= count; i += 16) {
     v128_t q[4];
     for (int j = 0; j < 4; j++) {
-      v128_t f = wasm_f32x4_div(wasm_v128_load(x + i + 4 * j), vscale);
+      const v128_t vx = wasm_v128_load(x + i + 4 * j);
+      v128_t f = op->reciprocal ? wasm_f32x4_mul(vx, vscale) : wasm_f32x4_div(vx, vscale);
       f = wasm_f32x4_pmin(wasm_f32x4_pmax(f, vlo), vhi);
       q[j] = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), vzp);
     }
@@ -78,7 +85,8 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
   }
 #endif
   for (; i < count; i++) {
-    y[i] = qnn_qs8_quantize_clamped(x[i] / op->scale, op->output_zero_point, -128, 127);
+    const float scaled = op->reciprocal ? x[i] * op->scale : x[i] / op->scale;
+    y[i] = qnn_qs8_quantize_clamped(scaled, op->output_zero_point, -128, 127);
   }
 }
 
