@@ -9,6 +9,7 @@ from tflite.Model import Model as TFLiteModel
 import qnnweb
 from qnnweb.exporters import export_tflite
 from qnnweb.importers import import_model
+from reference import int8 as ref
 
 
 def litert_run(data, x):
@@ -57,7 +58,14 @@ def test_onnx_model_exported_to_tflite(name, data_dir):
     exported = export_tflite(import_model(original))
     image = Image.open(data_dir / "samples" / "coffee.png").convert("RGB").resize((224, 224), Image.BILINEAR)
     x = ((np.asarray(image, dtype=np.float32) - 127.5) / 127.5).transpose(2, 0, 1)[None].copy()
-    (ours,) = qnnweb.load(original, variant="relaxed").run(x)
+    # The exported QUANTIZE multiplies by the reciprocal scale (LiteRT's arithmetic), ONNX divides:
+    # feed the ONNX model the input snapped to the TFLite file's quantization grid, so both start
+    # from the same int8 tensor and every op after it must agree bit for bit.
+    graph = import_model(exported)
+    (quantize,) = [op for op in graph.ops if op.type == "QUANTIZE" and op.inputs == graph.inputs]
+    q = graph.tensors[quantize.outputs[0]]
+    snapped = ref.dequantize(ref.quantize_litert(x, q.scale[0], q.zero_point[0]), q.scale[0], q.zero_point[0])
+    (ours,) = qnnweb.load(original, variant="relaxed").run(snapped)
     (exported_ours,) = qnnweb.load(exported, variant="relaxed").run(x)
     np.testing.assert_array_equal(exported_ours, ours)
     theirs = litert_run(exported, x)
