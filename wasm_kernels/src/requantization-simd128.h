@@ -69,4 +69,13 @@ static inline void qnn_store_partial(int8_t* o, v128_t v, size_t n) {
   if (n & 1) wasm_v128_store8_lane(o, v, 0);
 }
 
+/* Stores min(n, 16) bytes of v: a tile of 16 channels, the last one possibly partial. */
+static inline void qnn_store_up_to16(int8_t* o, v128_t v, size_t n) {
+  if (n >= 16) {
+    wasm_v128_store(o, v);
+  } else {
+    qnn_store_partial(o, v, n);
+  }
+}
+
 #endif

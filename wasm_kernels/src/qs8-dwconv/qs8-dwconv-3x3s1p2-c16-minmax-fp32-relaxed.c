@@ -15,36 +15,8 @@
 
 #include "common.h"
 #include "microkernels.h"
+#include "qs8-dwconv/qs8-dwconv-relaxed-quads.h"
 #include "requantization-simd128.h"
-
-/* The quads of 16 channels of four rows: [x0[c], x1[c], x2[c], x3[c]] for c in 4j .. 4j + 3. */
-#define QNN_TRANSPOSE4(r0, r1, r2, r3) \
-  const v128_t vx0 = wasm_v128_xor(wasm_v128_load((r0) + c), vxor); \
-  const v128_t vx1 = wasm_v128_xor(wasm_v128_load((r1) + c), vxor); \
-  const v128_t vx2 = wasm_v128_xor(wasm_v128_load((r2) + c), vxor); \
-  const v128_t vx3 = wasm_v128_xor(wasm_v128_load((r3) + c), vxor); \
-  const v128_t v01lo = wasm_i8x16_shuffle(vx0, vx1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23); \
-  const v128_t v01hi = wasm_i8x16_shuffle(vx0, vx1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
-  const v128_t v23lo = wasm_i8x16_shuffle(vx2, vx3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23); \
-  const v128_t v23hi = wasm_i8x16_shuffle(vx2, vx3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
-  const v128_t vq0 = wasm_i16x8_shuffle(v01lo, v23lo, 0, 8, 1, 9, 2, 10, 3, 11); \
-  const v128_t vq1 = wasm_i16x8_shuffle(v01lo, v23lo, 4, 12, 5, 13, 6, 14, 7, 15); \
-  const v128_t vq2 = wasm_i16x8_shuffle(v01hi, v23hi, 0, 8, 1, 9, 2, 10, 3, 11); \
-  const v128_t vq3 = wasm_i16x8_shuffle(v01hi, v23hi, 4, 12, 5, 13, 6, 14, 7, 15);
-
-#define QNN_DOT4(acc, k) \
-  acc##0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(k), vq0, acc##0); \
-  acc##1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((k) + 16), vq1, acc##1); \
-  acc##2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((k) + 32), vq2, acc##2); \
-  acc##3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((k) + 48), vq3, acc##3);
-
-static inline void store16(int8_t* o, v128_t v, size_t remaining) {
-  if (remaining >= 16) {
-    wasm_v128_store(o, v);
-  } else {
-    qnn_store_partial(o, v, remaining);
-  }
-}
 
 void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
     size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
@@ -60,33 +32,35 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
     int8_t* o0 = output + p * channels;
     const char* block = w;
     for (size_t c = 0; c < channels; c += 16) {
-      v128_t vacc0 = wasm_v128_load(block), vacc1 = wasm_v128_load(block + 16);
-      v128_t vacc2 = wasm_v128_load(block + 32), vacc3 = wasm_v128_load(block + 48);
+      const v128_t vbias[4] = {wasm_v128_load(block), wasm_v128_load(block + 16), wasm_v128_load(block + 32),
+                               wasm_v128_load(block + 48)};
       const float* scale = (const float*) (block + 64);
+      const v128_t vs0 = wasm_v128_load(scale), vs1 = wasm_v128_load(scale + 4);
+      const v128_t vs2 = wasm_v128_load(scale + 8), vs3 = wasm_v128_load(scale + 12);
       const int8_t* k = (const int8_t*) (block + 128);
-      /* In the last, partial tile this reads up to 15 bytes past the row (QNN_EXTRA_BYTES); the
+      v128_t vacc[4] = {vbias[0], vbias[1], vbias[2], vbias[3]};
+      v128_t vaccb[4] = {vbias[0], vbias[1], vbias[2], vbias[3]};  /* the second pixel's */
+      /* In the last, partial tile this reads up to 15 bytes past the rows (QNN_EXTRA_BYTES); the
        * packed weights of the missing channels are zero. */
       if (pair) {
-        v128_t vaccb0 = vacc0, vaccb1 = vacc1, vaccb2 = vacc2, vaccb3 = vacc3;
         for (size_t r = 0; r < 3; r++, k += 128) {
-          QNN_TRANSPOSE4(a0[3 * r], a0[3 * r + 1], a0[3 * r + 2], a1[3 * r + 2])
-          QNN_DOT4(vacc, k)
-          QNN_DOT4(vaccb, k + 64)
+          v128_t vquads[4];
+          qnn_quads16(a0[3 * r] + c, a0[3 * r + 1] + c, a0[3 * r + 2] + c, a1[3 * r + 2] + c, vxor, vquads);
+          qnn_dot_quads16(vacc, k, vquads);
+          qnn_dot_quads16(vaccb, k + 64, vquads);
         }
-        const v128_t vs0 = wasm_v128_load(scale), vs1 = wasm_v128_load(scale + 4);
-        const v128_t vs2 = wasm_v128_load(scale + 8), vs3 = wasm_v128_load(scale + 12);
-        store16(o0 + c, qnn_requantize16_fp32(vacc0, vacc1, vacc2, vacc3, vs0, vs1, vs2, vs3, &vq), channels - c);
-        store16(o0 + channels + c, qnn_requantize16_fp32(vaccb0, vaccb1, vaccb2, vaccb3, vs0, vs1, vs2, vs3, &vq),
-                channels - c);
+        qnn_store_up_to16(o0 + channels + c,
+                          qnn_requantize16_fp32(vaccb[0], vaccb[1], vaccb[2], vaccb[3], vs0, vs1, vs2, vs3, &vq),
+                          channels - c);
       } else {
         for (size_t r = 0; r < 3; r++, k += 128) {
-          QNN_TRANSPOSE4(a0[3 * r], a0[3 * r + 1], a0[3 * r + 2], a0[3 * r + 2])
-          QNN_DOT4(vacc, k)
+          v128_t vquads[4];
+          qnn_quads16(a0[3 * r] + c, a0[3 * r + 1] + c, a0[3 * r + 2] + c, a0[3 * r + 2] + c, vxor, vquads);
+          qnn_dot_quads16(vacc, k, vquads);
         }
-        store16(o0 + c, qnn_requantize16_fp32(vacc0, vacc1, vacc2, vacc3, wasm_v128_load(scale), wasm_v128_load(scale + 4),
-                                              wasm_v128_load(scale + 8), wasm_v128_load(scale + 12), &vq),
-                channels - c);
       }
+      qnn_store_up_to16(o0 + c, qnn_requantize16_fp32(vacc[0], vacc[1], vacc[2], vacc[3], vs0, vs1, vs2, vs3, &vq),
+                        channels - c);
       block = (const char*) k;
     }
     p += pair ? 2 : 1;

@@ -42,13 +42,7 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__simd128_dot16x2(
       const v128_t vout = qnn_requantize16_fp32(vacc0, vacc1, vacc2, vacc3, wasm_v128_load(scale), wasm_v128_load(scale + 4),
                                                 wasm_v128_load(scale + 8), wasm_v128_load(scale + 12), &vq);
 
-      int8_t* o = output + c;
-      const size_t remaining = channels - c;
-      if (remaining >= 16) {
-        wasm_v128_store(o, vout);
-      } else {
-        qnn_store_partial(o, vout, remaining);
-      }
+      qnn_store_up_to16(output + c, vout, channels - c);
     }
   }
 }

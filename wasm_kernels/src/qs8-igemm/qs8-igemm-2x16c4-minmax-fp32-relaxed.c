@@ -107,11 +107,7 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
       }
       const v128_t vout = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
                                                 vscale0, vscale1, vscale2, vscale3, &vq);
-      if (nb == 16) {
-        wasm_v128_store(c_rows[m] + n0, vout);
-      } else {
-        qnn_store_partial(c_rows[m] + n0, vout, nb);
-      }
+      qnn_store_up_to16(c_rows[m] + n0, vout, nb);
     }
     w = wp;
   }
