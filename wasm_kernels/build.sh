@@ -21,7 +21,7 @@ cd "$here"
 shopt -s nullglob
 common_srcs=(src/allocator.c src/threadpool.c src/config.c src/plan.c src/packing.c src/indirection.c src/operators/*.c)
 scalar_srcs=(src/qs8-igemm/*-scalar.c src/qs8-dwconv/*-scalar.c)
-simd128_srcs=(src/qs8-igemm/*-simd128*.c src/qs8-dwconv/*-simd128*.c)
+simd128_srcs=(src/qs8-igemm/*-simd128*.c src/qs8-gemm/*-simd128*.c src/qs8-packa/*-simd128*.c src/qs8-dwconv/*-simd128*.c)
 relaxed_srcs=(src/qs8-igemm/*-relaxed*.c src/qs8-dwconv/*-relaxed*.c)
 cflags=(-O3 -std=c99 -Iinclude -Isrc -Wall -Wextra -Werror -ffreestanding
         -mbulk-memory -mnontrapping-fptoint -mmutable-globals -msign-ext)

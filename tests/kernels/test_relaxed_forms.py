@@ -2,8 +2,10 @@
 
 Each form builds the relaxed module with the probe's answer forced (QNN_EXTRA_CFLAGS, see
 wasm_kernels/build.sh and src/config.c) and runs convolutions through it against the numpy reference:
-- "halves" and "split", the exact two-dot IGEMM forms (config.c runs the SIMD128 IGEMM where the dot
-  saturates, faster than "halves"; "split" is for engines of any other behaviour);
+- "saturate", what config.c runs where the dot saturates (x86 engines without VNNI, wasmtime): the
+  SIMD128 GEMM on packed int16 activations and the SIMD128 depthwise kernel;
+- "halves" and "split", the exact two-dot IGEMM forms ("halves" is slower than the SIMD128 GEMM where
+  the dot saturates; "split" is for engines of any other behaviour);
 - "usdot", the one-dot IGEMM and the four-tap depthwise kernel of engines whose dot reads the
   activations as unsigned without saturating (x86 with VNNI: the browser on such machines). wasmtime
   on x86 reads them as unsigned too but may saturate i16 pair sums (pmaddubsw), so its cases keep the
@@ -29,6 +31,8 @@ from test_depthwise_conv2d import check_dwconv, dwconv_cases
 ROOT = Path(__file__).resolve().parents[2]
 # form: (flags, gemm kernel, depthwise kernel, largest weight magnitude exact on wasmtime)
 FORMS = {
+    "saturate": ("-DQNN_RELAXED_DOT_KIND=3", "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)",
+                 "qs8-dwconv-c16-simd128-dot16x2", 128),
     "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-2x16c4-relaxed-halves",
                "qs8-dwconv-c16-simd128-dot16x2", 128),
     "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2", 128),

@@ -78,6 +78,17 @@ static enum relaxed_dot_kind probe_relaxed_dot(void) {
 }
 #endif
 
+#if QNN_VARIANT >= 1
+/* SIMD128 convolutions: each tile's rows sign-extended to int16 once (packa), then a GEMM whose
+ * inner loop is only loads, dot products and adds (see the kernel). */
+static struct qnn_gemm_config simd128_gemm_config(void) {
+  return (struct qnn_gemm_config) {
+      .gemm = qnn_qs8_gemm_minmax_fp32_ukernel_4x8c2__simd128_dot16x2, .packa = qnn_qs8_packa_4c2_i16__simd128,
+      .mr = 4, .nr = 8, .kr = 2, .sr = 1, .input_zero_point_offset = 0, .activation_xor = 0,
+      .name = "qs8-gemm-4x8c2-simd128-dot16x2"};
+}
+#endif
+
 static void init_configs(void) {
 #if QNN_VARIANT == 2
   /* -DQNN_RELAXED_DOT_KIND=0..3 overrides the probe: only for testing every kernel on one engine. */
@@ -87,30 +98,34 @@ static void init_configs(void) {
 #endif
   if (kind == RELAXED_DOT_USDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-usdot"};
+      .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
+      .input_zero_point_offset = 128, .activation_xor = 0x80, .name = "qs8-igemm-2x16c4-relaxed-usdot"};
   } else if (kind == RELAXED_DOT_SDOT) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, 2, 16, 4, 1, 0, 0, "qs8-igemm-2x16c4-relaxed-sdot"};
+      .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
+      .input_zero_point_offset = 0, .activation_xor = 0, .name = "qs8-igemm-2x16c4-relaxed-sdot"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
     /* The exact two-dot "halves" form is slower here than the SIMD128 kernel (EfficientNet-Lite0 on
      * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
      * kernels in Chromium 156, against the 4x4c8 kernel 4x8c2s4 replaced), so engines whose relaxed
      * dot saturates get the SIMD128 kernel. */
-    gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_4x8c2s4__simd128, 4, 8, 2, 4, 0, 0, "qs8-igemm-4x8c2s4-simd128 (relaxed dot saturates)"};
+    gemm_config = simd128_gemm_config();
+    gemm_config.name = "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)";
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_halves, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-halves"};
+      .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_halves, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
+      .input_zero_point_offset = 128, .activation_xor = 0x80, .name = "qs8-igemm-2x16c4-relaxed-halves"};
   } else {
     gemm_config = (struct qnn_gemm_config) {
-      qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_split, 2, 16, 4, 1, 128, 0x80, "qs8-igemm-2x16c4-relaxed-split"};
+      .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_split, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
+      .input_zero_point_offset = 128, .activation_xor = 0x80, .name = "qs8-igemm-2x16c4-relaxed-split"};
   }
 #elif QNN_VARIANT == 1
-  gemm_config = (struct qnn_gemm_config) {
-    qnn_qs8_igemm_minmax_fp32_ukernel_4x8c2s4__simd128, 4, 8, 2, 4, 0, 0, "qs8-igemm-4x8c2s4-simd128"};
+  gemm_config = simd128_gemm_config();
 #else
   gemm_config = (struct qnn_gemm_config) {
-    qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar, 2, 4, 1, 1, 0, 0, "qs8-igemm-2x4c1-scalar"};
+      .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar, .mr = 2, .nr = 4, .kr = 1, .sr = 1,
+      .input_zero_point_offset = 0, .activation_xor = 0, .name = "qs8-igemm-2x4c1-scalar"};
 #endif
 #if QNN_VARIANT >= 1
   dwconv_config = (struct qnn_dwconv_config) {

@@ -7,7 +7,11 @@
 #include "microkernels.h"
 
 struct qnn_gemm_config {
-  qnn_qs8_igemm_ukernel_fn igemm;
+  /* Convolutions run one of two ways: the IGEMM reads int8 rows through the indirection buffer, or
+   * packa gathers each tile's rows into int16 and the GEMM runs on them. */
+  qnn_qs8_igemm_ukernel_fn igemm;  /* NULL when gemm is set */
+  qnn_qs8_gemm_ukernel_fn gemm;
+  qnn_qs8_packa_fn packa;
   uint32_t mr, nr, kr;
   uint32_t sr;  /* KR-byte groups shuffled across SR channels (packing.h); 1: none */
   /* Added to the input zero point in the bias fold: the relaxed usdot/split kernels compute on

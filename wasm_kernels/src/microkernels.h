@@ -28,6 +28,21 @@ typedef void (*qnn_qs8_dwconv_ukernel_fn)(
     size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
     const struct qnn_qs8_minmax_params* params);
 
+/* GEMM on activations packed by the matching packa kernel (the tile's MR rows sign-extended to int16
+ * and interleaved by pairs, packed[k / 2][m][k % 2]): computes mr rows x nc output channels.
+ *   a              the packed tile: kc int16 values per row (kc even: taps x round_up(channels, 2))
+ *   w              packed weights (packing.h), NR channels per block.
+ *   c, c_stride    as for the IGEMM. */
+typedef void (*qnn_qs8_gemm_ukernel_fn)(
+    size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params);
+
+/* Packs `rows` (<= MR) output pixels' taps (a[m * ks + t], kc int8 channels each) for a
+ * qnn_qs8_gemm_ukernel_fn; rows past `rows` repeat the last one. The buffer holds
+ * MR * ks * round_up(kc, 2) int16 values and QNN_GEMM_PACKA_EXTRA bytes more. */
+typedef void (*qnn_qs8_packa_fn)(size_t rows, size_t kc, size_t ks, const int8_t* const* a, int16_t* packed);
+#define QNN_GEMM_PACKA_EXTRA 64
+
 #define QNN_DECLARE_QS8_IGEMM(fn) void fn( \
     size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* a, const void* w, \
     int8_t* c, size_t c_stride, const struct qnn_qs8_minmax_params* params);
@@ -35,7 +50,14 @@ typedef void (*qnn_qs8_dwconv_ukernel_fn)(
     size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output, \
     const struct qnn_qs8_minmax_params* params);
 
+#define QNN_DECLARE_QS8_GEMM(fn) void fn( \
+    size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride, \
+    const struct qnn_qs8_minmax_params* params);
+#define QNN_DECLARE_QS8_PACKA(fn) void fn( \
+    size_t rows, size_t kc, size_t ks, const int8_t* const* a, int16_t* packed);
+
 #include "qs8-igemm/qs8-igemm.inc"
+#include "qs8-gemm/qs8-gemm.inc"
 #include "qs8-dwconv/qs8-dwconv.inc"
 
 #endif

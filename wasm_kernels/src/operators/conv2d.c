@@ -18,6 +18,10 @@
  * IGEMM over those rows; the packed weights see one tap of taps * kc channels (tap-major: OIHW
  * weights are reordered to OHWI at packing).
  *
+ * Variants whose config has a packa + GEMM pair (SIMD128) instead of an IGEMM: each task packs
+ * its tile's rows (the taps read through the same indirection buffer) into int16 in its
+ * thread's scratch, and the GEMM runs on them.
+ *
  * Grouped convolution (groups > 1): one indirection buffer and one packed-weights block per group;
  * group g's buffer points g * input_channels bytes into each input pixel, and its IGEMM writes its
  * output channels into the full-width output rows. */
@@ -41,6 +45,7 @@ struct conv2d_op {
   size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
   int32_t* correction;      /* mr values per thread (per tile); NULL when weights_zero_point is 0 */
   size_t block_bytes;       /* one block of nr output channels in the packed weights */
+  size_t gemm_kc;           /* packa + GEMM: int16 values per row of a packed tile (taps x round_up(channels, 2)) */
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
   const int8_t** window;    /* NULL: no im2col */
   int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
@@ -123,13 +128,16 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   const int8_t** indirection = qnn_plan_alloc(plan, groups * entries * (int64_t) sizeof(int8_t*));
   const int64_t packed_group_size =
       qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
+  const int64_t gemm_kc = gemm_taps * (int64_t) qnn_round_up((size_t) gemm_channels, 2);
   char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
   const int corrected = r->weights_zero_point != 0 || split;
   int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * QNN_MAX_THREADS * 4) : NULL;
   const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
   int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
-      (im2col && (row_pointers == NULL || rows == NULL))) {
+      (im2col && (row_pointers == NULL || rows == NULL)) ||
+      (config->gemm != NULL &&
+       !qnn_plan_reserve_scratch(plan, config->mr * gemm_kc * (int64_t) sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
@@ -229,6 +237,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->groups = (size_t) groups;
   op->packed_group_size = (size_t) packed_group_size;
   op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
+  op->gemm_kc = (size_t) gemm_kc;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
   op->input_zero_point = r->input_zero_point;
   op->weights_zero_point = row_zero_point;
@@ -308,12 +317,19 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const int8_t* const* indirection = op->indirection + g * op->pixels * op->taps;
   const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
+  int16_t* packed_rows = op->config->gemm != NULL ? qnn_plan_scratch(thread) : NULL;
   for (size_t p = first_pixel; p < end_pixel; p += mr) {
     const size_t rows = qnn_min_size(mr, end_pixel - p);
     const int8_t* const* a = indirection + p * op->taps;
     if (correction != NULL) row_corrections(op, a, rows, mr, correction);
-    op->config->igemm(rows, channels, op->input_channels, op->taps, a, packed,
-                      output + p * op->output_channels, op->output_channels, &params);
+    if (packed_rows != NULL) {
+      op->config->packa(rows, op->input_channels, op->taps, a, packed_rows);
+      op->config->gemm(rows, channels, op->gemm_kc, packed_rows, packed, output + p * op->output_channels,
+                       op->output_channels, &params);
+    } else {
+      op->config->igemm(rows, channels, op->input_channels, op->taps, a, packed,
+                        output + p * op->output_channels, op->output_channels, &params);
+    }
   }
 }
 
