@@ -24,7 +24,7 @@ import qnnweb.model
 from qnnweb.host.wasmtime_host import WasmtimeHost
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 class RecordingHost(WasmtimeHost):

@@ -26,16 +26,13 @@ VARIANTS = ["relaxed", "simd128", "scalar"]
 TIMEOUT_S = 240
 
 
-def _bench_module():
-    """tools/bench.py as a module (by path: tests/bench/ must not shadow it)."""
-    import importlib.util
+def _bench_module(name):
+    """A module of tools/benchmark/ (tools/ on the path: tests/bench/ must not shadow it)."""
+    import importlib
 
-    if "qnnweb_tools_bench" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("qnnweb_tools_bench", BENCH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-    return sys.modules["qnnweb_tools_bench"]
+    if str(REPO / "tools") not in sys.path:
+        sys.path.insert(0, str(REPO / "tools"))
+    return importlib.import_module(f"benchmark.{name}")
 
 
 def _run(args, timeout=TIMEOUT_S):
@@ -122,11 +119,11 @@ def test_quick_top5_agree_across_engines(quick_bench):
 
 def test_engine_that_cannot_read_a_model_is_recorded(tmp_path):
     """A .tflite model: ORT cannot read it, and says so in the record (no browser run for it)."""
-    bench = _bench_module()
+    models = _bench_module("models")
     model = REPO / "data" / "models" / "visual_wake_words.tflite"
     if not model.is_file():
         pytest.fail(f"{model} missing: run ./build.sh build", pytrace=False)
-    m = bench.BenchModel(0, str(model))
+    m = models.BenchModel(0, str(model))
     file, why = m.file_for("ort")
     assert file is None and "ONNX" in why
     file, why = m.file_for("litert")
@@ -135,14 +132,14 @@ def test_engine_that_cannot_read_a_model_is_recorded(tmp_path):
 
 
 def test_top5_agree_tolerates_ties_not_differences():
-    bench = _bench_module()
+    models = _bench_module("models")
     a = np.array([0.1, 0.5, 0.2, 0.2, 0.0, 0.0, 0.0])
-    assert bench.top5_agree(a, a.copy())[0]
+    assert models.top5_agree(a, a.copy())[0]
     b = a.copy()
     b[2], b[3] = 0.2, 0.2001  # a near-tie swaps order
-    assert bench.top5_agree(a, b)[0]
+    assert models.top5_agree(a, b)[0]
     c = np.array([0.5, 0.1, 0.2, 0.2, 0.0, 0.0, 0.0])  # a different winner
-    assert not bench.top5_agree(a, c)[0]
+    assert not models.top5_agree(a, c)[0]
 
 
 def test_kernel_bench_runs(tmp_path):
