@@ -294,38 +294,51 @@ export class Model {
     this.loadTimes = null;
   }
 
-  _inputList(inputs) {
-    if (ArrayBuffer.isView(inputs)) return [inputs];
-    if (Array.isArray(inputs)) return inputs;
-    if (inputs && typeof inputs === "object") {
-      const unknown = Object.keys(inputs).filter((k) => !this.inputs.some((t) => t.name === k));
-      if (unknown.length) throw new TypeError(`unknown input(s) ${unknown.join(", ")}; the model takes ${this.inputs.map((t) => t.name).join(", ")}`);
-      return this.inputs.map((t) => {
-        if (!(t.name in inputs)) throw new TypeError(`input '${t.name}' is missing`);
-        return inputs[t.name];
+  /** Typed arrays given per tensor of `tensors` (the model's inputs or outputs): one, an array of them,
+   * or {name: typed array}; in the tensors' order. */
+  _byName(given, tensors, what) {
+    if (ArrayBuffer.isView(given)) return [given];
+    if (Array.isArray(given)) return given;
+    if (given && typeof given === "object") {
+      const unknown = Object.keys(given).filter((k) => !tensors.some((t) => t.name === k));
+      if (unknown.length) throw new TypeError(`unknown ${what}(s) ${unknown.join(", ")}; the model's ${what}s: ${tensors.map((t) => t.name).join(", ")}`);
+      return tensors.map((t) => {
+        if (!(t.name in given)) throw new TypeError(`${what} '${t.name}' is missing`);
+        return given[t.name];
       });
     }
-    throw new TypeError("run() takes a typed array, an array of them, or {input name: typed array}");
+    throw new TypeError(`run() takes a typed array, an array of them, or {${what} name: typed array} per ${what}`);
   }
 
-  /** One inference: one typed array per input (its dtype, or raw bytes in a Uint8Array); returns
-   * one new typed array per output. */
-  run(inputs) {
-    const list = this._inputList(inputs);
-    if (list.length !== this.inputs.length) {
-      throw new TypeError(`the model takes ${this.inputs.length} input(s), got ${list.length}`);
+  /** The typed arrays for `tensors`, checked: each of its tensor's type (or, raw, a Uint8Array) and size. */
+  _checked(given, tensors, what) {
+    const list = this._byName(given, tensors, what);
+    if (list.length !== tensors.length) {
+      throw new TypeError(`the model has ${tensors.length} ${what}(s), got ${list.length}`);
     }
-    const memory = this.exports.memory.buffer;
     list.forEach((x, i) => {
-      const t = this.inputs[i];
+      const t = tensors[i];
       const Type = DTYPES[t.dtype];
       const raw = x instanceof Uint8Array && t.dtype !== "uint8";
       if (!ArrayBuffer.isView(x) || (!(x instanceof Type) && !raw)) {
-        throw new TypeError(`input '${t.name}': expected a ${Type.name} (${t.dtype} [${t.shape}]), got ${x && x.constructor ? x.constructor.name : typeof x}`);
+        throw new TypeError(`${what} '${t.name}': expected a ${Type.name} (${t.dtype} [${t.shape}]), got ${x && x.constructor ? x.constructor.name : typeof x}`);
       }
       if (x.byteLength !== t.nbytes) {
-        throw new RangeError(`input '${t.name}': expected ${t.size} ${t.dtype} values (${t.nbytes} bytes, shape [${t.shape}]), got ${x.byteLength} bytes`);
+        throw new RangeError(`${what} '${t.name}': expected ${t.size} ${t.dtype} values (${t.nbytes} bytes, shape [${t.shape}]), got ${x.byteLength} bytes`);
       }
+    });
+    return list;
+  }
+
+  /** One inference: one typed array per input (its dtype, or raw bytes in a Uint8Array); returns one
+   * typed array per output: new ones, or, given `outputs` (as the inputs: one, a list, or by name), those,
+   * filled (a page running many inferences saves allocating and faulting in fresh output memory). */
+  run(inputs, outputs) {
+    const list = this._checked(inputs, this.inputs, "input");
+    const targets = outputs === undefined ? null : this._checked(outputs, this.outputs, "output");
+    const memory = this.exports.memory.buffer;
+    list.forEach((x, i) => {
+      const t = this.inputs[i];
       new Uint8Array(memory, this.arena + t.offset, t.nbytes).set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
     });
     const start = performance.now();
@@ -333,10 +346,10 @@ export class Model {
     this.lastRunMs = performance.now() - start;
     if (status !== 0) throw new Error(`qnn_run failed: ${cString(this.exports, this.exports.qnn_error_message())}`);
     const buffer = this.exports.memory.buffer;
-    return this.outputs.map((t) => {
-      const bytes = new Uint8Array(t.nbytes); // a plain ArrayBuffer, also when the memory is shared
-      bytes.set(new Uint8Array(buffer, this.arena + t.offset, t.nbytes));
-      return new DTYPES[t.dtype](bytes.buffer);
+    return this.outputs.map((t, i) => {
+      const result = targets ? targets[i] : new DTYPES[t.dtype](t.size); // plain ArrayBuffers, also when the memory is shared
+      new Uint8Array(result.buffer, result.byteOffset, result.byteLength).set(new Uint8Array(buffer, this.arena + t.offset, t.nbytes));
+      return result;
     });
   }
 

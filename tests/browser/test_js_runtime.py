@@ -149,8 +149,37 @@ def test_wrong_inputs_are_clear_errors(blank_page):
     assert got["shape"].startswith("RangeError") and "expected 150528 float32 values" in got["shape"], got
     assert got["dtype"].startswith("TypeError") and "Float32Array" in got["dtype"], got
     assert "unknown input(s) nope" in got["name"], got
-    assert "takes 1 input(s), got 0" in got["count"], got
+    assert "the model has 1 input(s), got 0" in got["count"], got
     assert got["ok"] == 1000
+
+
+def test_run_fills_the_output_arrays_it_is_given(blank_page):
+    """run(inputs, outputs) writes into the caller's arrays (listed or by name), returns them, gives the
+    bytes a plain run() gives, and refuses arrays of another type, size or name."""
+    got = blank_page.evaluate(f"""async () => {{
+        const qnnweb = await import("/static/qnnweb.js");
+        const model = await qnnweb.load("/models/{MODEL}.qnn");
+        const x = new Float32Array(model.inputs[0].size).map((_, i) => Math.sin(i));
+        const [fresh] = model.run(x);
+        const mine = new Float32Array(1000);
+        const [filled] = model.run(x, [mine]);
+        const byName = new Float32Array(1000);
+        model.run(x, {{ [model.outputs[0].name]: byName }});
+        const tries = {{
+            size: () => model.run(x, [new Float32Array(999)]),
+            dtype: () => model.run(x, [new Int8Array(1000)]),
+            name: () => model.run(x, {{ nope: new Float32Array(1000) }}),
+        }};
+        const out = {{ same: filled === mine, equal: fresh.every((v, i) => Object.is(v, mine[i]) && Object.is(v, byName[i])) }};
+        for (const [k, f] of Object.entries(tries)) {{
+            try {{ f(); out[k] = "no error"; }} catch (err) {{ out[k] = `${{err.name}}: ${{err.message}}`; }}
+        }}
+        return out;
+    }}""")
+    assert got["same"] and got["equal"], got
+    assert got["size"].startswith("RangeError") and "output" in got["size"], got
+    assert got["dtype"].startswith("TypeError") and "Float32Array" in got["dtype"], got
+    assert "unknown output(s) nope" in got["name"], got
 
 
 def test_only_the_javascript_runtime_instantiates_kernels():

@@ -1,6 +1,7 @@
 /* A bump allocator over wasm linear memory. A module holds one model: everything allocated lives
  * as long as the instance, so nothing is ever freed. */
 #include "common.h"
+#include "threadpool.h"
 
 extern unsigned char __heap_base;
 
@@ -21,6 +22,33 @@ void* QNN_EXPORT(qnn_alloc)(size_t size) {
   qnn_memset((void*) start, 0, end - start);
   return (void*) start;
 }
+
+#if defined(__wasm_atomics__)
+  #define SCRATCH_THREADS QNN_MAX_THREADS
+#else
+  #define SCRATCH_THREADS 1
+#endif
+
+static char* scratch;
+static size_t scratch_per_thread;
+
+int qnn_reserve_scratch(size_t bytes_per_thread) {
+  if (bytes_per_thread <= scratch_per_thread) return 1;
+  /* A larger reservation replaces the buffer (nothing is freed): powers of two keep what is left
+   * behind below the final size. */
+  size_t bytes = 4096;
+  while (bytes < bytes_per_thread) bytes *= 2;
+  char* p = qnn_alloc(bytes * SCRATCH_THREADS);
+  if (p == NULL) {
+    qnn_set_error("out of memory for the per-thread scratch");
+    return 0;
+  }
+  scratch = p;
+  scratch_per_thread = bytes;
+  return 1;
+}
+
+void* qnn_scratch(uint32_t thread) { return scratch + thread * scratch_per_thread; }
 
 static char error_message[256];
 

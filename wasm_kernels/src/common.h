@@ -18,6 +18,12 @@ static inline size_t qnn_round_up(size_t n, size_t q) { return (n + q - 1) / q *
 static inline size_t qnn_divide_round_up(size_t n, size_t q) { return (n + q - 1) / q; }
 
 void* qnn_alloc(size_t size);
+
+/* Per-thread scratch that every op of the module shares (a module holds one model): an op reserves
+ * what one thread needs when it is created (0 when out of memory, with the error set), its tasks use
+ * their thread's part, qnn_scratch(thread), when it runs. Not counted in the plan's packed bytes. */
+int qnn_reserve_scratch(size_t bytes_per_thread);
+void* qnn_scratch(uint32_t thread);
 void qnn_set_error(const char* message);
 
 /* Built with -mbulk-memory: these become memory.fill / memory.copy, no libc needed. */

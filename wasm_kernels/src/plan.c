@@ -1,5 +1,4 @@
 #include "plan.h"
-#include "threadpool.h"
 
 #include "qnnweb.h"
 #include "common.h"
@@ -167,30 +166,6 @@ void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes) {
   plan->packed_bytes += bytes;
   return p;
 }
-
-#if defined(__wasm_atomics__)
-  #define SCRATCH_THREADS QNN_MAX_THREADS
-#else
-  #define SCRATCH_THREADS 1
-#endif
-
-static char* scratch;
-static int64_t scratch_per_thread;
-
-int qnn_plan_reserve_scratch(struct qnn_plan* plan, int64_t bytes_per_thread) {
-  if (bytes_per_thread <= scratch_per_thread) return 1;
-  /* A larger reservation replaces the buffer (the bump allocator never frees): powers of two keep
-   * what is left behind below the final size. */
-  int64_t bytes = 4096;
-  while (bytes < bytes_per_thread) bytes *= 2;
-  char* p = qnn_plan_alloc(plan, bytes * SCRATCH_THREADS);
-  if (p == NULL) return 0;
-  scratch = p;
-  scratch_per_thread = bytes;
-  return 1;
-}
-
-void* qnn_plan_scratch(uint32_t thread) { return scratch + (int64_t) thread * scratch_per_thread; }
 
 int qnn_check_positive(const int32_t* values, int count, const char* what) {
   for (int i = 0; i < count; i++) {

@@ -26,12 +26,6 @@ const void* qnn_plan_constant(int32_t address, int64_t bytes, const char* what);
  * over 1 GiB is refused (out of memory) before it is allocated. */
 void* qnn_plan_alloc(struct qnn_plan* plan, int64_t bytes);
 
-/* Per-thread scratch that every op of the module shares (a module holds one model): an op reserves
- * the bytes one thread needs when it is created (0 on failure, with the error set), and its tasks
- * use their thread's part, qnn_plan_scratch(thread), when it runs. */
-int qnn_plan_reserve_scratch(struct qnn_plan* plan, int64_t bytes_per_thread);
-void* qnn_plan_scratch(uint32_t thread);
-
 /* Sets the error message to what + problem. */
 void qnn_set_error2(const char* what, const char* problem);
 

@@ -137,7 +137,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
       (im2col && (row_pointers == NULL || rows == NULL)) ||
       (config->gemm != NULL &&
-       !qnn_plan_reserve_scratch(plan, config->mr * gemm_kc * (int64_t) sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
+       !qnn_reserve_scratch((size_t) (config->mr * gemm_kc) * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
@@ -317,7 +317,7 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const int8_t* const* indirection = op->indirection + g * op->pixels * op->taps;
   const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
-  int16_t* packed_rows = op->config->gemm != NULL ? qnn_plan_scratch(thread) : NULL;
+  int16_t* packed_rows = op->config->gemm != NULL ? qnn_scratch(thread) : NULL;
   for (size_t p = first_pixel; p < end_pixel; p += mr) {
     const size_t rows = qnn_min_size(mr, end_pixel - p);
     const int8_t* const* a = indirection + p * op->taps;
