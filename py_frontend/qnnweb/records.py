@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -56,12 +56,15 @@ RECORDS = {
     "dequantize_channels": (17, "input output outer channels inner scales zero_points"),
     "lut_f32": (18, "input output size table"),
     "maximum": (19, _BINARY + " minimum"),
+    # rows / columns: per output row / column (first input index, second, alpha in 1/2048ths), int32
+    "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
-CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table")
+CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
+                   "columns")
 
 
 def _layout(kind):

@@ -420,3 +420,12 @@ def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_d
     yi = g.output(x.shape, y_dtype, y_scale, y_zp)
     g.op(op_type, [xi], [yi], **options)
     return run(g, variant, x, fmt=fmt)[0]
+
+
+def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=False, dtype="int8"):
+    g = GraphBuilder()
+    xi = g.input(x.shape, dtype, 0.1, -3 if dtype == "int8" else 125)
+    size = g.constant(np.array(out_hw, np.int32), "int32")
+    yi = g.output((x.shape[0], *out_hw, x.shape[3]), dtype, 0.1, -3 if dtype == "int8" else 125)
+    g.op(op_type, [xi, size], [yi], align_corners=align_corners, half_pixel_centers=half_pixel_centers)
+    return run(g, variant, x)[0]

@@ -247,7 +247,16 @@ def valid_fields(k, kind):
         "softmax": dict(common, rows=4, columns=10, beta_scale=0.1, inverse_output_scale=256.0, output_zero_point=-128,
                         arithmetic=0, table=0),
         "copy": dict(common, bytes=100),
+        "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
+                       rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304)),
     }[kind]
+
+
+def resize_table(input_size, output_size):
+    """(first, second, alpha) per output position: a valid bilinear upsampling table."""
+    entries = [(o * input_size // output_size, min(o * input_size // output_size + 1, input_size - 1), (o * 512) % 2049)
+               for o in range(output_size)]
+    return np.array(entries, np.int32)
 
 
 def assert_rejected(k, status, *words):
@@ -282,7 +291,8 @@ def test_tensor_outside_arena_rejected(variant, kind):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
-                                  "maximum", "copy_slice", "transpose", "quantize_channels", "dequantize_channels"])
+                                  "maximum", "copy_slice", "transpose", "quantize_channels", "dequantize_channels",
+                                  "resize"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -533,3 +543,15 @@ def test_records_added_in_a_batch_stop_at_the_first_refused(variant):
     k.host.write(address, good + good)
     assert k.host.call("qnn_plan_add_records", k.plan, address, 2) == 2
     assert k.run() == STATUS["ok"]
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("entry", [(4, 1, 0), (0, -1, 0), (0, 1, -1), (0, 1, 2049)])
+def test_resize_tables_outside_the_input_rejected(variant, entry):
+    """A table entry reading past the input or weighting outside [0, 2048] is refused, not run."""
+    k = Kernel(variant)
+    fields = valid_fields(k, "resize")
+    rows = resize_table(4, 8)
+    rows[5] = entry
+    fields["rows"] = k.constant(rows, 2560)
+    assert_rejected(k, k.add_record("resize", **fields), "resize rows", "[0, 2048]")

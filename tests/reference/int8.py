@@ -583,3 +583,50 @@ def requantize_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp):
     info = np.iinfo(y_dtype)
     f = np.clip(f, np.float32(info.min - y_zp), np.float32(info.max - y_zp))
     return (np.rint(f).astype(np.int32) + y_zp).astype(y_dtype)
+
+
+# ----------------------------------------------------------------------------- resize
+
+def _resize_axis_bilinear(in_size, out_size, align_corners, half_pixel_centers):
+    """XNNPACK's q11 source coordinates along one axis, vectorized in float32: (first, second, alpha)."""
+    adjustment = 1 if align_corners and out_size != 1 else 0
+    scale = f32(f32(in_size - adjustment) / f32(out_size - adjustment))
+    o = np.arange(out_size, dtype=np.float32)
+    if align_corners or not half_pixel_centers:
+        v = f32(o * scale)
+    else:
+        v = np.clip(f32(f32(o * scale) + f32(f32(0.5) * scale - f32(0.5))), 0, in_size - 1).astype(np.float32)
+    first = v.astype(np.int64)
+    alpha = np.rint(f32(f32(v - first.astype(np.float32)) * f32(2048))).astype(np.int64)
+    return first, np.minimum(first + 1, in_size - 1), alpha
+
+
+def resize_bilinear(x, out_h, out_w, align_corners=False, half_pixel_centers=False):
+    """LiteRT's int8 RESIZE_BILINEAR: XNNPACK's s8 ibilinear (q11 weights, one rounding at the end)."""
+    y0, y1, ay = _resize_axis_bilinear(x.shape[1], out_h, align_corners, half_pixel_centers)
+    x0, x1, ax = _resize_axis_bilinear(x.shape[2], out_w, align_corners, half_pixel_centers)
+    v = x.astype(np.int64)
+    tl, tr = v[:, y0][:, :, x0], v[:, y0][:, :, x1]
+    bl, br = v[:, y1][:, :, x0], v[:, y1][:, :, x1]
+    ax, ay = ax[None, None, :, None], ay[None, :, None, None]
+    top, bottom = tl * 2048 + (tr - tl) * ax, bl * 2048 + (br - bl) * ax
+    return ((top * 2048 + (bottom - top) * ay + (1 << 21)) >> 22).astype(np.int8)
+
+
+def _nearest_indices(in_size, out_size, align_corners, half_pixel_centers):
+    if not align_corners and not half_pixel_centers:  # TFLite's optimized kernel: 16.16 fixed point
+        scale = (in_size << 16) // out_size + 1
+        return np.minimum((np.arange(out_size, dtype=np.int64) * scale) >> 16, in_size - 1)
+    scale = (f32(f32(in_size - 1) / f32(out_size - 1)) if align_corners and out_size > 1
+             else f32(f32(in_size) / f32(out_size)))
+    v = f32(f32(np.arange(out_size, dtype=np.float32) + f32(0.5 if half_pixel_centers else 0)) * scale)
+    i = (round_half_away(v) if align_corners else np.floor(v)).astype(np.int64)
+    i = np.minimum(i, in_size - 1)
+    return np.maximum(i, 0) if half_pixel_centers else i
+
+
+def resize_nearest(x, out_h, out_w, align_corners=False, half_pixel_centers=False):
+    """TFLite's RESIZE_NEAREST_NEIGHBOR (the builtin kernel: fixed point without options, else float32)."""
+    rows = _nearest_indices(x.shape[1], out_h, align_corners, half_pixel_centers)
+    columns = _nearest_indices(x.shape[2], out_w, align_corners, half_pixel_centers)
+    return x[:, rows][:, :, columns]

@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 3
+#define QNN_ABI_VERSION 4
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -52,7 +52,8 @@ enum qnn_op_type {
   QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
   QNN_OP_LUT_F32 = 18,    /* byte -> float32 through a 256-entry table (a float op on a dequantized tensor) */
   QNN_OP_MAXIMUM = 19,    /* element-wise max or min of the stored int8 values, broadcasting */
-  QNN_OP_TYPE_COUNT = 20,
+  QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's q11 weights) or nearest-neighbour resize, separable tables */
+  QNN_OP_TYPE_COUNT = 21,
 };
 
 enum qnn_status {
@@ -328,6 +329,20 @@ struct qnn_lut_f32_record {
   int32_t op, words;
   int32_t input, output, size;
   int32_t table;            /* address: 256 float32 (copied at qnn_plan_add) */
+};
+
+/* Resize of the height and width of an NHWC tensor (input and output share quantization). Per output
+ * row y, rows[3 y .. 3 y + 2] = (top input row, bottom input row, alpha_y), per output column x,
+ * columns[3 x ..] = (left, right, alpha_x), alphas in 1/2048ths (XNNPACK's q11 weights); each output
+ * value is XNNPACK's s8 ibilinear of its four input values:
+ *   t = (tl << 11) + (tr - tl) * alpha_x, b likewise, y = ((t << 11) + (b - t) * alpha_y + 2^21) >> 22.
+ * Tables whose alphas are all 0 are a nearest-neighbour gather (a copy of each pixel's channels). */
+struct qnn_resize_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t batch, input_height, input_width, channels, output_height, output_width;
+  int32_t rows;             /* address: output_height x 3 int32 (copied at qnn_plan_add) */
+  int32_t columns;          /* address: output_width x 3 int32 (copied at qnn_plan_add) */
 };
 
 /* Exports (identical in the scalar, simd128 and relaxed modules):

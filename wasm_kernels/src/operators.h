@@ -29,5 +29,6 @@ QNN_DECLARE_OPERATOR(lut)
 QNN_DECLARE_OPERATOR(lut_f32)
 QNN_DECLARE_OPERATOR(quantize_channels)
 QNN_DECLARE_OPERATOR(dequantize_channels)
+QNN_DECLARE_OPERATOR(resize)
 
 #endif

@@ -32,6 +32,7 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_DEQUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_dequantize_channels_record, dequantize_channels),
   [QNN_OP_LUT_F32] = QNN_OP_KIND(qnn_lut_f32_record, lut_f32),
   [QNN_OP_MAXIMUM] = QNN_OP_KIND(qnn_maximum_record, maximum),
+  [QNN_OP_RESIZE] = QNN_OP_KIND(qnn_resize_record, resize),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

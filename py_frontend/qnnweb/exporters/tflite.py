@@ -24,12 +24,20 @@ TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8":
 EXTERNAL_ALIGNMENT = 64
 
 # The schema's builder functions live in its modules (the package namespace holds the classes).
-(AddOptions, Buffer, Conv2DOptions, DepthwiseConv2DOptions, FullyConnectedOptions, Model, Operator, OperatorCode,
- Pool2DOptions, QuantizationParameters, ReducerOptions, SoftmaxOptions, SubGraph, Tensor) = (
+(AddOptions, Buffer, ConcatenationOptions, Conv2DOptions, DepthToSpaceOptions, DepthwiseConv2DOptions,
+ FullyConnectedOptions, LeakyReluOptions, Model, MulOptions, Operator, OperatorCode, Pool2DOptions,
+ QuantizationParameters, ReducerOptions, ResizeBilinearOptions, ResizeNearestNeighborOptions, SoftmaxOptions,
+ SpaceToDepthOptions, SubGraph, SubOptions, Tensor) = (
     import_module(f"tflite.{name}") for name in (
-        "AddOptions", "Buffer", "Conv2DOptions", "DepthwiseConv2DOptions", "FullyConnectedOptions", "Model",
-        "Operator", "OperatorCode", "Pool2DOptions", "QuantizationParameters", "ReducerOptions", "SoftmaxOptions",
-        "SubGraph", "Tensor"))
+        "AddOptions", "Buffer", "ConcatenationOptions", "Conv2DOptions", "DepthToSpaceOptions",
+        "DepthwiseConv2DOptions", "FullyConnectedOptions", "LeakyReluOptions", "Model", "MulOptions", "Operator",
+        "OperatorCode", "Pool2DOptions", "QuantizationParameters", "ReducerOptions", "ResizeBilinearOptions",
+        "ResizeNearestNeighborOptions", "SoftmaxOptions", "SpaceToDepthOptions", "SubGraph", "SubOptions", "Tensor"))
+
+# Options tables of one activation field, or the two fields of a resize.
+ACTIVATION_OPTIONS = {"ADD": AddOptions, "SUB": SubOptions, "MUL": MulOptions}
+RESIZE_OPTIONS = {"RESIZE_BILINEAR": ResizeBilinearOptions, "RESIZE_NEAREST_NEIGHBOR": ResizeNearestNeighborOptions}
+BLOCK_OPTIONS = {"DEPTH_TO_SPACE": DepthToSpaceOptions, "SPACE_TO_DEPTH": SpaceToDepthOptions}
 
 
 def export_tflite(graph, external_buffers=False, description="qnnweb"):
@@ -211,10 +219,31 @@ def _options(b, graph, op):
         FullyConnectedOptions.Start(b)
         FullyConnectedOptions.AddFusedActivationFunction(b, _activation(op))
         return BuiltinOptions.FullyConnectedOptions, FullyConnectedOptions.End(b)
-    if op.type == "ADD":
-        AddOptions.Start(b)
-        AddOptions.AddFusedActivationFunction(b, _activation(op))
-        return BuiltinOptions.AddOptions, AddOptions.End(b)
+    if op.type in ACTIVATION_OPTIONS:
+        table = ACTIVATION_OPTIONS[op.type]
+        table.Start(b)
+        table.AddFusedActivationFunction(b, _activation(op))
+        return getattr(BuiltinOptions, f"{op.type.capitalize()}Options"), table.End(b)
+    if op.type == "CONCATENATION":
+        ConcatenationOptions.Start(b)
+        ConcatenationOptions.AddAxis(b, o["axis"])
+        ConcatenationOptions.AddFusedActivationFunction(b, _activation(op))
+        return BuiltinOptions.ConcatenationOptions, ConcatenationOptions.End(b)
+    if op.type == "LEAKY_RELU":
+        LeakyReluOptions.Start(b)
+        LeakyReluOptions.AddAlpha(b, o["alpha"])
+        return BuiltinOptions.LeakyReluOptions, LeakyReluOptions.End(b)
+    if op.type in BLOCK_OPTIONS:
+        table = BLOCK_OPTIONS[op.type]
+        table.Start(b)
+        table.AddBlockSize(b, o["block_size"])
+        return getattr(BuiltinOptions, table.__name__.rsplit(".", 1)[1]), table.End(b)
+    if op.type in RESIZE_OPTIONS:
+        table = RESIZE_OPTIONS[op.type]
+        table.Start(b)
+        table.AddAlignCorners(b, o.get("align_corners", False))
+        table.AddHalfPixelCenters(b, o.get("half_pixel_centers", False))
+        return getattr(BuiltinOptions, table.__name__.rsplit(".", 1)[1]), table.End(b)
     if op.type == "SOFTMAX":
         SoftmaxOptions.Start(b)
         SoftmaxOptions.AddBeta(b, o.get("beta", 1.0))

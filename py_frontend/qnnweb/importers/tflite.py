@@ -23,6 +23,8 @@ from tflite.PackOptions import PackOptions
 from tflite.Padding import Padding
 from tflite.Pool2DOptions import Pool2DOptions
 from tflite.ReducerOptions import ReducerOptions
+from tflite.ResizeBilinearOptions import ResizeBilinearOptions
+from tflite.ResizeNearestNeighborOptions import ResizeNearestNeighborOptions
 from tflite.SoftmaxOptions import SoftmaxOptions
 from tflite.SpaceToDepthOptions import SpaceToDepthOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
@@ -278,6 +280,10 @@ def _pool_options(o, tensors, inputs):
             "padding": _conv_padding(o.Padding(), *_spatial(tensors[inputs[0]]), kh, kw, sh, sw, 1, 1)}
 
 
+def _resize_options(o, tensors, inputs):
+    return {"align_corners": bool(o.AlignCorners()), "half_pixel_centers": bool(o.HalfPixelCenters())}
+
+
 # op type -> (options class, its BuiltinOptions union type, reader of the IR options)
 OPTIONS = {
     "CONV_2D": (Conv2DOptions, BuiltinOptions.Conv2DOptions, _conv_options),
@@ -305,6 +311,9 @@ OPTIONS = {
     "PACK": (PackOptions, BuiltinOptions.PackOptions, lambda o, t, i: {"axis": o.Axis()}),
     "GATHER": (GatherOptions, BuiltinOptions.GatherOptions,
                lambda o, t, i: {"axis": o.Axis(), "batch_dims": o.BatchDims()}),
+    "RESIZE_BILINEAR": (ResizeBilinearOptions, BuiltinOptions.ResizeBilinearOptions, _resize_options),
+    "RESIZE_NEAREST_NEIGHBOR": (ResizeNearestNeighborOptions, BuiltinOptions.ResizeNearestNeighborOptions,
+                                _resize_options),
 }
 
 

@@ -54,7 +54,7 @@ ARITY = {
     "ADD": (2, 2, 1), "SUB": (2, 2, 1), "MUL": (2, 2, 1), "MAXIMUM": (2, 2, 1), "MINIMUM": (2, 2, 1), "QUANTIZE": (1, 1, 1), "DEQUANTIZE": (1, 1, 1),
     "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
-    "SOFTMAX": (1, 1, 1),
+    "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -127,7 +127,7 @@ def _role(k, inputs):
 
 
 def lower(graph):
-    from . import conv, elementwise, pooling, shape, softmax, unary  # noqa: F401  (registers lowerings)
+    from . import conv, elementwise, pooling, resize, shape, softmax, unary  # noqa: F401  (registers lowerings)
 
     problems, steps, checked = [], [], {}
     for op in graph.ops:

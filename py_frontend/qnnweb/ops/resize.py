@@ -1,0 +1,96 @@
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TFLite, NHWC int8 / uint8): separable tables for the
+resize record, computed as LiteRT's default kernels compute their source pixels, so the kernel is
+bit-exact with them (tests/models/test_tflite_resize.py):
+
+- bilinear: XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_q11`` (float32 source coordinates,
+  weights rounded to 1/2048ths), the three modes TFLite's delegate maps its options to: align_corners,
+  half_pixel_centers, and neither (TensorFlow's legacy mode);
+- nearest: TFLite's builtin kernel: its optimized 16.16 fixed-point rule when neither option is set,
+  else the reference's float32 rule (``GetNearestNeighbor``: floor, or round half away from zero with
+  align_corners); zero weights make the record a gather.
+"""
+
+import struct
+
+from . import Step, Unsupported, lowering
+from .shape import _require_moved_values
+
+_F32 = struct.Struct("<f")
+MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
+
+
+def f32(x):
+    """x rounded to float32 (every step of the reference runtimes' coordinate arithmetic)."""
+    return _F32.unpack(_F32.pack(x))[0]
+
+
+def bilinear_axis(input_size, output_size, align_corners, half_pixel_centers):
+    """(first index, second index, alpha in 1/2048ths) per output position, as XNNPACK's q11 indirection."""
+    adjustment = 1 if align_corners and output_size != 1 else 0
+    scale = f32(f32(input_size - adjustment) / f32(output_size - adjustment))
+    last = input_size - 1
+    entries = []
+    for o in range(output_size):
+        if align_corners or not half_pixel_centers:
+            v = f32(o * scale)
+        else:  # offset = 0.5 * scale - 0.5, in float32
+            v = f32(f32(o * scale) + f32(0.5 * scale - 0.5))
+            v = min(max(v, 0.0), float(last))
+        first = int(v)
+        alpha = f32(v - first)
+        entries.append((first, min(first + 1, last), round(alpha * 2048.0)))  # lrintf: to nearest-even
+    return entries
+
+
+def nearest_axis(input_size, output_size, align_corners, half_pixel_centers):
+    """(index, index, 0) per output position, as TFLite's builtin RESIZE_NEAREST_NEIGHBOR."""
+    if not align_corners and not half_pixel_centers:
+        # optimized_ops::ResizeNearestNeighbor: 16.16 fixed point in int32
+        scale = (input_size << 16) // output_size + 1
+        indices = [min(_int32(o * scale) >> 16, input_size - 1) for o in range(output_size)]
+    else:
+        scale = (f32(f32(input_size - 1) / f32(output_size - 1)) if align_corners and output_size > 1
+                 else f32(f32(input_size) / f32(output_size)))
+        offset = 0.5 if half_pixel_centers else 0.0
+        indices = []
+        for o in range(output_size):
+            v = f32(f32(o + offset) * scale)
+            i = int(v + 0.5) if align_corners else int(v // 1)   # TfLiteRound (v >= 0 here) / floor
+            i = min(i, input_size - 1)
+            indices.append(max(i, 0) if half_pixel_centers else i)
+    return [(i, i, 0) for i in indices]
+
+
+def _int32(v):
+    return (v + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _table(entries):
+    return struct.pack(f"<{3 * len(entries)}i", *(v for entry in entries for v in entry))
+
+
+@lowering("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
+def lower_resize(graph, op):
+    x, size, y = (graph.tensors[i] for i in (*op.inputs, *op.outputs))
+    # the kernel interpolates int8 values; a nearest-neighbour gather moves any byte
+    if x.dtype != "int8" and not (op.type == "RESIZE_NEAREST_NEIGHBOR" and x.dtype == "uint8"):
+        raise Unsupported(f"{x.dtype} input; qnnweb resizes int8 tensors (and uint8 ones to the nearest neighbour)")
+    _require_moved_values(x, y, op.type)
+    if len(x.shape) != 4 or len(y.shape) != 4:
+        raise Unsupported(f"input rank {len(x.shape)}, output rank {len(y.shape)}; expected NHWC tensors")
+    if not size.is_constant or size.dtype != "int32" or size.size != 2:
+        raise Unsupported("the size input must be a constant of two int32 values (height, width)")
+    out_h, out_w = struct.unpack("<2i", bytes(size.data))
+    n, in_h, in_w, c = x.shape
+    if tuple(y.shape) != (n, out_h, out_w, c):
+        raise Unsupported(f"output {list(y.shape)}; the size input says {[n, out_h, out_w, c]}")
+    if not all(1 <= d <= MAX_SIZE for d in (in_h, in_w, out_h, out_w)):
+        raise Unsupported(f"heights and widths must be in [1, {MAX_SIZE}]")
+    align, half = op.options.get("align_corners", False), op.options.get("half_pixel_centers", False)
+    if align and half:
+        raise Unsupported("align_corners and half_pixel_centers are both set (TFLite refuses that too)")
+    axis = bilinear_axis if op.type == "RESIZE_BILINEAR" else nearest_axis
+    rows, columns = axis(in_h, out_h, align, half), axis(in_w, out_w, align, half)
+    fields = dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w,
+                  channels=c, output_height=out_h, output_width=out_w, rows=0, columns=0)
+    return [Step("resize", fields, constants={"rows": _table(rows), "columns": _table(columns)})]
