@@ -73,3 +73,22 @@ def test_onnx_model_exported_to_tflite(name, data_dir):
     if name.startswith("efficientnet"):
         top5 = lambda v: list(np.argsort(-v.ravel(), kind="stable")[:5])  # noqa: E731
         assert top5(theirs) == top5(ours)
+
+
+def test_export_writes_every_ops_options():
+    """Options that differ from the schema's defaults survive export -> import, op by op."""
+    from qnnweb.graph import Graph, Op, Tensor
+
+    def t(i, shape, dtype="int8", data=None):
+        return Tensor(i, f"t{i}", shape, dtype, (0.1,) if dtype == "int8" else (), (0,) if dtype == "int8" else (), 0, data)
+
+    tensors = [t(0, (1, 4, 4, 8)), t(1, (1, 4, 4, 8)), t(2, (1, 4, 4, 16)), t(3, (1, 4, 4, 16)), t(4, (1, 8, 8, 4)),
+               t(5, (2,), "int32", np.array([16, 16], np.int32).tobytes()), t(6, (1, 16, 16, 4)), t(7, (1, 4, 4, 8))]
+    ops = [Op(0, "CONCATENATION", [0, 1], [2], {"axis": 3, "activation": "RELU"}),
+           Op(1, "LEAKY_RELU", [2], [3], {"alpha": 0.25}),
+           Op(2, "DEPTH_TO_SPACE", [3], [4], {"block_size": 2}),
+           Op(3, "RESIZE_BILINEAR", [4, 5], [6], {"align_corners": True, "half_pixel_centers": False}),
+           Op(4, "SUB", [0, 1], [7], {"activation": "RELU6"})]
+    graph = import_model(export_tflite(Graph(tensors, ops, [0, 1], [6, 7], "tflite")))
+    for op, expected in zip(graph.ops, ops):
+        assert op.type == expected.type and all(op.options[k] == v for k, v in expected.options.items()), (op, expected)
