@@ -105,10 +105,10 @@ static void init_configs(void) {
       .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
       .input_zero_point_offset = 0, .activation_xor = 0, .name = "qs8-igemm-2x16c4-relaxed-sdot"};
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
-    /* The exact two-dot "halves" form is slower here than the SIMD128 kernel (EfficientNet-Lite0 on
+    /* The exact two-dot "halves" form is slower here than the SIMD128 kernels (EfficientNet-Lite0 on
      * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
-     * kernels in Chromium 156, against the 4x4c8 kernel 4x8c2s4 replaced), so engines whose relaxed
-     * dot saturates get the SIMD128 kernel. */
+     * kernels in Chromium 156, against an older SIMD128 IGEMM; the packa + GEMM pair is faster
+     * still), so engines whose relaxed dot saturates get the SIMD128 packa + GEMM. */
     gemm_config = simd128_gemm_config();
     gemm_config.name = "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)";
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
