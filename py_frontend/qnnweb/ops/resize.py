@@ -13,15 +13,10 @@ bit-exact with them (tests/models/test_tflite_resize.py):
 import struct
 
 from . import Step, Unsupported, lowering
+from .common import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
 from .shape import _require_moved_values
 
-_F32 = struct.Struct("<f")
 MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
-
-
-def f32(x):
-    """x rounded to float32 (every step of the reference runtimes' coordinate arithmetic)."""
-    return _F32.unpack(_F32.pack(x))[0]
 
 
 def bilinear_axis(input_size, output_size, align_corners, half_pixel_centers):
