@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -22,16 +23,10 @@ from pathlib import Path
 import pytest
 from browser_pages import DATA_DIR, PREFIX, REPO, open_page  # noqa: F401 (open_page: the tests' helper)
 
+sys.path.insert(0, str(REPO / "tools"))
+from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (the one Chromium launch setup, the bench's too)
+
 PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodide"))
-CHROMIUM = Path(os.environ.get("QNNWEB_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VARIANTS = ["scalar", "simd128", "relaxed"]
 MODELS = ["visual_wake_words.tflite", "image_classification.tflite", "efficientnet_lite0_u8s8.onnx"]
 PHOTOS = ["grace_hopper.jpg", "chelsea.png", "coffee.png"]
