@@ -71,21 +71,38 @@ class _Intervals:
 def plan_memory(steps, graph, keep_all=False):
     """Returns ({tensor index: arena offset}, arena bytes) for every activation the steps touch.
     ``keep_all`` gives every tensor bytes of its own (nothing is overwritten: for inspection)."""
-    root = {}
+    # Aliases (RESHAPE, a contiguous SLICE) share their input's memory, at a byte offset: a tensor's
+    # root is the tensor it lies in, delta its byte offset there.
+    root, delta = {}, {}
 
     def find(t):
-        r = t
-        while root.get(r, r) != r:
-            r = root[r]
-        while t != r:  # path compression: alias chains (RESHAPE after RESHAPE) stay cheap
-            root[t], t = r, root[t]
-        return r
+        path = []
+        while root.get(t, t) != t:
+            path.append(t)
+            t = root[t]
+        offset = 0
+        for p in reversed(path):  # path compression: alias chains (RESHAPE after RESHAPE) stay cheap
+            offset += delta[p]
+            root[p], delta[p] = t, offset
+        return t
+
+    def offset_in_root(t):
+        find(t)
+        return delta.get(t, 0) if root.get(t, t) != t else 0
 
     for step in steps:
         if step.alias:
-            root[find(step.outputs[0])] = find(step.inputs[0])
+            out, source = step.outputs[0], step.inputs[0]
+            out_root, source_root = find(out), find(source)
+            shift = offset_in_root(source) + step.alias_offset - offset_in_root(out)
+            if out_root != source_root:
+                if shift < 0:
+                    raise ValueError("planner: an alias would start before its input")
+                root[out_root], delta[out_root] = source_root, shift
     representative = {t: find(t) for t in root}   # every tensor not in it is its own
     rep_of = representative.get
+    within = {t: offset_in_root(t) for t in root}
+    within_of = within.get
 
     first, last = {}, {}
 
@@ -121,7 +138,7 @@ def plan_memory(steps, graph, keep_all=False):
     for tensors in touched:
         for t in tensors:
             r = rep_of(t, t)
-            n = size_of(t)
+            n = within_of(t, 0) + size_of(t)
             if n > sizes[r]:
                 sizes[r] = n
 
@@ -148,4 +165,4 @@ def plan_memory(steps, graph, keep_all=False):
             index.add(t, f, l)
             offsets[t] = offset
             arena = max(arena, offset + size)
-    return {t: offsets[rep_of(t, t)] for t in set(first) | set(root)}, arena
+    return {t: offsets[rep_of(t, t)] + within_of(t, 0) for t in set(first) | set(root)}, arena

@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -48,8 +48,9 @@ RECORDS = {
                       "padding_top padding_left output_min output_max"),
     "copy_slice": (13, "input output outer inner_input inner_output output_offset scale:f input_zero_point "
                        "output_zero_point"),
-    "transpose": (14, "input output element_bytes input_dim0 input_dim1 input_dim2 input_dim3 perm0 perm1 perm2 "
-                      "perm3"),
+    # dims / strides: 6 each, outermost first; offsets and strides count elements
+    "copy_strided": (14, "input output element_bytes input_offset output_offset " + " ".join(
+        f"{name}{k}" for name in ("dim", "input_stride", "output_stride") for k in range(6))),
     "lut": (15, "input output size table"),
     # per-channel (ONNX per-axis) quantization of a tensor viewed as [outer, channels, inner]
     "quantize_channels": (16, "input output outer channels inner scales zero_points"),
@@ -58,13 +59,14 @@ RECORDS = {
     "maximum": (19, _BINARY + " minimum"),
     # rows / columns: per output row / column (first input index, second, alpha in 1/2048ths), int32
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
+    "lut_channels": (21, "input output pixels channels tables"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns")
+                   "columns", "tables")
 
 
 def _layout(kind):

@@ -229,9 +229,13 @@ def valid_fields(k, kind):
                           dilation_width=1, padding_top=0, padding_left=0, output_min=-128, output_max=127),
         "copy_slice": dict(common, outer=4, inner_input=10, inner_output=25, output_offset=15, scale=0.5,
                            input_zero_point=0, output_zero_point=0),
-        "transpose": dict(common, element_bytes=4, input_dim0=1, input_dim1=3, input_dim2=4, input_dim3=5, perm0=0,
-                          perm1=2, perm2=3, perm3=1),
+        # a [3, 4, 5] float32 input transposed to [4, 5, 3], written to output elements 0, 2, 4, ...
+        "copy_strided": dict(common, element_bytes=4, input_offset=0, output_offset=0,
+                             **dict(zip([f"dim{k}" for k in range(6)], [1, 1, 1, 4, 5, 3])),
+                             **dict(zip([f"input_stride{k}" for k in range(6)], [0, 0, 0, 5, 1, 20])),
+                             **dict(zip([f"output_stride{k}" for k in range(6)], [0, 0, 0, 30, 6, 2]))),
         "lut": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.uint8), 0)),
+        "lut_channels": dict(common, pixels=20, channels=3, tables=k.constant((np.arange(768) % 251).astype(np.uint8), 0)),
         "lut_f32": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.float32), 0)),
         "quantize_channels": dict(common, outer=2, channels=5, inner=10, scales=k.constant(np.full(5, 0.5, np.float32), 0),
                                   zero_points=k.constant(np.array([-128, -1, 0, 3, 127], np.int32), 64)),
@@ -291,15 +295,14 @@ def test_tensor_outside_arena_rejected(variant, kind):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
-                                  "maximum", "copy_slice", "transpose", "quantize_channels", "dequantize_channels",
-                                  "resize"])
+                                  "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
+                                  "resize", "lut_channels"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
                                     "kernel_width", "stride_height", "stride_width", "dilation_height",
                                     "dilation_width", "rows", "columns", "depth_multiplier", "dim0", "dim1",
-                                    "dim2", "dim3", "outer", "inner", "inner_input", "inner_output", "input_dim0",
-                                    "input_dim1", "input_dim2", "input_dim3")]
+                                    "dim2", "dim3", "dim4", "dim5", "outer", "inner", "inner_input", "inner_output", "pixels")]
     for field in fields_with_dims:
         for value in (0, -1, -(1 << 31)):
             k = Kernel(variant)
@@ -487,11 +490,17 @@ def test_random_records_never_trap(variant, kind, data):
     ("copy_slice", dict(output_offset=16), "inside"),
     ("copy_slice", dict(output_offset=-1), "inside"),
     ("copy_slice", dict(scale=float("nan")), "finite"),
-    ("transpose", dict(perm3=2), "permutation"),
-    ("transpose", dict(perm0=4), "permutation"),
-    ("transpose", dict(element_bytes=3), "element_bytes"),
-    ("transpose", dict(input_dim0=1 << 24, input_dim1=1 << 24), "2^31"),
+    ("copy_strided", dict(element_bytes=3), "element_bytes"),
+    ("copy_strided", dict(dim0=1 << 12, dim1=1 << 12, dim2=1 << 8), "2^31"),
+    ("copy_strided", dict(input_stride3=1 << 30), "stride"),
+    ("copy_strided", dict(output_stride5=-(1 << 30)), "stride"),
+    ("copy_strided", dict(input_offset=-1), "arena"),
+    ("copy_strided", dict(input_stride5=-1), "arena"),
+    ("copy_strided", dict(output_offset=4096), "arena"),
+    ("copy_strided", dict(output_stride3=1 << 10), "arena"),
     ("lut", dict(table=0), "constant"),
+    ("lut_channels", dict(tables=0), "constant"),
+    ("lut_channels", dict(pixels=1 << 16, channels=1 << 16), "2^31"),
     ("maxpool2d", dict(padding_top=-1), "padding"),
 ])
 def test_new_record_fields_rejected(variant, kind, changes, words):

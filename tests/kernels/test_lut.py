@@ -124,3 +124,31 @@ def test_large_table_lookups_split_across_threads(variant):
     got = H.unary(variant, "LOGISTIC", x, H.f32(0.05), 3, 1.0 / 256, -128)
     table = ref.unary_table(_logistic, "int8", H.f32(0.05), 3, "int8", 1.0 / 256, -128)
     np.testing.assert_array_equal(got, ref.lut(x, table))
+
+
+@st.composite
+def prelu_cases(draw):
+    channels = draw(st.one_of(H.channels, st.integers(2, 70)))
+    pixels = draw(st.integers(1, 300))
+    rng = np.random.default_rng(draw(H.seeds))
+    x = H.int8_array(rng, (1, pixels, 1, channels), draw(H.data_kinds))
+    alpha = rng.integers(-128, 128, channels).astype(np.int8)
+    scales = [draw(H.log_uniform(-8, 0)) for _ in range(3)]
+    zero_points = [draw(H.zero_points) for _ in range(3)]
+    return x, alpha, scales, zero_points
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(60))
+@given(case=prelu_cases())
+def test_prelu_per_channel_tables(variant, case):
+    """lut_channels (PRELU with a slope per channel): each channel through its own table, as TFLite's
+    reference kernel computes it (reference.int8.prelu)."""
+    x, alpha, (x_scale, y_scale, a_scale), (x_zp, y_zp, a_zp) = case
+    g = H.GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    ai = g.constant(alpha, "int8", a_scale, a_zp)
+    yi = g.output(x.shape, "int8", y_scale, y_zp)
+    g.op("PRELU", [xi, ai], [yi])
+    expected = ref.prelu(x, x_scale, x_zp, alpha, a_scale, a_zp, y_scale, y_zp)
+    np.testing.assert_array_equal(H.run(g, variant, x)[0], expected)

@@ -7,17 +7,24 @@ from ai_edge_litert.interpreter import Interpreter
 
 def litert(data, *inputs):
     """The first output of ai-edge-litert (XNNPACK delegate, one thread) on ``inputs``."""
+    return litert_outputs(data, *inputs)[0]
+
+
+def litert_outputs(data, *inputs):
+    """Every output of ai-edge-litert (XNNPACK delegate, one thread) on ``inputs``."""
     interpreter = Interpreter(model_content=data, num_threads=1)
     interpreter.allocate_tensors()
     for detail, x in zip(interpreter.get_input_details(), inputs):
         interpreter.set_tensor(detail["index"], x)
     interpreter.invoke()
-    return interpreter.get_tensor(interpreter.get_output_details()[0]["index"])
+    return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
 
 
 def assert_matches_litert(data, *inputs):
-    """qnnweb's output equals LiteRT's, byte for byte, in every kernel variant."""
-    expected = litert(data, *inputs)
+    """qnnweb's outputs equal LiteRT's, byte for byte, in every kernel variant."""
+    expected = litert_outputs(data, *inputs)
     for variant in qnnweb.VARIANTS:
-        (ours,) = qnnweb.load(data, variant=variant).run(*inputs)
-        np.testing.assert_array_equal(ours, expected, err_msg=variant)
+        ours = qnnweb.load(data, variant=variant).run(*inputs)
+        assert len(ours) == len(expected)
+        for k, (got, want) in enumerate(zip(ours, expected)):
+            np.testing.assert_array_equal(got, want, err_msg=f"{variant}, output {k}")

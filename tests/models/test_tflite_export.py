@@ -83,12 +83,21 @@ def test_export_writes_every_ops_options():
         return Tensor(i, f"t{i}", shape, dtype, (0.1,) if dtype == "int8" else (), (0,) if dtype == "int8" else (), 0, data)
 
     tensors = [t(0, (1, 4, 4, 8)), t(1, (1, 4, 4, 8)), t(2, (1, 4, 4, 16)), t(3, (1, 4, 4, 16)), t(4, (1, 8, 8, 4)),
-               t(5, (2,), "int32", np.array([16, 16], np.int32).tobytes()), t(6, (1, 16, 16, 4)), t(7, (1, 4, 4, 8))]
+               t(5, (2,), "int32", np.array([16, 16], np.int32).tobytes()), t(6, (1, 16, 16, 4)), t(7, (1, 4, 4, 8)),
+               t(8, (2,), "int32", np.array([1, 2], np.int32).tobytes()), t(9, (1, 4, 4, 2)),
+               t(10, (4,), "int32", np.array([0, 0, 0, 1], np.int32).tobytes()),
+               t(11, (4,), "int32", np.array([1, 4, 4, 5], np.int32).tobytes()),
+               t(12, (4,), "int32", np.array([1, 1, 1, 2], np.int32).tobytes()), t(13, (1, 4, 4, 2)),
+               t(14, (), "int32", np.array(3, np.int32).tobytes()), t(15, (1, 4, 4, 4)), t(16, (1, 4, 4, 4))]
     ops = [Op(0, "CONCATENATION", [0, 1], [2], {"axis": 3, "activation": "RELU"}),
            Op(1, "LEAKY_RELU", [2], [3], {"alpha": 0.25}),
            Op(2, "DEPTH_TO_SPACE", [3], [4], {"block_size": 2}),
            Op(3, "RESIZE_BILINEAR", [4, 5], [6], {"align_corners": True, "half_pixel_centers": False}),
-           Op(4, "SUB", [0, 1], [7], {"activation": "RELU6"})]
-    graph = import_model(export_tflite(Graph(tensors, ops, [0, 1], [6, 7], "tflite")))
+           Op(4, "SUB", [0, 1], [7], {"activation": "RELU6"}),
+           Op(5, "GATHER", [7, 8], [9], {"axis": 3, "batch_dims": 0}),
+           Op(6, "STRIDED_SLICE", [7, 10, 11, 12], [13], {"begin_mask": 5, "end_mask": 2, "ellipsis_mask": 0,
+                                                          "new_axis_mask": 0, "shrink_axis_mask": 0, "offset": True}),
+           Op(7, "SPLIT", [14, 0], [15, 16], {"num_splits": 2})]
+    graph = import_model(export_tflite(Graph(tensors, ops, [0, 1], [6, 7, 9, 13, 15, 16], "tflite")))
     for op, expected in zip(graph.ops, ops):
         assert op.type == expected.type and all(op.options[k] == v for k, v in expected.options.items()), (op, expected)

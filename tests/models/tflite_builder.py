@@ -15,7 +15,7 @@ from tflite.TensorType import TensorType
 Buffer, Model, Operator, OperatorCode, QuantizationParameters, SubGraph, Tensor = (
     import_module(f"tflite.{name}")
     for name in ("Buffer", "Model", "Operator", "OperatorCode", "QuantizationParameters", "SubGraph", "Tensor"))
-TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "int32": TensorType.INT32}
+TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8, "int32": TensorType.INT32}
 
 
 def _vector(b, start, items, prepend):

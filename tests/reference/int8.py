@@ -257,6 +257,25 @@ def _gemmlowp_multiply(x, multiplier, shift):
     return (high >> shift) + ((high & mask) > threshold)
 
 
+def _tflite_multiply(x, real):
+    """MultiplyByQuantizedMultiplier(x, QuantizeMultiplier(real)) for any exponent: left shift first."""
+    q, exponent = math.frexp(real)
+    fixed = int(round_half_away(q * 2.0 ** 31))
+    if fixed == 1 << 31:
+        fixed, exponent = fixed // 2, exponent + 1
+    return _gemmlowp_multiply(x.astype(np.int64) << max(exponent, 0), fixed, max(-exponent, 0))
+
+
+def prelu(x, x_scale, x_zp, alpha, a_scale, a_zp, y_scale, y_zp):
+    """TFLite's reference int8 PRELU, alpha broadcast along the last axis; its real multipliers are
+    float32 arithmetic on the float32 scales (kernels/prelu.cc)."""
+    v = x.astype(np.int64) - x_zp
+    positive = _tflite_multiply(v, float(np.float32(x_scale) / np.float32(y_scale)))
+    negative = _tflite_multiply(v * (alpha.astype(np.int64) - a_zp),
+                                float(np.float32(np.float32(x_scale) * np.float32(a_scale)) / np.float32(y_scale)))
+    return np.clip(np.where(v >= 0, positive, negative) + y_zp, -128, 127).astype(np.int8)
+
+
 def add_tflite_builtin(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
     """TFLite's builtin integer ADD (kernels/add.cc Prepare; reference_integer_ops::AddElementwise):
     inputs shifted left by 20 bits, each scaled by scale / (2 * max scale), the sum by

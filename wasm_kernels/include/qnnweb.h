@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 4
+#define QNN_ABI_VERSION 5
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -46,14 +46,15 @@ enum qnn_op_type {
   QNN_OP_MUL = 11,        /* element-wise, broadcasting, fp32 requantization */
   QNN_OP_MAXPOOL2D = 12,  /* max pooling (input and output share quantization) */
   QNN_OP_COPY_SLICE = 13, /* [outer, inner_in] into columns of [outer, inner_out] (CONCATENATION) */
-  QNN_OP_TRANSPOSE = 14,  /* any permutation of up to 4 dimensions, 1-, 2- or 4-byte elements */
+  QNN_OP_COPY_STRIDED = 14, /* strided copy over up to 6 dimensions (transposes, slices, gathers) */
   QNN_OP_LUT = 15,        /* byte -> byte through a 256-entry table (unary int8 / uint8 ops) */
   QNN_OP_QUANTIZE_CHANNELS = 16,    /* float32 -> int8, one scale / zero point per channel (ONNX axis) */
   QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
   QNN_OP_LUT_F32 = 18,    /* byte -> float32 through a 256-entry table (a float op on a dequantized tensor) */
   QNN_OP_MAXIMUM = 19,    /* element-wise max or min of the stored int8 values, broadcasting */
   QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's q11 weights) or nearest-neighbour resize, separable tables */
-  QNN_OP_TYPE_COUNT = 21,
+  QNN_OP_LUT_CHANNELS = 21, /* byte -> byte through one 256-entry table per channel (PRELU) */
+  QNN_OP_TYPE_COUNT = 22,
 };
 
 enum qnn_status {
@@ -306,14 +307,27 @@ struct qnn_copy_slice_record {
   int32_t input_zero_point, output_zero_point;
 };
 
-/* output[i0][i1][i2][i3] = input[...] with output dimension k = input dimension perm[k];
- * input_dims padded with leading 1s (and perm with leading 0, 1, ...) to rank 4. */
-struct qnn_transpose_record {
+/* output[output_offset + sum_k i_k * output_strides[k]] = input[input_offset + sum_k i_k * input_strides[k]]
+ * for every index (i0..i5) below dims: TRANSPOSE, SLICE / STRIDED_SLICE (negative strides too),
+ * SPLIT, GATHER with constant indices, DEPTH_TO_SPACE. Offsets and strides count elements; every
+ * element read and written must lie inside the arena. */
+struct qnn_copy_strided_record {
   int32_t op, words;
   int32_t input, output;
   int32_t element_bytes;    /* 1, 2 or 4 */
-  int32_t input_dims[4];
-  int32_t perm[4];
+  int32_t input_offset, output_offset;
+  int32_t dims[6];
+  int32_t input_strides[6];
+  int32_t output_strides[6];
+};
+
+/* output[p][c] = tables[c][(uint8) input[p][c]] over [pixels][channels]: a per-channel function of one
+ * int8 value (PRELU with one slope per channel). */
+struct qnn_lut_channels_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t pixels, channels;
+  int32_t tables;           /* address: channels * 256 bytes (copied at qnn_plan_add) */
 };
 
 /* output[i] = table[(uint8) input[i]]: any int8 / uint8 -> int8 / uint8 unary function. */

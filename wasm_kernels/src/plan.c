@@ -26,13 +26,14 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_MUL] = QNN_OP_KIND(qnn_mul_record, mul),
   [QNN_OP_MAXPOOL2D] = QNN_OP_KIND(qnn_maxpool2d_record, maxpool2d),
   [QNN_OP_COPY_SLICE] = QNN_OP_KIND(qnn_copy_slice_record, copy_slice),
-  [QNN_OP_TRANSPOSE] = QNN_OP_KIND(qnn_transpose_record, transpose),
+  [QNN_OP_COPY_STRIDED] = QNN_OP_KIND(qnn_copy_strided_record, copy_strided),
   [QNN_OP_LUT] = QNN_OP_KIND(qnn_lut_record, lut),
   [QNN_OP_QUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_quantize_channels_record, quantize_channels),
   [QNN_OP_DEQUANTIZE_CHANNELS] = QNN_OP_KIND(qnn_dequantize_channels_record, dequantize_channels),
   [QNN_OP_LUT_F32] = QNN_OP_KIND(qnn_lut_f32_record, lut_f32),
   [QNN_OP_MAXIMUM] = QNN_OP_KIND(qnn_maximum_record, maximum),
   [QNN_OP_RESIZE] = QNN_OP_KIND(qnn_resize_record, resize),
+  [QNN_OP_LUT_CHANNELS] = QNN_OP_KIND(qnn_lut_channels_record, lut_channels),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

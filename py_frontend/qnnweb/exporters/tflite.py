@@ -38,6 +38,15 @@ EXTERNAL_ALIGNMENT = 64
 ACTIVATION_OPTIONS = {"ADD": AddOptions, "SUB": SubOptions, "MUL": MulOptions}
 RESIZE_OPTIONS = {"RESIZE_BILINEAR": ResizeBilinearOptions, "RESIZE_NEAREST_NEIGHBOR": ResizeNearestNeighborOptions}
 BLOCK_OPTIONS = {"DEPTH_TO_SPACE": DepthToSpaceOptions, "SPACE_TO_DEPTH": SpaceToDepthOptions}
+# Options tables of plain scalar fields: op type -> (table name, {IR option: the table's field})
+FIELD_OPTIONS = {
+    "GATHER": ("GatherOptions", {"axis": "Axis", "batch_dims": "BatchDims"}),
+    "SPLIT": ("SplitOptions", {"num_splits": "NumSplits"}),
+    "SPLIT_V": ("SplitVOptions", {"num_splits": "NumSplits"}),
+    "STRIDED_SLICE": ("StridedSliceOptions", {"begin_mask": "BeginMask", "end_mask": "EndMask",
+                                              "ellipsis_mask": "EllipsisMask", "new_axis_mask": "NewAxisMask",
+                                              "shrink_axis_mask": "ShrinkAxisMask", "offset": "Offset"}),
+}
 
 
 def export_tflite(graph, external_buffers=False, description="qnnweb"):
@@ -252,6 +261,14 @@ def _options(b, graph, op):
         ReducerOptions.Start(b)
         ReducerOptions.AddKeepDims(b, o.get("keep_dims", False))
         return BuiltinOptions.ReducerOptions, ReducerOptions.End(b)
+    if op.type in FIELD_OPTIONS:
+        name, fields = FIELD_OPTIONS[op.type]
+        table = import_module(f"tflite.{name}")
+        table.Start(b)
+        for option, field in fields.items():
+            if option in o:
+                getattr(table, f"Add{field}")(b, o[option])
+        return getattr(BuiltinOptions, name), table.End(b)
     return BuiltinOptions.NONE, None
 
 

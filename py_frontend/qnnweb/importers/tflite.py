@@ -18,6 +18,8 @@ from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
 from tflite.LeakyReluOptions import LeakyReluOptions
+from tflite.MirrorPadMode import MirrorPadMode
+from tflite.MirrorPadOptions import MirrorPadOptions
 from tflite.MulOptions import MulOptions
 from tflite.PackOptions import PackOptions
 from tflite.Padding import Padding
@@ -27,6 +29,8 @@ from tflite.ResizeBilinearOptions import ResizeBilinearOptions
 from tflite.ResizeNearestNeighborOptions import ResizeNearestNeighborOptions
 from tflite.SoftmaxOptions import SoftmaxOptions
 from tflite.SpaceToDepthOptions import SpaceToDepthOptions
+from tflite.SplitOptions import SplitOptions
+from tflite.SplitVOptions import SplitVOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
 from tflite.SubOptions import SubOptions
 from tflite.TensorType import TensorType
@@ -308,6 +312,10 @@ OPTIONS = {
                       lambda o, t, i: {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(),
                                        "ellipsis_mask": o.EllipsisMask(), "new_axis_mask": o.NewAxisMask(),
                                        "shrink_axis_mask": o.ShrinkAxisMask(), "offset": bool(o.Offset())}),
+    "SPLIT": (SplitOptions, BuiltinOptions.SplitOptions, lambda o, t, i: {"num_splits": o.NumSplits()}),
+    "SPLIT_V": (SplitVOptions, BuiltinOptions.SplitVOptions, lambda o, t, i: {"num_splits": o.NumSplits()}),
+    "MIRROR_PAD": (MirrorPadOptions, BuiltinOptions.MirrorPadOptions,
+                   lambda o, t, i: {"mode": "SYMMETRIC" if o.Mode() == MirrorPadMode.SYMMETRIC else "REFLECT"}),
     "PACK": (PackOptions, BuiltinOptions.PackOptions, lambda o, t, i: {"axis": o.Axis()}),
     "GATHER": (GatherOptions, BuiltinOptions.GatherOptions,
                lambda o, t, i: {"axis": o.Axis(), "batch_dims": o.BatchDims()}),

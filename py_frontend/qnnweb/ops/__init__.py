@@ -23,6 +23,7 @@ class Step:
     fields: dict                # record fields; tensor fields hold graph tensor indices
     constants: dict = field(default_factory=dict)   # constant field name -> bytes-like
     alias: bool = False         # no record: output shares the input's memory (RESHAPE)
+    alias_offset: int = 0       # ... from this byte of the input on (a contiguous SLICE / SPLIT)
     op: tuple = None            # (op index, op type) of the graph op it lowers, for error messages
 
     @property
@@ -46,7 +47,7 @@ def lowering(*op_types):
     return register
 
 
-# Arity of every lowered op type: (required inputs, most inputs or None, outputs). Required inputs
+# Arity of every lowered op type: (required inputs, most inputs or None, outputs or None: at least 1). Required inputs
 # must name a tensor; optional ones (TFLite's bias, RESHAPE's shape) may be -1, "absent". Checked once
 # here, so no lowering function (and no pass) indexes op.inputs / op.outputs past their end.
 ARITY = {
@@ -55,6 +56,7 @@ ARITY = {
     "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
+    "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -106,8 +108,8 @@ def op_problem(graph, op, checked=None):
     if len(op.inputs) < required or (most is not None and len(op.inputs) > most):
         expected = f"{required}" if most == required else f"{required} to {most}" if most else f"at least {required}"
         return f"expected {expected} inputs, got {len(op.inputs)}"
-    if len(op.outputs) != outputs:
-        return f"expected {outputs} output(s), got {len(op.outputs)}"
+    if len(op.outputs) != outputs and not (outputs is None and op.outputs):
+        return f"expected {outputs or 'at least 1'} output(s), got {len(op.outputs)}"
     count, inputs = len(graph.tensors), len(op.inputs)
     checked = {} if checked is None else checked
     for k, index in enumerate([*op.inputs, *op.outputs]):
@@ -127,7 +129,7 @@ def _role(k, inputs):
 
 
 def lower(graph):
-    from . import conv, elementwise, pooling, resize, shape, softmax, unary  # noqa: F401  (registers lowerings)
+    from . import conv, elementwise, pooling, prelu, resize, shape, slicing, softmax, unary  # noqa: F401  (registers lowerings)
 
     problems, steps, checked = [], [], {}
     for op in graph.ops:

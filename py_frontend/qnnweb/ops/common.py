@@ -28,6 +28,18 @@ def _valid_scale(scale):
     return isinstance(scale, (int, float)) and 0 < scale <= FLOAT32_MAX
 
 
+def constant_ints(graph, index, role):
+    """The values of a constant int32 / int64 tensor (axes, shapes, paddings, indices) as Python ints."""
+    tensor = graph.tensors[index] if index >= 0 else None
+    if tensor is None or not tensor.is_constant or tensor.dtype not in ("int32", "int64"):
+        raise Unsupported(f"{role} must be a constant int32 or int64 tensor")
+    width = 4 if tensor.dtype == "int32" else 8
+    data = bytes(tensor.data)
+    if len(data) != tensor.size * width:
+        raise Unsupported(f"{role} has {len(data)} bytes of data for shape {list(tensor.shape)}")
+    return [int.from_bytes(data[i:i + width], "little", signed=True) for i in range(0, len(data), width)]
+
+
 def require_constant(tensor, role, dtype):
     if not tensor.is_constant:
         raise Unsupported(f"{role} '{tensor.name}' must be a constant")

@@ -14,7 +14,7 @@ import struct
 
 from . import Step, Unsupported, lowering
 from .common import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
-from .shape import _require_moved_values
+from .shape import require_moved_values
 
 MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
 
@@ -70,7 +70,7 @@ def lower_resize(graph, op):
     # the kernel interpolates int8 values; a nearest-neighbour gather moves any byte
     if x.dtype != "int8" and not (op.type == "RESIZE_NEAREST_NEIGHBOR" and x.dtype == "uint8"):
         raise Unsupported(f"{x.dtype} input; qnnweb resizes int8 tensors (and uint8 ones to the nearest neighbour)")
-    _require_moved_values(x, y, op.type)
+    require_moved_values(x, y, op.type)
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise Unsupported(f"input rank {len(x.shape)}, output rank {len(y.shape)}; expected NHWC tensors")
     if not size.is_constant or size.dtype != "int32" or size.size != 2:

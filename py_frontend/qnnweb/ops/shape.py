@@ -1,9 +1,12 @@
 """RESHAPE (shares memory, no kernel), PAD (folded into the next convolution when possible),
-CONCATENATION (one copy_slice record per input) and TRANSPOSE."""
+CONCATENATION (one copy_slice record per input), TRANSPOSE and DEPTH_TO_SPACE / SPACE_TO_DEPTH
+(strided copies, ``strided_copy``: the one way values move between layouts)."""
+
+import itertools
 
 from ..graph import DTYPE_SIZES
 from . import Step, Unsupported, lowering
-from .common import require_int8
+from .common import constant_ints, require_int8
 
 
 def _product(values):
@@ -23,12 +26,7 @@ def lower_reshape(graph, op):
 
 def pad_amounts(graph, op):
     """[(before, after)] per dimension, from the constant paddings tensor."""
-    paddings = graph.tensors[op.inputs[1]]
-    if not paddings.is_constant or paddings.dtype not in ("int32", "int64"):
-        raise Unsupported("paddings must be a constant int32 tensor")
-    width = 4 if paddings.dtype == "int32" else 8
-    data = bytes(paddings.data)
-    values = [int.from_bytes(data[i:i + width], "little", signed=True) for i in range(0, len(data), width)]
+    values = constant_ints(graph, op.inputs[1], "paddings")
     return [(values[2 * i], values[2 * i + 1]) for i in range(len(values) // 2)]
 
 
@@ -62,6 +60,49 @@ def lower_pad(graph, op):
     return [Step("pad", dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=h, input_width=w,
                              channels=c, padding_top=top, padding_bottom=bottom, padding_left=left,
                              padding_right=right, pad_value=pad_value(graph, op)))]
+
+
+MIRROR_MODES = ("REFLECT", "SYMMETRIC", "EDGE")
+
+
+@lowering("MIRROR_PAD")
+def lower_mirror_pad(graph, op):
+    """options: mode REFLECT (edge not repeated: TFLite's MIRROR_PAD, ONNX Pad "reflect"), SYMMETRIC (edge
+    repeated) or EDGE (the edge value throughout: ONNX Pad "edge"); paddings per dimension, any rank.
+    Each dimension splits into before / inside / after; every combination is one strided copy, the
+    padded parts read backwards (REFLECT, SYMMETRIC) or with stride 0 (EDGE)."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    require_moved_values(x, y, op.type)
+    mode = op.options.get("mode")
+    if mode not in MIRROR_MODES:
+        raise Unsupported(f"mode {mode!r}; expected one of {', '.join(MIRROR_MODES)}")
+    amounts = pad_amounts(graph, op)
+    if len(amounts) != len(x.shape):
+        raise Unsupported(f"{len(amounts)} paddings for an input of rank {len(x.shape)}")
+    segments = []   # per dimension: [(output start, count, input start, input step)]
+    for k, ((before, after), d) in enumerate(zip(amounts, x.shape)):
+        limit = {"REFLECT": d - 1, "SYMMETRIC": d, "EDGE": None}[mode]
+        if before < 0 or after < 0 or (limit is not None and max(before, after) > limit):
+            raise Unsupported(f"padding {(before, after)} of dimension {k} (of size {d}) in mode {mode}")
+        parts = [(before, d, 0, 1)]
+        if before:
+            first = {"REFLECT": before, "SYMMETRIC": before - 1, "EDGE": 0}[mode]
+            parts.insert(0, (0, before, first, 0 if mode == "EDGE" else -1))
+        if after:
+            first = {"REFLECT": d - 2, "SYMMETRIC": d - 1, "EDGE": d - 1}[mode]
+            parts.append((before + d, after, first, 0 if mode == "EDGE" else -1))
+        segments.append(parts)
+    if list(y.shape) != [b + d + a for (b, a), d in zip(amounts, x.shape)]:
+        raise Unsupported(f"output {list(y.shape)} is not input {list(x.shape)} padded by {amounts}")
+    x_strides, y_strides = contiguous_strides(x.shape), contiguous_strides(y.shape)
+    steps = []
+    for combination in itertools.product(*segments):
+        dims = [count for _, count, _, _ in combination]
+        steps.append(strided_copy(graph, op.inputs[0], op.outputs[0], dims,
+                                  [s * step for s, (_, _, _, step) in zip(x_strides, combination)],
+                                  sum(s * start for s, (_, _, start, _) in zip(x_strides, combination)),
+                                  y_strides, sum(s * start for s, (start, _, _, _) in zip(y_strides, combination))))
+    return steps
 
 
 @lowering("CONCATENATION")
@@ -108,39 +149,26 @@ def _perm(graph, op):
         return [int(p) for p in op.options["perm"]]
     if len(op.inputs) < 2:
         raise Unsupported("the option 'perm' is missing")
-    perm = graph.tensors[op.inputs[1]]
-    if not perm.is_constant or perm.dtype not in ("int32", "int64"):
-        raise Unsupported("perm must be a constant int32 tensor")
-    width = 4 if perm.dtype == "int32" else 8
-    data = bytes(perm.data)
-    return [int.from_bytes(data[i:i + width], "little", signed=True) for i in range(0, len(data), width)]
+    return constant_ints(graph, op.inputs[1], "perm")
 
 
 @lowering("TRANSPOSE")
 def lower_transpose(graph, op):
-    """options: perm (output dimension k is input dimension perm[k]), rank <= 4, any element type
-    of 1, 2 or 4 bytes (int8, uint8, float32, int32). Quantized tensors keep their quantization."""
+    """options: perm (output dimension k is input dimension perm[k]), any rank whose moving dimensions
+    merge into at most 6, any element type of 1, 2 or 4 bytes (int8, uint8, float32, int32).
+    Quantized tensors keep their quantization."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     perm = _perm(graph, op)
-    rank = len(x.shape)
-    if rank > 4:
-        raise Unsupported(f"rank {rank}; at most 4 is supported")
-    if sorted(perm) != list(range(rank)):
-        raise Unsupported(f"perm {perm} is not a permutation of the input's {rank} dimensions")
-    _require_moved_values(x, y, op.type)
+    if sorted(perm) != list(range(len(x.shape))):
+        raise Unsupported(f"perm {perm} is not a permutation of the input's {len(x.shape)} dimensions")
+    require_moved_values(x, y, op.type)
     if list(y.shape) != [x.shape[p] for p in perm]:
         raise Unsupported(f"output {list(y.shape)} is not input {list(x.shape)} permuted by {perm}")
-    if x.size == 0:
-        raise Unsupported("empty tensors are not supported")
-    # Dimensions of size 1 do not move data: if the others keep their order, no copy is needed.
-    moved = [p for p in perm if x.shape[p] != 1]
-    if moved == sorted(moved):
-        return [Step("copy", dict(input=op.inputs[0], output=op.outputs[0], bytes=x.nbytes), alias=True)]
-    return [_transpose_step(op, x, [1] * (4 - rank) + list(x.shape),
-                            list(range(4 - rank)) + [p + 4 - rank for p in perm])]
+    strides = contiguous_strides(x.shape)
+    return [strided_copy(graph, op.inputs[0], op.outputs[0], list(y.shape), [strides[p] for p in perm])]
 
 
-def _require_moved_values(x, y, op_type):
+def require_moved_values(x, y, op_type):
     """An op that only moves values: the same type (of 1, 2 or 4 bytes) and quantization in and out."""
     if x.dtype != y.dtype or DTYPE_SIZES.get(x.dtype) not in (1, 2, 4):
         raise Unsupported(f"{x.dtype} -> {y.dtype}: expected the same type, of 1, 2 or 4 bytes")
@@ -148,12 +176,51 @@ def _require_moved_values(x, y, op_type):
         raise Unsupported(f"input and output quantization differ ({op_type} only moves values)")
 
 
-def _transpose_step(op, x, dims, perm):
-    """The transpose record moving ``x`` viewed as the 4-D ``dims`` by ``perm``."""
-    fields = dict(input=op.inputs[0], output=op.outputs[0], element_bytes=DTYPE_SIZES[x.dtype])
-    for k in range(4):
-        fields[f"input_dim{k}"], fields[f"perm{k}"] = dims[k], perm[k]
-    return Step("transpose", fields)
+def contiguous_strides(shape):
+    """Element strides of a row-major tensor of ``shape``."""
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+COPY_RANK = 6  # wasm_kernels/include/qnnweb.h, qnn_copy_strided_record
+
+
+def strided_copy(graph, x_index, y_index, dims, input_strides, input_offset=0, output_strides=None, output_offset=0):
+    """The step copying element ``input_offset + sum(i[k] * input_strides[k])`` of tensor ``x_index`` to
+    ``output_offset + sum(i[k] * output_strides[k])`` of ``y_index`` (default: row-major, i.e. filling the
+    output in order) for every index i below ``dims``. Dimensions of size 1 drop out and neighbours that
+    stay contiguous merge; a copy of a contiguous input range into the whole output is no copy at all:
+    the output shares the input's memory from that byte on."""
+    x, y = graph.tensors[x_index], graph.tensors[y_index]
+    if output_strides is None:
+        output_strides = contiguous_strides(dims)
+    if any(d == 0 for d in dims) or x.size == 0:
+        raise Unsupported("empty tensors are not supported")
+    merged = []
+    for d, si, so in zip(dims, input_strides, output_strides):
+        if d == 1:
+            continue
+        if merged and merged[-1][1] == si * d and merged[-1][2] == so * d:
+            merged[-1] = (merged[-1][0] * d, si, so)
+        else:
+            merged.append((d, si, so))
+    element_bytes = DTYPE_SIZES[x.dtype]
+    total = _product(dims)
+    if (len(merged) <= 1 and all(si == 1 and so == 1 for _, si, so in merged) and output_offset == 0
+            and total == y.size):
+        return Step("copy", dict(input=x_index, output=y_index, bytes=y.nbytes), alias=True,
+                    alias_offset=input_offset * element_bytes)
+    if len(merged) > COPY_RANK:
+        raise Unsupported(f"the copy needs {len(merged)} dimensions; at most {COPY_RANK} are supported")
+    merged = [(1, 0, 0)] * (COPY_RANK - len(merged)) + merged
+    fields = dict(input=x_index, output=y_index, element_bytes=element_bytes, input_offset=input_offset,
+                  output_offset=output_offset)
+    for k, (d, si, so) in enumerate(merged):
+        fields[f"dim{k}"], fields[f"input_stride{k}"], fields[f"output_stride{k}"] = d, si, so
+    return Step("copy_strided", fields)
 
 
 MAX_BLOCK = 1 << 12  # a larger block size is a corrupt file (no image is 4096 times 4096 pixels per cell)
@@ -170,7 +237,7 @@ def lower_depth_to_space(graph, op):
         raise Unsupported(f"block_size is {b!r}; expected an integer in [1, {MAX_BLOCK}]")
     if len(x.shape) != 4:
         raise Unsupported(f"input rank {len(x.shape)}; expected an NHWC tensor")
-    _require_moved_values(x, y, op.type)
+    require_moved_values(x, y, op.type)
     n, h, w, c = x.shape
     if op.type == "DEPTH_TO_SPACE":
         if c % (b * b):
@@ -182,8 +249,6 @@ def lower_depth_to_space(graph, op):
         expected, view = (n, h // b, w // b, c * b * b), (n * h // b, b, w // b, b * c)
     if tuple(y.shape) != expected:
         raise Unsupported(f"output {list(y.shape)}; expected {list(expected)}")
-    if x.size == 0:
-        raise Unsupported("empty tensors are not supported")
-    if b == 1:
-        return [Step("copy", dict(input=op.inputs[0], output=op.outputs[0], bytes=x.nbytes), alias=True)]
-    return [_transpose_step(op, x, view, (0, 2, 1, 3))]
+    strides = contiguous_strides(view)   # the output is the view with its middle dimensions swapped
+    return [strided_copy(graph, op.inputs[0], op.outputs[0], [view[0], view[2], view[1], view[3]],
+                         [strides[0], strides[2], strides[1], strides[3]])]

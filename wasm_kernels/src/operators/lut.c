@@ -101,3 +101,55 @@ void qnn_run_lut_f32(const struct qnn_op* base) {
   const struct lut_f32_op* op = (const struct lut_f32_op*) base;
   for (size_t i = 0; i < op->size; i++) op->output[i] = op->table[op->input[i]];
 }
+
+/* LUT_CHANNELS: one 256-entry table per channel (the innermost dimension): PRELU with a slope per
+ * channel, and any other per-channel function of one int8 value. */
+struct lut_channels_op {
+  struct qnn_op base;
+  const uint8_t* input;
+  uint8_t* output;
+  size_t pixels, channels;
+  const uint8_t* tables;     /* [channels][256], copied into the plan */
+};
+
+int32_t qnn_create_lut_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_lut_channels_record* r = record;
+  if (!qnn_check_positive(&r->pixels, 2, "lut_channels")) return QNN_ERROR_INVALID_RECORD;
+  const int64_t size = (int64_t) r->pixels * r->channels;
+  if (size > INT32_MAX || r->channels > (1 << 20)) {
+    qnn_set_error("lut_channels: more than 2^31 elements or 2^20 channels");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const uint8_t* input = (const uint8_t*) qnn_plan_tensor(plan, r->input, size, "lut_channels input");
+  uint8_t* output = (uint8_t*) qnn_plan_tensor(plan, r->output, size, "lut_channels output");
+  const uint8_t* tables = qnn_plan_constant(r->tables, (int64_t) r->channels * 256, "lut_channels tables");
+  if (input == NULL || output == NULL || tables == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct lut_channels_op* op = qnn_plan_alloc(plan, sizeof(struct lut_channels_op));
+  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, (int64_t) r->channels * 256) : NULL;
+  if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  qnn_memcpy(copy, tables, (size_t) r->channels * 256);
+  op->input = input;
+  op->output = output;
+  op->pixels = (size_t) r->pixels;
+  op->channels = (size_t) r->channels;
+  op->tables = copy;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+static void lut_channels_range(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct lut_channels_op* op = context;
+  const size_t channels = op->channels;
+  for (size_t p = first; p < first + count; p++) {
+    const uint8_t* x = op->input + p * channels;
+    uint8_t* y = op->output + p * channels;
+    for (size_t c = 0; c < channels; c++) y[c] = op->tables[c * 256 + x[c]];
+  }
+}
+
+void qnn_run_lut_channels(const struct qnn_op* base) {
+  const struct lut_channels_op* op = (const struct lut_channels_op*) base;
+  const size_t min_pixels = 16384 / op->channels + 1;
+  qnn_parallelize_ranges(lut_channels_range, op, op->pixels, qnn_items_per_task(op->pixels, 1, 4, min_pixels));
+}

@@ -53,8 +53,9 @@ ATTRIBUTE_TYPE_NAMES = {0: "UNDEFINED", 1: "FLOAT", 2: "INT", 3: "STRING", 4: "T
 ATTRIBUTE_TYPES = {
     **dict.fromkeys(("group", "axis", "transA", "transB", "ceil_mode", "count_include_pad", "allowzero",
                      "channels_last", "block_size", "keepdims", "saturate", "to", "output_dtype", "storage_order",
-                     "noop_with_empty_axes", "value_int", "start", "end", "batch_dims"), 2),
-    **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints"), 7),
+                     "noop_with_empty_axes", "value_int", "start", "end", "batch_dims", "num_outputs"), 2),
+    **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints", "starts", "ends",
+                     "split"), 7),
     **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),
     **dict.fromkeys(("auto_pad", "value_string"), 3),
     "value": 4, "value_floats": 6,
@@ -115,7 +116,8 @@ ARITY = {
     "Identity": (1, 1, 1, 1), "Dropout": (1, 3, 1, 2), "Constant": (0, 0, 1, 1),
     "Concat": (1, None, 1, 1), "QLinearConcat": (5, None, 1, 1), "Softmax": (1, 1, 1, 1),
     "Transpose": (1, 1, 1, 1), "DepthToSpace": (1, 1, 1, 1), "SpaceToDepth": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
-    "ConstantOfShape": (1, 1, 1, 1),
+    "ConstantOfShape": (1, 1, 1, 1), "Slice": (1, 5, 1, 1), "Split": (1, 2, 1, None),
+    "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
 GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples

@@ -1,6 +1,7 @@
 """Add / Mul (QDQ and QLinear), with broadcasting and constant operands, and the unary ops run as 256-entry tables."""
 
 
+from ...ops.common import float32, float32_bytes
 from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 
 
@@ -169,6 +170,42 @@ class ElementwiseMixin:
         self._unary(op_type, x, out_names, params, activation=activation, **options)
 
     _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
+
+    def _op_PRelu(self, node, attrs):
+        """PRelu between DequantizeLinear and QuantizeLinear (onnxruntime's quantizer leaves it in float):
+        IR PRELU with the float32 slopes, one per channel of a feature map or one for all, which the
+        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py)."""
+        x = self._activation_input(node.input[0])
+        slope = node.input[1]
+        if slope in self.quantized_constants:   # DequantizeLinear of an int8 constant: its float32 values
+            q = self.quantized_constants[slope]
+            values, shape = q.constant.values(), q.constant.shape
+            scales = q.scale * len(values) if len(q.scale) == 1 else None
+            zero_points = q.zero_point * len(values) if len(q.zero_point) == 1 else None
+            if scales is None or zero_points is None:
+                raise Skip("a slope quantized per axis is not supported")
+            shift = 128 if q.constant.dtype == "uint8" else 0
+            slopes = [float32(float32(v - shift - z) * float32(s)) for v, s, z in zip(values, scales, zero_points)]
+        elif slope in self.constants and self.constants[slope].dtype == "float32":
+            slopes, shape = self.constants[slope].values(), self.constants[slope].shape
+        else:
+            raise Skip("the slope must be a float32 constant or a dequantized int8 constant")
+        x_shape = self._onnx_shape(x)
+        if len(slopes) == 1:
+            index = self.values[x].index
+        elif len(x_shape) == 4 and list(shape) in ([x_shape[1], 1, 1], [1, x_shape[1], 1, 1]):
+            index = self._nhwc(x)                       # one slope per channel of a feature map
+        elif len(x_shape) >= 1 and [d for d in shape if d != 1] == [x_shape[-1]] and not self.values[x].nhwc:
+            index = self.values[x].index                # one per element of the last axis
+        else:
+            raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
+                       "one per channel")
+        out_names, params, activation = self._quantized_output(node)
+        alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
+        out = self._new_output(out_names, self.tensors[index].shape, params, index != self.values[x].index or
+                               self.values[x].nhwc)
+        self._op("PRELU", [index, alpha], [out], activation=activation)
+        self._edge_uint8(out_names[0], params)
 
     def _op_QLinearSigmoid(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])

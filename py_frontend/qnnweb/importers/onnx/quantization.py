@@ -6,7 +6,8 @@ from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
 
 # ONNX ops that commute with quantization (they move or select values, or clamp them, and quantization
 # is monotonic): quantizing before them or after them gives the same bytes
-VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip"}
+VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip", "Slice",
+                    "Gather"}
 
 
 class QuantizationMixin:
@@ -231,15 +232,45 @@ class QuantizationMixin:
             self.quantization[name] = (scales[0], zero_points[0], params[2])
         return index
 
-    def _outputs_like_input(self, node, x):
+    def _outputs_like_input(self, node, x, output_name=None):
         """(output names, params, activation) for an op that only moves or selects values (MaxPool,
         Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
         the int8/uint8 tensor itself, so the output keeps the input's quantization."""
         if node.input[0] in self.views:
-            return self._quantized_output(node)
+            return self._quantized_output(node, output_name)
         t = self.tensors[self.values[x].index]
         dtype = self.quantization.get(x, (None, None, "int8"))[2]
-        return [node.output[0]], (t.scale, t.zero_point, dtype), "NONE"
+        return [output_name or node.output[0]], (t.scale, t.zero_point, dtype), "NONE"
+
+    def _moved_output(self, node, out, x, shape, nhwc, emit):
+        """Output ``out`` of a node that only moves or selects the values of int8 ``x`` (DepthToSpace,
+        Slice, Split, Gather): ``emit(index)`` adds the IR op writing the moved values to the IR tensor
+        ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
+        quantized again where the quantizer gave the output other parameters (it moves values in float),
+        and dequantized where the float result is a model output or feeds float ops."""
+        t = self.tensors[self.values[x].index]
+        consumers = self.consumers[out]
+        quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
+                                                                        for c in consumers)
+        if node.input[0] in self.views and not quantized_after and self._quantization_ahead(out) is None:
+            # the float result is a model output or feeds float ops: the int8 values move, and are read
+            # dequantized (what onnxruntime's float op computes: it only moves values)
+            out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
+            self.views[out] = out + "/int8"
+        else:
+            out_names, params, activation = self._outputs_like_input(node, x, out)
+        if activation != "NONE":
+            raise Skip(f"a {activation} after {node.op_type} is not supported")
+        same = params[:2] == (t.scale, t.zero_point)
+        moved = out_names if same else [out + "/moved"]
+        emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
+        if not same:
+            self._requantize_to(moved[0], out_names, params)
+        self._edge_uint8(out_names[0], params)
+        if out in self.outputs and out in self.views:
+            result = self._tensor(out, shape, "float32")
+            self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])
+            self.values[out] = Value(result, nhwc)
 
     def _adopt_quantization(self, name, params):
         """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is

@@ -197,21 +197,7 @@ class ShapeMixin:
             raise Skip(f"mode {mode!r}; expected DCR or CRD")
         x = self._activation_input(node.input[0])
         index = self._nhwc(x)
-        t = self.tensors[index]
-        out = node.output[0]
-        consumers = self.consumers[out]
-        quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
-                                                                        for c in consumers)
-        if node.input[0] in self.views and not quantized_after and self._quantization_ahead(out) is None:
-            # the float result is a model output or feeds float ops: the int8 values move, and are read
-            # dequantized (what onnxruntime's float op computes: it only moves values)
-            out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
-            self.views[out] = out + "/int8"
-        else:
-            out_names, params, activation = self._outputs_like_input(node, x)
-        if activation != "NONE":
-            raise Skip(f"a {activation} after {node.op_type} is not supported")
-        n, h, w, c = t.shape
+        n, h, w, c = self.tensors[index].shape
         if op_type == "DEPTH_TO_SPACE":
             if c % (block * block):
                 raise Skip(f"{c} channels are not a multiple of blocksize^2 = {block * block}")
@@ -223,14 +209,5 @@ class ShapeMixin:
             if h % block or w % block:
                 raise Skip(f"height {h} and width {w} must be multiples of blocksize {block}")
             shape = [n, h // block, w // block, c * block * block]
-        same = params[:2] == (t.scale, t.zero_point)
-        moved = out_names if same else [node.output[0] + "/moved"]
-        moved_index = self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), True)
-        self._op(op_type, [index], [moved_index], block_size=block)
-        if not same:
-            self._requantize_to(moved[0], out_names, params)
-        self._edge_uint8(out_names[0], params)
-        if out in self.outputs and out in self.views:
-            result = self._tensor(out, shape, "float32")
-            self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])
-            self.values[out] = Value(result, True)
+        self._moved_output(node, node.output[0], x, shape, True,
+                           lambda out: self._op(op_type, [index], [out], block_size=block))

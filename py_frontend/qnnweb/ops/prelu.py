@@ -1,0 +1,89 @@
+"""PRELU: y = x >= 0 ? x : slope * x. TFLite (slopes quantized per tensor, int8 / uint8): as its
+reference kernel computes it (ai-edge-litert runs it; XNNPACK takes no quantized PRELU), two fixed-point
+multipliers, input_scale / output_scale and input_scale * slope_scale / output_scale. ONNX (float32
+slopes, from PRelu between DequantizeLinear and QuantizeLinear): onnxruntime's float op, in float32. A
+function of one int8 value per slope, so one 256-entry table per channel (lut_channels), or one table
+(lut) when every channel has the same slope."""
+
+import struct
+
+from ..graph import DTYPE_SIZES
+from . import Step, Unsupported, lowering
+from .common import activation_range, float32, require_byte_quantized
+from .tflite_fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
+from .unary import RANGES, _input_values, make_table_onnxruntime
+
+MAX_CHANNELS = 1 << 16
+
+
+def prelu_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, slope, slope_scale, slope_zp):
+    """256 bytes for one quantized slope value (TFLite's reference PRELU, kernels/prelu.cc). Its real
+    multipliers are products and quotients of the float32 scales computed in float32 (then widened):
+    where that rounds to a tie (2.5), the fixed point rounds the tie, as ai-edge-litert does."""
+    m1, s1 = quantize_multiplier(float32(x_scale / y_scale))
+    m2, s2 = quantize_multiplier(float32(float32(x_scale * slope_scale) / y_scale))
+    lo, hi = RANGES[y_dtype]
+    table = bytearray(256)
+    for byte, v in enumerate(_input_values(x_dtype)):
+        v -= x_zp
+        if v >= 0:
+            q = multiply_by_quantized_multiplier(v, m1, s1)
+        else:
+            q = multiply_by_quantized_multiplier(v * (slope - slope_zp), m2, s2)
+        table[byte] = min(max(q + y_zp, lo), hi) & 0xFF
+    return bytes(table)
+
+
+@lowering("PRELU")
+def lower_prelu(graph, op):
+    """inputs: input, alpha (a constant of the input's type, quantized per tensor, broadcast against the
+    input: one slope, or one per channel, the innermost dimension)."""
+    x, alpha, y = (graph.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    x_scale, x_zp = require_byte_quantized(x, "input")
+    y_scale, y_zp = require_byte_quantized(y, "output")
+    if alpha.is_constant and alpha.dtype == "float32" and not alpha.quantized:
+        table = _float_slope_tables(x, y, op.options.get("activation", "NONE"))
+    elif alpha.is_constant and alpha.dtype == x.dtype:
+        a_scale, a_zp = require_byte_quantized(alpha, "alpha")
+
+        def table(slope):
+            return prelu_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, slope, a_scale, a_zp)
+    else:
+        raise Unsupported(f"alpha '{alpha.name}' must be a constant of the input's type ({x.dtype}), or float32")
+    if list(x.shape) != list(y.shape):
+        raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} differ")
+    shape = [d for d in alpha.shape]
+    while shape and shape[0] == 1:
+        shape.pop(0)
+    channels = x.shape[-1] if x.shape else 1
+    if len(shape) > 1 or (shape and shape[0] not in (1, channels)) or len(alpha.shape) > max(len(x.shape), 1):
+        raise Unsupported(f"alpha of shape {list(alpha.shape)} varies over more than the channels of the input "
+                          f"{list(x.shape)}")
+    data = bytes(alpha.data)
+    if len(data) != alpha.size * DTYPE_SIZES[alpha.dtype]:
+        raise Unsupported(f"alpha '{alpha.name}' has {len(data)} bytes of data for shape {list(alpha.shape)}")
+    if alpha.dtype == "float32":
+        slopes = list(struct.unpack(f"<{alpha.size}f", data))
+    else:
+        slopes = [b - 256 if alpha.dtype == "int8" and b >= 128 else b for b in data]
+    tables = {s: table(s) for s in set(slopes)}
+    if len(tables) == 1:
+        return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size),
+                     {"table": tables[slopes[0]]})]
+    if channels > MAX_CHANNELS:
+        raise Unsupported(f"{channels} channels; at most {MAX_CHANNELS} slopes are supported")
+    return [Step("lut_channels", dict(input=op.inputs[0], output=op.outputs[0], pixels=x.size // channels,
+                                      channels=channels), {"tables": b"".join(tables[s] for s in slopes)})]
+
+
+def _float_slope_tables(x, y, activation):
+    """The table of one float32 slope: onnxruntime's float32 PRelu of each dequantized input value,
+    quantized as its QuantizeLinear does (with a fused Relu / Clip as the output's clamp)."""
+    x_scale, x_zp = x.scale[0], x.zero_point[0]
+    y_scale, y_zp = y.scale[0], y.zero_point[0]
+    lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)
+
+    def table(slope):
+        return make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp,
+                                      lambda v: v if v >= 0 else float32(v * slope), lo, hi)
+    return table

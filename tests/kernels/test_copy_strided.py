@@ -1,0 +1,65 @@
+"""The copy_strided record (TRANSPOSE, SLICE, STRIDED_SLICE, SPLIT, GATHER): random dimensions, input
+strides of either sign with an offset, output strides of any dimension order, 1-, 2- and 4-byte
+elements, every variant against numpy's index arithmetic. The ops built on it: test_slicing.py."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import harness as H
+from test_abi import Kernel
+
+RANK = 6
+ARENA, INPUT_BYTES, OUTPUT_AT = 1 << 16, 1 << 14, 1 << 15
+
+
+@st.composite
+def copies(draw):
+    dims = [draw(st.integers(1, 5)) for _ in range(RANK)]
+    element_bytes = draw(st.sampled_from([1, 2, 4]))
+    input_strides = [draw(st.integers(-40, 40)) for _ in range(RANK)]
+    low = sum(min(0, (d - 1) * s) for d, s in zip(dims, input_strides))
+    high = sum(max(0, (d - 1) * s) for d, s in zip(dims, input_strides))
+    room = INPUT_BYTES // element_bytes - (high - low) - 1
+    input_offset = -low + draw(st.integers(0, max(0, min(room, 100))))
+    # the output: every element written once, its dimensions in any order, after a gap
+    order = draw(st.permutations(range(RANK)))
+    output_strides, step = [0] * RANK, 1
+    for k in reversed(order):
+        output_strides[k] = step
+        step *= dims[k]
+    output_offset = draw(st.integers(0, 50))
+    return dims, element_bytes, input_strides, input_offset, output_strides, output_offset, draw(H.seeds)
+
+
+def indices(dims, strides, offset):
+    """The element index of every position of ``dims`` (row-major), as numpy computes it."""
+    grids = np.meshgrid(*[np.arange(d) for d in dims], indexing="ij")
+    return offset + sum(g * s for g, s in zip(grids, strides)).reshape(-1)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(150))
+@given(case=copies())
+def test_copy_strided_matches_numpy(variant, case):
+    dims, eb, input_strides, input_offset, output_strides, output_offset, seed = case
+    assert max(indices(dims, input_strides, input_offset)) < INPUT_BYTES // eb
+    dtype = {1: np.int8, 2: np.int16, 4: np.int32}[eb]
+    rng = np.random.default_rng(seed)
+    source = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, INPUT_BYTES // eb, dtype=dtype, endpoint=True)
+    k = Kernel(variant, arena_bytes=ARENA)
+    arena = k.host.call("qnn_plan_arena", k.plan)
+    k.host.write(arena, source.tobytes())
+    k.host.write(arena + OUTPUT_AT, bytes(ARENA - OUTPUT_AT))
+    fields = dict(input=0, output=OUTPUT_AT, element_bytes=eb, input_offset=input_offset, output_offset=output_offset)
+    for i in range(RANK):
+        fields[f"dim{i}"], fields[f"input_stride{i}"], fields[f"output_stride{i}"] = (
+            dims[i], input_strides[i], output_strides[i])
+    assert k.add_record("copy_strided", **fields) == 0, k.message()
+    assert k.run() == 0
+    written = output_offset + int(np.prod(dims))
+    got = np.frombuffer(k.host.read(arena + OUTPUT_AT, written * eb), dtype)
+    expected = np.zeros(written, dtype)
+    expected[indices(dims, output_strides, output_offset)] = source[indices(dims, input_strides, input_offset)]
+    np.testing.assert_array_equal(got, expected)

@@ -1,0 +1,109 @@
+"""ONNX Slice (steps of either sign, torch's INT64_MAX ends, opset 9 attributes), Split (sizes as an
+input, equal parts), Gather (constant indices: a scalar as torch's x[:, 3], 1-D lists with negative
+entries) and Pad (reflect, edge, constant) as onnxruntime's quantize_static leaves them, in every mode: between convolutions and as a
+model's last ops. Within one quantum of onnxruntime in every variant, and bit-exact where the selected
+values are the model's output (they only move)."""
+
+import numpy as np
+import pytest
+import qnnweb
+from onnx import helper
+from onnx_quantized import float_model, output_quantum, quantized
+from reference.onnxruntime_session import ReferenceSession
+
+MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
+RNG = np.random.default_rng(33)
+H, W, C = 6, 8, 16
+INT64_MAX = (1 << 63) - 1
+
+
+def ints(values):
+    return np.array(values, np.int64)
+
+
+# name -> (nodes after the first Conv "c" [1,16,6,8], their initializers, the model's outputs with shapes)
+CASES = {
+    "slice-channels": ([helper.make_node("Slice", ["c", "s0", "e0", "a0"], ["y"])],
+                       {"s0": ints([4]), "e0": ints([12]), "a0": ints([1])}, [("y", [1, 8, H, W])]),
+    "slice-int64-max-end": ([helper.make_node("Slice", ["c", "s0", "e0", "a0"], ["y"])],
+                            {"s0": ints([10]), "e0": ints([INT64_MAX]), "a0": ints([1])}, [("y", [1, 6, H, W])]),
+    "slice-reversed-strided": ([helper.make_node("Slice", ["c", "s0", "e0", "a0", "p0"], ["y"])],
+                               {"s0": ints([-1, 1]), "e0": ints([-INT64_MAX, 8]), "a0": ints([2, -1]),
+                                "p0": ints([-2, 3])}, [("y", [1, C, 3, 3])]),
+    "slice-then-conv": ([helper.make_node("Slice", ["c", "s0", "e0", "a0"], ["m"]),
+                         helper.make_node("Conv", ["m", "w2"], ["y"])],
+                        {"s0": ints([2, 8]), "e0": ints([6, 16]), "a0": ints([2, 1]),
+                         "w2": RNG.normal(0, 0.3, (4, 8, 1, 1)).astype(np.float32)}, [("y", [1, 4, 4, W])]),
+    "split-sizes": ([helper.make_node("Split", ["c", "sp"], ["y", "z"], axis=1)],
+                    {"sp": ints([4, 12])}, [("y", [1, 4, H, W]), ("z", [1, 12, H, W])]),
+    "split-equal-then-convs": ([helper.make_node("Split", ["c"], ["a", "b"], axis=1),
+                                helper.make_node("Conv", ["a", "w2"], ["y"]),
+                                helper.make_node("Conv", ["b", "w3"], ["z"])],
+                               {"w2": RNG.normal(0, 0.3, (4, 8, 1, 1)).astype(np.float32),
+                                "w3": RNG.normal(0, 0.3, (4, 8, 1, 1)).astype(np.float32)},
+                               [("y", [1, 4, H, W]), ("z", [1, 4, H, W])]),
+    "pad-reflect": ([helper.make_node("Pad", ["c", "pads"], ["y"], mode="reflect")],
+                    {"pads": ints([0, 0, 2, 1, 0, 0, 1, 3])}, [("y", [1, C, H + 3, W + 4])]),
+    "pad-edge": ([helper.make_node("Pad", ["c", "pads"], ["y"], mode="edge")],
+                 {"pads": ints([0, 2, 1, 1, 0, 1, 0, 2])}, [("y", [1, C + 3, H + 1, W + 3])]),
+    "pad-constant-then-conv": ([helper.make_node("Pad", ["c", "pads"], ["m"]),
+                                helper.make_node("Conv", ["m", "w2"], ["y"])],
+                               {"pads": ints([0, 0, 1, 2, 0, 0, 3, 0]),
+                                "w2": RNG.normal(0, 0.3, (4, C, 1, 1)).astype(np.float32)},
+                               [("y", [1, 4, H + 4, W + 2])]),
+    "gather-scalar": ([helper.make_node("Gather", ["c", "i0"], ["y"], axis=1)], {"i0": np.array(3, np.int64)},
+                      [("y", [1, H, W])]),
+    "gather-list": ([helper.make_node("Gather", ["c", "i0"], ["m"], axis=1),
+                     helper.make_node("Conv", ["m", "w2"], ["y"])],
+                    {"i0": ints([5, -1, 2, 2]), "w2": RNG.normal(0, 0.3, (4, 4, 1, 1)).astype(np.float32)},
+                    [("y", [1, 4, H, W])]),
+}
+
+
+def model(case):
+    nodes, init, outputs = CASES[case]
+    init = dict(init, w1=RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32))
+    return float_model([helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]), *nodes],
+                       [("x", [1, 3, H, W])], outputs, init)
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_onnxruntime(case, quant):
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(model(case), feeds, quant_format=quant[0], activation=quant[1])
+    x = RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)
+    theirs = ReferenceSession(data).run({"x": x})
+    last = not any(n.op_type == "Conv" for n in CASES[case][0])
+    for variant in qnnweb.VARIANTS:
+        loaded = qnnweb.load(data, variant=variant)
+        assert {o.type for o in loaded._graph.ops} & {"STRIDED_SLICE", "SLICE", "GATHER", "PADV2", "MIRROR_PAD"}
+        quantum = output_quantum(loaded._graph)
+        ours = loaded.run(x)
+        for got, want in zip(ours, theirs, strict=True):
+            assert got.shape == want.shape
+            steps = np.abs(np.round((got - want) / quantum))
+            assert steps.max() <= 1, f"{variant}: up to {steps.max()} quanta off onnxruntime"
+            if last:   # the selected values are onnxruntime's exactly
+                np.testing.assert_array_equal(got, want, err_msg=variant)
+
+
+def test_opset9_slice_attributes():
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Slice", ["c"], ["y"], starts=[0, 1], ends=[3, 100], axes=[1, 3])]
+    float_graph = float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 3, H, W - 1])],
+                              {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32)}, opset=9)
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(4)]
+    data = quantized(float_graph, feeds, quant_format="QOperator", activation="QInt8")
+    x = RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)
+    np.testing.assert_array_equal(qnnweb.load(data).run(x)[0], ReferenceSession(data).run({"x": x})[0])
+
+
+def test_gather_index_outside_is_named():
+    import onnx
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(4)]
+    m = onnx.load_from_string(quantized(model("gather-scalar"), feeds, activation="QInt8"))
+    index = next(i for i in m.graph.initializer if i.name == "i0")
+    index.CopyFrom(onnx.numpy_helper.from_array(np.array(C, np.int64), "i0"))
+    with pytest.raises(qnnweb.UnsupportedModelError, match="outside axis 1"):
+        qnnweb.load(m.SerializeToString())

@@ -1,0 +1,141 @@
+/* Strided copies of 1-, 2- or 4-byte elements over up to 6 dimensions: TRANSPOSE, SLICE,
+ * STRIDED_SLICE (negative steps too), SPLIT, GATHER with constant indices, DEPTH_TO_SPACE. The
+ * frontend merges dimensions that stay contiguous, so most copies have rank 2 to 4. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "plan.h"
+#include "threadpool.h"
+
+#define RANK 6
+
+struct copy_strided_op {
+  struct qnn_op base;
+  const char* input;         /* the first element read (input + input_offset) */
+  char* output;              /* the first element written */
+  size_t element_bytes;
+  size_t dims[RANK];
+  ptrdiff_t input_strides[RANK];   /* in bytes */
+  ptrdiff_t output_strides[RANK];  /* in bytes */
+};
+
+/* The byte range [first, last] that `dims` x `strides` (elements) touches from `offset`, or 0 if a
+ * stride is larger than any tensor could need. */
+static int extent(const int32_t* dims, const int32_t* strides, int32_t offset, int32_t element_bytes,
+                  int64_t* first, int64_t* last) {
+  int64_t low = offset, high = offset;
+  for (int k = 0; k < RANK; k++) {
+    const int64_t span = (int64_t) (dims[k] - 1) * strides[k];
+    if (span > INT32_MAX || span < -(int64_t) INT32_MAX) return 0;
+    if (span > 0) high += span; else low += span;
+  }
+  *first = low * element_bytes;
+  *last = (high + 1) * element_bytes;
+  return 1;
+}
+
+/* Whether bytes [first, last) from the tensor at arena offset `base` lie inside the arena. */
+static int inside_arena(const struct qnn_plan* plan, int32_t base, int64_t first, int64_t last, const char* what) {
+  const int64_t start = (int64_t) base + first;
+  if (start < 0 || start > INT32_MAX) {
+    qnn_set_error2(what, ": tensor lies outside the activation arena");
+    return 0;
+  }
+  return qnn_plan_tensor(plan, (int32_t) start, last - first, what) != NULL;
+}
+
+int32_t qnn_create_copy_strided(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_copy_strided_record* r = record;
+  const int32_t eb = r->element_bytes;
+  if (eb != 1 && eb != 2 && eb != 4) {
+    qnn_set_error("copy_strided: element_bytes must be 1, 2 or 4");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!qnn_check_positive(r->dims, RANK, "copy_strided")) return QNN_ERROR_INVALID_RECORD;
+  int64_t size = 1;
+  for (int k = 0; k < RANK; k++) {
+    size *= r->dims[k];
+    if (size > INT32_MAX) {
+      qnn_set_error("copy_strided: more than 2^31 elements");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+  }
+  int64_t in_first, in_last, out_first, out_last;
+  if (!extent(r->dims, r->input_strides, r->input_offset, eb, &in_first, &in_last) ||
+      !extent(r->dims, r->output_strides, r->output_offset, eb, &out_first, &out_last)) {
+    qnn_set_error("copy_strided: a stride reaches beyond 2^31 elements");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (!inside_arena(plan, r->input, in_first, in_last, "copy_strided input") ||
+      !inside_arena(plan, r->output, out_first, out_last, "copy_strided output")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  struct copy_strided_op* op = qnn_plan_alloc(plan, sizeof(struct copy_strided_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  op->input = (const char*) plan->arena + r->input + (ptrdiff_t) r->input_offset * eb;
+  op->output = (char*) plan->arena + r->output + (ptrdiff_t) r->output_offset * eb;
+  op->element_bytes = (size_t) eb;
+  for (int k = 0; k < RANK; k++) {
+    op->dims[k] = (size_t) r->dims[k];
+    op->input_strides[k] = (ptrdiff_t) r->input_strides[k] * eb;
+    op->output_strides[k] = (ptrdiff_t) r->output_strides[k] * eb;
+  }
+  *result = &op->base;
+  return QNN_OK;
+}
+
+/* One output block dims[4] x dims[5] with strides in bytes. */
+static void copy_block(const struct copy_strided_op* op, const char* in, char* out) {
+  const size_t eb = op->element_bytes, rows = op->dims[4], n = op->dims[5];
+  const ptrdiff_t is4 = op->input_strides[4], is5 = op->input_strides[5];
+  const ptrdiff_t os4 = op->output_strides[4], os5 = op->output_strides[5];
+  if (is5 == (ptrdiff_t) eb && os5 == (ptrdiff_t) eb) {          /* contiguous rows */
+    for (size_t i = 0; i < rows; i++) qnn_memcpy(out + i * os4, in + i * is4, n * eb);
+    return;
+  }
+  if (eb == 1 && is4 == 1 && os5 == 1) {
+    /* NCHW -> NHWC (a model's input): the innermost output dimension (channels, often 3) is short,
+     * so walk each channel's input row contiguously and write every os4-th output byte. */
+    for (size_t c = 0; c < n; c++) {
+      const char* row = in + c * is5;
+      for (size_t i = 0; i < rows; i++) out[i * os4 + c] = row[i];
+    }
+    return;
+  }
+  for (size_t i = 0; i < rows; i++) {
+    const char* a = in + i * is4;
+    char* b = out + i * os4;
+    if (eb == 1) {
+      for (size_t j = 0; j < n; j++) b[j * os5] = a[j * is5];
+    } else if (eb == 4) {
+      for (size_t j = 0; j < n; j++) qnn_memcpy(b + j * os5, a + j * is5, 4);
+    } else {
+      for (size_t j = 0; j < n; j++) qnn_memcpy(b + j * os5, a + j * is5, 2);
+    }
+  }
+}
+
+/* Tasks are ranges of the dims[0] x .. x dims[3] outer blocks. */
+static void copy_blocks(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct copy_strided_op* op = context;
+  for (size_t b = first; b < first + count; b++) {
+    size_t rest = b;
+    const char* in = op->input;
+    char* out = op->output;
+    for (int k = 3; k >= 0; k--) {
+      const size_t i = rest % op->dims[k];
+      rest /= op->dims[k];
+      in += (ptrdiff_t) i * op->input_strides[k];
+      out += (ptrdiff_t) i * op->output_strides[k];
+    }
+    copy_block(op, in, out);
+  }
+}
+
+void qnn_run_copy_strided(const struct qnn_op* base) {
+  const struct copy_strided_op* op = (const struct copy_strided_op*) base;
+  const size_t blocks = op->dims[0] * op->dims[1] * op->dims[2] * op->dims[3];
+  const size_t elements = blocks * op->dims[4] * op->dims[5];
+  qnn_parallelize_ranges(copy_blocks, op, blocks, elements >= 16384 ? qnn_items_per_task(blocks, 1, 4, 2) : blocks);
+}
