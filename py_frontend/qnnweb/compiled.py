@@ -155,9 +155,10 @@ def _le(words):
     return struct.pack(f"<{len(words)}I", *words)
 
 
-def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_intermediates=False):
+def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_intermediates=False, describe=None):
     """The compiled model of a lowered graph: ``steps`` from ``ops.lower``, ``offsets`` (tensor index
-    -> arena offset) and ``arena_bytes`` from ``planner.plan_memory``."""
+    -> arena offset) and ``arena_bytes`` from ``planner.plan_memory``; ``describe``: the source graph's
+    summary (default: this graph's; passes may have rewritten its ops)."""
     real = [s for s in steps if not s.alias]
     sizes = [sum(_aligned(len(c)) for c in s.constants.values()) for s in real]
     constants_capacity = max(max(sizes, default=0), min(sum(sizes), STAGING_BYTES))
@@ -203,7 +204,8 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
             if t.index in offsets:
                 intermediates[t.name] = entry(t.index)   # the last tensor of a name wins, as in the graph
     return CompiledModel(arena_bytes, [entry(i) for i in graph.inputs], [entry(i) for i in graph.outputs], table,
-                         batches, (constants_capacity, RECORDS_BYTES), graph.describe(), metadata, intermediates)
+                         batches, (constants_capacity, RECORDS_BYTES), describe or graph.describe(), metadata,
+                         intermediates)
 
 
 def op_family(step):

@@ -10,7 +10,7 @@ from .compiled import compile_steps
 from .graph import DTYPE_SIZES
 from .host import host_class
 from .ops import lower
-from .passes import fold_pads
+from .passes import fold_pads, transpose_convs_as_convs
 from .planner import plan_memory
 from .records import ABI_VERSION
 
@@ -39,11 +39,13 @@ class TensorInfo:
 
 def compile_graph(graph, keep_intermediates=False, metadata=None):
     """Lower, plan and record a graph: the CompiledModel every Model is loaded from."""
-    steps = lower(fold_pads(graph))
-    offsets, arena_bytes = plan_memory(steps, graph, keep_all=keep_intermediates)
+    rewritten = fold_pads(transpose_convs_as_convs(graph))   # it may have tensors of its own
+    steps = lower(rewritten)
+    offsets, arena_bytes = plan_memory(steps, rewritten, keep_all=keep_intermediates)
     if arena_bytes > MAX_ARENA_BYTES:
-        raise ModelError(_arena_message(graph, offsets, arena_bytes))
-    return compile_steps(graph, steps, offsets, arena_bytes, metadata, keep_intermediates)
+        raise ModelError(_arena_message(rewritten, offsets, arena_bytes))
+    return compile_steps(rewritten, steps, offsets, arena_bytes, metadata, keep_intermediates,
+                         describe=graph.describe())
 
 
 class Model:

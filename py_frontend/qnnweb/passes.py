@@ -1,9 +1,12 @@
 """Graph rewrites run before lowering. They return new graphs: the imported one stays as read."""
 
 import dataclasses
+import struct
 from collections import defaultdict
 
+from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
+from .ops.common import require_constant
 from .ops.shape import pad_amounts, pad_value
 
 
@@ -55,3 +58,103 @@ def _fold(graph, pad, consumers, outputs):
     return dataclasses.replace(conv, inputs=[pad.inputs[0]] + conv.inputs[1:],
                                options=dict(conv.options, padding=[top + amounts[1][0], bottom + amounts[1][1],
                                                                    left + amounts[2][0], right + amounts[2][1]]))
+
+
+def transpose_convs_as_convs(graph):
+    """A copy of the graph with each TRANSPOSE_CONV (TFLite's; ONNX ConvTranspose imports to it) as a
+    CONV_2D over its input whose output channels are the stride_h x stride_w output phases, then the
+    phases interleaved into the output (RESHAPE, a rank-6 TRANSPOSE, RESHAPE) and cropped (SLICE):
+    XNNPACK's subconvolutions, with no zero-stuffed input. Output pixel (s*j + p) takes input rows j + u
+    with kernel row p + padding - s*u: every phase reads the same window of input rows (the union of
+    theirs; a tap a phase lacks gets the weights' zero point, so it adds nothing), and the sums, bias
+    and requantization are the transposed convolution's own. Ops that cannot be rewritten stay, with
+    the reason in options["problem"] for lowering to report."""
+    if not any(op.type == "TRANSPOSE_CONV" for op in graph.ops):
+        return graph
+    tensors, ops = list(graph.tensors), []
+    for op in graph.ops:
+        if op.type != "TRANSPOSE_CONV" or op_problem(graph, op):
+            ops.append(op)
+            continue
+        try:
+            ops.extend(_phases_as_conv(graph, tensors, op))
+        except Unsupported as e:
+            ops.append(dataclasses.replace(op, options=dict(op.options, problem=str(e))))
+    return dataclasses.replace(graph, tensors=tensors, ops=ops)
+
+
+def _phase_window(stride, padding, kernel):
+    """(first input offset u, window length) covering every phase p's taps u: 0 <= p + padding - s*u < K."""
+    first = min((p + padding - kernel) // stride + 1 for p in range(stride))
+    last = max((p + padding) // stride for p in range(stride))
+    return first, last - first + 1
+
+
+def _phases_as_conv(graph, tensors, op):
+    x, w, y = (graph.tensors[i] for i in (op.inputs[2], op.inputs[1], op.outputs[0]))
+    bias = graph.tensors[op.inputs[3]] if len(op.inputs) > 3 and op.inputs[3] >= 0 else None
+    for t, role in ((x, "input"), (y, "output"), (w, "weights")):
+        if len(t.shape) != 4:
+            raise Unsupported(f"{role} '{t.name}' has rank {len(t.shape)}; expected 4")
+    data = require_constant(w, "weights", "int8")
+    oc, kh, kw, ic = w.shape
+    n, ih, iw, in_c = x.shape
+    on, oh, ow, out_c = y.shape
+    if (in_c, n) != (ic, on) or out_c != oc:
+        raise Unsupported(f"weights {list(w.shape)} do not fit input {list(x.shape)} and output {list(y.shape)}")
+    if len(set(w.zero_point)) > 1:
+        raise Unsupported("weights with a zero point per channel")
+    w_zp = w.zero_point[0] if w.zero_point else 0
+    (sh, sw), (top, _, left, _) = op.options["stride"], op.options["padding"]
+    (uh, kh2), (uw, kw2) = _phase_window(sh, top, kh), _phase_window(sw, left, kw)
+    if uh > 0 or uw > 0:
+        raise Unsupported(f"padding {op.options['padding']} is larger than the kernel")
+    hc = max(-(-oh // sh), ih - uh - kh2 + 1)
+    wc = max(-(-ow // sw), iw - uw - kw2 + 1)
+    fill = bytes([w_zp & 0xFF]) * ic
+    rows = []
+    for ph in range(sh):
+        for pw in range(sw):
+            for o in range(oc):
+                for a in range(kh2):
+                    ky = ph + top - sh * (uh + a)
+                    for b in range(kw2):
+                        kx = pw + left - sw * (uw + b)
+                        if 0 <= ky < kh and 0 <= kx < kw:
+                            at = ((o * kh + ky) * kw + kx) * ic
+                            rows.append(bytes(data[at:at + ic]))
+                        else:
+                            rows.append(fill)
+    phases = sh * sw
+
+    def tensor(name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
+        tensors.append(Tensor(len(tensors), f"{y.name}/{name}", tuple(shape), dtype, tuple(scale), tuple(zero_point),
+                              axis, data))
+        return len(tensors) - 1
+
+    weights = tensor("phase_weights", (phases * oc, kh2, kw2, ic), "int8",
+                     w.scale if len(w.scale) <= 1 else list(w.scale) * phases,
+                     w.zero_point if len(w.zero_point) <= 1 else list(w.zero_point) * phases, b"".join(rows))
+    inputs = [op.inputs[2], weights]
+    if bias is not None:
+        inputs.append(tensor("phase_bias", (phases * oc,), "int32", data=bytes(require_constant(bias, "bias", "int32"))
+                             * phases))
+    conv = tensor("phases", (n, hc, wc, phases * oc), "int8", y.scale, y.zero_point)
+    padding = [-uh, hc + kh2 - 1 - ih + uh, -uw, wc + kw2 - 1 - iw + uw]
+    out = [Op(op.index, "CONV_2D", inputs, [conv], {"stride": (1, 1), "dilation": (1, 1), "padding": padding,
+                                                   "activation": op.options.get("activation", "NONE")})]
+
+    def int32s(name, values):
+        return tensor(name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
+
+    split = tensor("phases_split", (n, hc, wc, sh, sw, oc), "int8", y.scale, y.zero_point)
+    moved = tensor("interleaved", (n, hc, sh, wc, sw, oc), "int8", y.scale, y.zero_point)
+    full = y.index if (hc * sh, wc * sw) == (oh, ow) else tensor("uncropped", (n, hc * sh, wc * sw, oc), "int8",
+                                                                 y.scale, y.zero_point)
+    out += [Op(op.index, "RESHAPE", [conv], [split]),
+            Op(op.index, "TRANSPOSE", [split, int32s("perm", [0, 1, 3, 2, 4, 5])], [moved]),
+            Op(op.index, "RESHAPE", [moved], [full])]
+    if full != y.index:
+        out.append(Op(op.index, "SLICE", [full, int32s("begin", [0, 0, 0, 0]), int32s("size", [n, oh, ow, oc])],
+                      [y.index]))
+    return out

@@ -34,6 +34,7 @@ from tflite.SplitVOptions import SplitVOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
 from tflite.SubOptions import SubOptions
 from tflite.TensorType import TensorType
+from tflite.TransposeConvOptions import TransposeConvOptions
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
@@ -284,6 +285,21 @@ def _pool_options(o, tensors, inputs):
             "padding": _conv_padding(o.Padding(), *_spatial(tensors[inputs[0]]), kh, kw, sh, sw, 1, 1)}
 
 
+def _transpose_conv_options(o, tensors, inputs):
+    """The padding as TFLite's kernel computes it: a forward convolution's padding from the output
+    (output_shape, a constant) back to the input; only top and left place the output."""
+    sh, sw = o.StrideH(), o.StrideW()
+    options = {"stride": (sh, sw), "activation": _activation(o)}
+    w = tensors[inputs[1]] if len(inputs) > 1 and 0 <= inputs[1] < len(tensors) else None
+    shape = tensors[inputs[0]] if inputs and 0 <= inputs[0] < len(tensors) else None
+    if (w is None or len(w.shape) != 4 or shape is None or shape.data is None or shape.dtype != "int32"
+            or len(shape.data) != 16 or min(sh, sw) < 1):
+        return options   # lowering reports the missing padding
+    _, oh, ow, _ = struct.unpack("<4i", bytes(shape.data))
+    options["padding"] = [max(p, 0) for p in _conv_padding(o.Padding(), oh, ow, w.shape[1], w.shape[2], sh, sw, 1, 1)]
+    return options
+
+
 def _resize_options(o, tensors, inputs):
     return {"align_corners": bool(o.AlignCorners()), "half_pixel_centers": bool(o.HalfPixelCenters())}
 
@@ -316,6 +332,7 @@ OPTIONS = {
     "SPLIT_V": (SplitVOptions, BuiltinOptions.SplitVOptions, lambda o, t, i: {"num_splits": o.NumSplits()}),
     "MIRROR_PAD": (MirrorPadOptions, BuiltinOptions.MirrorPadOptions,
                    lambda o, t, i: {"mode": "SYMMETRIC" if o.Mode() == MirrorPadMode.SYMMETRIC else "REFLECT"}),
+    "TRANSPOSE_CONV": (TransposeConvOptions, BuiltinOptions.TransposeConvOptions, _transpose_conv_options),
     "PACK": (PackOptions, BuiltinOptions.PackOptions, lambda o, t, i: {"axis": o.Axis()}),
     "GATHER": (GatherOptions, BuiltinOptions.GatherOptions,
                lambda o, t, i: {"axis": o.Axis(), "batch_dims": o.BatchDims()}),

@@ -56,7 +56,7 @@ ARITY = {
     "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
-    "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
+    "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -64,6 +64,7 @@ DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read
 WINDOW_OPTIONS = {
     "CONV_2D": ("stride", "dilation", "padding"), "DEPTHWISE_CONV_2D": ("stride", "dilation", "padding"),
     "AVERAGE_POOL_2D": ("kernel", "stride", "padding"), "MAX_POOL_2D": ("kernel", "stride", "padding"),
+    "TRANSPOSE_CONV": ("stride", "padding"),
 }
 OPTION_SHAPES = {"stride": (2, 1), "dilation": (2, 1), "kernel": (2, 1), "padding": (4, 0)}
 MAX_WINDOW = 1 << 24            # any stride / dilation / kernel / padding above this is a corrupt file

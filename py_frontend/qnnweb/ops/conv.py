@@ -160,3 +160,10 @@ def lower_fully_connected(graph, op):
     else:
         fields["bias"] = 0
     return [Step("conv2d", fields, constants)]
+
+
+@lowering("TRANSPOSE_CONV")
+def lower_transpose_conv(graph, op):
+    """TRANSPOSE_CONV runs as a CONV_2D over its output phases (passes.transpose_convs_as_convs); one
+    left here is one that pass could not rewrite, for the reason it gave."""
+    raise Unsupported(op.options.get("problem", "not rewritten into a convolution"))

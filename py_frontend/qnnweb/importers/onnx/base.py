@@ -55,7 +55,7 @@ ATTRIBUTE_TYPES = {
                      "channels_last", "block_size", "keepdims", "saturate", "to", "output_dtype", "storage_order",
                      "noop_with_empty_axes", "value_int", "start", "end", "batch_dims", "num_outputs"), 2),
     **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints", "starts", "ends",
-                     "split"), 7),
+                     "split", "output_padding", "output_shape"), 7),
     **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),
     **dict.fromkeys(("auto_pad", "value_string"), 3),
     "value": 4, "value_floats": 6,
@@ -117,7 +117,7 @@ ARITY = {
     "Concat": (1, None, 1, 1), "QLinearConcat": (5, None, 1, 1), "Softmax": (1, 1, 1, 1),
     "Transpose": (1, 1, 1, 1), "DepthToSpace": (1, 1, 1, 1), "SpaceToDepth": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
     "ConstantOfShape": (1, 1, 1, 1), "Slice": (1, 5, 1, 1), "Split": (1, 2, 1, None),
-    "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1),
+    "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
 GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples

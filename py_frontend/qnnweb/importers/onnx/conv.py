@@ -1,5 +1,7 @@
-"""Conv / QLinearConv (CONV_2D, DEPTHWISE_CONV_2D) and Gemm / MatMul / QLinearMatMul / QGemm (FULLY_CONNECTED)."""
+"""Conv / QLinearConv (CONV_2D, DEPTHWISE_CONV_2D), ConvTranspose (TRANSPOSE_CONV) and Gemm / MatMul / QLinearMatMul / QGemm (FULLY_CONNECTED)."""
 
+
+import struct
 
 from .base import Skip
 
@@ -56,6 +58,42 @@ class ConvMixin:
         w = self._weights(node.input[1])
         out_names, params, activation = self._quantized_output(node)
         self._conv(node, attrs, x, w, node.input[2] if len(node.input) > 2 else "", out_names, params, activation)
+
+    def _op_ConvTranspose(self, node, attrs):
+        """QDQ ConvTranspose (group 1, no dilation, explicit pads and output_padding) as IR TRANSPOSE_CONV:
+        weights [I, O, KH, KW] transposed to TFLite's [O, KH, KW, I], the output size from ONNX's rule."""
+        x_name = self._activation_input(node.input[0])
+        w_index = self._weights(node.input[1])
+        out_names, params, activation = self._quantized_output(node)
+        x = self._nhwc(x_name)
+        n, h, w_, c = self.tensors[x].shape
+        weights = self.tensors[w_index]
+        if len(weights.shape) != 4 or weights.shape[0] != c:
+            raise Skip(f"weights {list(weights.shape)} do not fit {c} input channels")
+        if attrs.get("group", 1) != 1:
+            raise Skip("grouped ConvTranspose is not supported")
+        if list(attrs.get("dilations", [1, 1])) != [1, 1]:
+            raise Skip("dilated ConvTranspose is not supported")
+        if "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+            raise Skip("ConvTranspose with output_shape or auto_pad SAME is not supported (give pads)")
+        _, oc, kh, kw = weights.shape
+        strides = list(attrs.get("strides", [1, 1]))
+        top, bottom, left, right = self._pads(attrs, (h, w_), (kh, kw), strides, [1, 1])
+        extra = list(attrs.get("output_padding", [0, 0]))
+        if len(extra) != 2 or not all(0 <= e < s for e, s in zip(extra, strides)):
+            raise Skip(f"output_padding {extra} must be below the strides {strides}")
+        out_h = strides[0] * (h - 1) + extra[0] + kh - top - bottom
+        out_w = strides[1] * (w_ - 1) + extra[1] + kw - left - right
+        ohwi = self._transpose(w_index, (1, 2, 3, 0))
+        bias = self._bias(node.input[2] if len(node.input) > 2 else "", self.tensors[x].scale[0], list(weights.scale),
+                          oc)
+        out = self._new_output(out_names, (n, out_h, out_w, oc), params, True)
+        shape = self._tensor(f"{node.output[0]}/output_shape", [4], "int32",
+                             data=struct.pack("<4i", n, out_h, out_w, oc))
+        # padding: where the output starts inside the full transposed convolution (top, left); the
+        # output shape fixes the rest (bottom / right as ONNX gives them, output_padding aside)
+        self._op("TRANSPOSE_CONV", [shape, ohwi, x] + ([bias] if bias >= 0 else []), [out], stride=tuple(strides),
+                 padding=[top, bottom, left, right], activation=activation)
 
     def _op_QLinearConv(self, node, attrs):
         i = list(node.input) + [""] * (9 - len(node.input))
