@@ -446,7 +446,72 @@ def random_cases():
             s = F.hardsigmoid(self.fc2(F.relu(self.fc1(F.adaptive_avg_pool2d(y, 1)))))
             return self.b(y * s)
 
+    class Upsampler(nn.Module):
+        """CartoonGAN-style decoder: stride-2 conv, two ConvTranspose2d (k4 s2 p1; k2 s2), tanh."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+            self.up1 = nn.ConvTranspose2d(8, 6, 4, stride=2, padding=1)
+            self.up2 = nn.ConvTranspose2d(6, 4, 2, stride=2)
+            self.b = nn.Conv2d(4, 3, 3, padding=1)
+
+        def forward(self, x):
+            return torch.tanh(self.b(F.relu(self.up2(F.relu(self.up1(F.relu(self.a(x))))))))
+
+    class PixelShuffle(nn.Module):
+        """ESPCN: convs, PixelShuffle(2) (litert-torch lowers it to RESHAPE / TRANSPOSE / RESHAPE)."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 8, 5, padding=2)
+            self.b = nn.Conv2d(8, 12, 3, padding=1)
+            self.shuffle = nn.PixelShuffle(2)
+
+        def forward(self, x):
+            return self.shuffle(self.b(torch.tanh(self.a(x))))
+
+    class YoloBlock(nn.Module):
+        """Tiny-YOLO pieces: SiLU, channel chunks (slices), nearest upsampling, concat, max pool."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+            self.b = nn.Conv2d(4, 4, 3, padding=1)
+            self.c = nn.Conv2d(12, 8, 1)
+            self.d = nn.Conv2d(8, 6, 3, stride=2, padding=1)
+            self.e = nn.Conv2d(14, 5, 1)
+
+        def forward(self, x):
+            y = F.silu(self.a(x))
+            left, right = y.chunk(2, dim=1)
+            z = F.silu(self.c(torch.cat([left, right, F.silu(self.b(right))], dim=1)))
+            small = F.max_pool2d(F.silu(self.d(z)), 3, stride=1, padding=1)
+            up = F.interpolate(small, scale_factor=2, mode="nearest")
+            return self.e(torch.cat([z, up], dim=1))
+
+    class SegmentationHead(nn.Module):
+        """DeepLab-style: dilated convs, PReLU, reflection padding, bilinear upsampling to the input size."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+            self.prelu = nn.PReLU(8, init=0.2)
+            self.b = nn.Conv2d(8, 8, 3, dilation=2, padding=2)
+            self.pad = nn.ReflectionPad2d(1)
+            self.c = nn.Conv2d(8, 5, 3)
+
+        def forward(self, x):
+            y = self.c(self.pad(F.relu(self.b(self.prelu(self.a(x))))))
+            return F.interpolate(y, size=x.shape[2:], mode="bilinear", align_corners=False)
+
     return {
+        "upsampler": ("Conv2d stride 2, ConvTranspose2d k4 s2 p1 and k2 s2, relu, tanh", (1, 3, 16, 12), Upsampler),
+        "pixel_shuffle": ("ESPCN: Conv2d 5x5 and 3x3, tanh, PixelShuffle(2)", (1, 3, 10, 12), PixelShuffle),
+        "yolo_block": ("SiLU, chunk(2) on channels, concat, 3x3 s1 max pool, nearest upsampling x2",
+                       (1, 3, 16, 16), YoloBlock),
+        "segmentation_head": ("dilated Conv2d, PReLU per channel, ReflectionPad2d, bilinear upsampling",
+                              (1, 3, 16, 16), SegmentationHead),
         "conv_strides": ("Conv2d strides 2 / (1,2) / 2x2 valid, 3x1 kernel, 1x1, relu", (1, 3, 17, 13), ConvStrides),
         "conv_dilation": ("Conv2d dilation 2 valid, 5x5 no bias, dilation (1,2), padding='same', relu6, hardtanh",
                           (1, 4, 20, 18), ConvDilation),
