@@ -175,12 +175,13 @@ def mean_hw(variant, x, x_scale, x_zp, y_scale, y_zp, keep_dims=True, axes=(1, 2
 
 
 def pad(variant, x, scale, zp, padding):
-    top, bottom, left, right = padding
+    """padding: (top, bottom, left, right[, front, back]) of an NHWC tensor (front / back: channels)."""
+    top, bottom, left, right, front, back = (tuple(padding) + (0, 0))[:6]
     n, h, w, c = x.shape
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", scale, zp)
-    pi = g.constant(np.array([[0, 0], [top, bottom], [left, right], [0, 0]]), "int32")
-    yi = g.output((n, h + top + bottom, w + left + right, c), "int8", scale, zp)
+    pi = g.constant(np.array([[0, 0], [top, bottom], [left, right], [front, back]]), "int32")
+    yi = g.output((n, h + top + bottom, w + left + right, c + front + back), "int8", scale, zp)
     g.op("PAD", [xi, pi], [yi])
     return run(g, variant, x)[0]
 

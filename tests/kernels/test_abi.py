@@ -247,7 +247,7 @@ def valid_fields(k, kind):
                           padding_left=0, scale=1.0, input_zero_point=0, output_zero_point=0, output_min=-128,
                           output_max=127, count_include_pad=0, arithmetic=0, input_scale=1.0, output_scale=1.0),
         "pad": dict(common, batch=1, input_height=4, input_width=4, channels=3, padding_top=1, padding_bottom=1,
-                    padding_left=1, padding_right=1, pad_value=0),
+                    padding_left=1, padding_right=1, pad_value=0, padding_front=2, padding_back=1),
         "softmax": dict(common, rows=4, columns=10, beta_scale=0.1, inverse_output_scale=256.0, output_zero_point=-128,
                         arithmetic=0, table=0),
         "copy": dict(common, bytes=100),

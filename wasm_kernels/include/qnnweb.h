@@ -40,7 +40,7 @@ enum qnn_op_type {
   QNN_OP_DWCONV2D = 5,    /* NHWC depthwise conv, [1,KH,KW,C*M] or [C*M,1,KH,KW] weights */
   QNN_OP_ADD = 6,         /* element-wise, broadcasting (strides over a 4-D output) */
   QNN_OP_AVGPOOL2D = 7,   /* average pooling; MEAN over H,W is a pool over the whole image */
-  QNN_OP_PAD = 8,         /* constant pad of H and W */
+  QNN_OP_PAD = 8,         /* constant pad of H, W and C */
   QNN_OP_SOFTMAX = 9,     /* over the innermost dimension */
   QNN_OP_COPY = 10,       /* raw bytes */
   QNN_OP_MUL = 11,        /* element-wise, broadcasting, fp32 requantization */
@@ -266,12 +266,15 @@ struct qnn_maxpool2d_record {
   int32_t output_min, output_max;
 };
 
+/* Constant PAD of an NHWC tensor's height, width and channels (channels: padding_front before each
+ * pixel's values, padding_back after them). */
 struct qnn_pad_record {
   int32_t op, words;
   int32_t input, output;
   int32_t batch, input_height, input_width, channels;
   int32_t padding_top, padding_bottom, padding_left, padding_right;
   int32_t pad_value;        /* int8 value written in the border (the zero point) */
+  int32_t padding_front, padding_back;
 };
 
 /* Softmax of int8 rows. arithmetic 0 (TFLite): p = exp((x - max) * beta_scale) / sum,

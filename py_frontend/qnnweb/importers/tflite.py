@@ -434,9 +434,9 @@ FLOAT_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH"
 
 def _quantized_float_islands(tensors, ops, graph_outputs):
     """ai-edge-quantizer leaves some activations in float between int8 ops: DEQUANTIZE(int8 x) -> RELU6
-    (float) -> QUANTIZE(int8 y). Each such unary op becomes the int8 op x -> y (a 256-entry table: the
-    same function of the same 256 input values); the QUANTIZE goes, and the DEQUANTIZE too once nothing
-    else reads it."""
+    (float) -> QUANTIZE(int8 y), and PRELU with its float slopes (MediaPipe's Face Mesh). Each such op
+    becomes the int8 op x -> y (a 256-entry table, per slope for PRELU: the same function of the same 256
+    input values); the QUANTIZE goes, and the DEQUANTIZE too once nothing else reads it."""
     producer = {o: op for op in ops for o in op.outputs}
     readers = {}
     for op in ops:
@@ -444,7 +444,9 @@ def _quantized_float_islands(tensors, ops, graph_outputs):
             readers.setdefault(i, []).append(op)
     replaced, dropped = {}, set()
     for op in ops:
-        if op.type not in FLOAT_UNARY or not op.inputs or len(op.outputs) != 1:
+        prelu = (op.type == "PRELU" and len(op.inputs) == 2 and 0 <= op.inputs[1] < len(tensors)
+                 and tensors[op.inputs[1]].is_constant and tensors[op.inputs[1]].dtype == "float32")
+        if (op.type not in FLOAT_UNARY and not prelu) or not op.inputs or len(op.outputs) != 1:
             continue
         source = producer.get(op.inputs[0])
         quantizers = readers.get(op.outputs[0], [])
@@ -453,7 +455,7 @@ def _quantized_float_islands(tensors, ops, graph_outputs):
                 or quantizers[0].type != "QUANTIZE" or tensors[quantizers[0].outputs[0]].dtype != "int8"):
             continue
         # float_island: LiteRT computes it in float (its int8 kernel's fixed point does not apply)
-        replaced[id(op)] = Op(op.index, op.type, [source.inputs[0]], list(quantizers[0].outputs),
+        replaced[id(op)] = Op(op.index, op.type, [source.inputs[0], *op.inputs[1:]], list(quantizers[0].outputs),
                               dict(op.options, float_island=True))
         dropped.add(id(quantizers[0]))
     kept = [replaced.get(id(op), op) for op in ops if id(op) not in dropped]

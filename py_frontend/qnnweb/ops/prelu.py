@@ -1,7 +1,9 @@
 """PRELU: y = x >= 0 ? x : slope * x. TFLite (slopes quantized per tensor, int8 / uint8): as its
 reference kernel computes it (ai-edge-litert runs it; XNNPACK takes no quantized PRELU), two fixed-point
-multipliers, input_scale / output_scale and input_scale * slope_scale / output_scale. ONNX (float32
-slopes, from PRelu between DequantizeLinear and QuantizeLinear): onnxruntime's float op, in float32. A
+multipliers, input_scale / output_scale and input_scale * slope_scale / output_scale. float32 slopes
+(ONNX PRelu between DequantizeLinear and QuantizeLinear; TFLite PRELU that ai-edge-quantizer leaves in
+float between DEQUANTIZE and QUANTIZE, as in MediaPipe's Face Mesh): the float op in float32, quantized
+with rounding half to even (onnxruntime's QuantizeLinear and LiteRT's QUANTIZE agree on it). A
 function of one int8 value per slope, so one 256-entry table per channel (lut_channels), or one table
 (lut) when every channel has the same slope."""
 
@@ -77,8 +79,8 @@ def lower_prelu(graph, op):
 
 
 def _float_slope_tables(x, y, activation):
-    """The table of one float32 slope: onnxruntime's float32 PRelu of each dequantized input value,
-    quantized as its QuantizeLinear does (with a fused Relu / Clip as the output's clamp)."""
+    """The table of one float32 slope: the float32 PRelu of each dequantized input value, quantized as
+    QuantizeLinear / QUANTIZE do (with a fused Relu / Clip as the output's clamp)."""
     x_scale, x_zp = x.scale[0], x.zero_point[0]
     y_scale, y_zp = y.scale[0], y.zero_point[0]
     lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)

@@ -46,20 +46,29 @@ def pad_value(graph, op):
 
 @lowering("PAD", "PADV2")
 def lower_pad(graph, op):
+    """Constant padding of any of the last three dimensions of a tensor of rank <= 4 (NHWC: height,
+    width, channels; the batch is not padded)."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_quantization = require_int8(x, "input")
     if require_int8(y, "output") != x_quantization:
         raise Unsupported("input and output quantization differ (PAD only moves values)")
     amounts = pad_amounts(graph, op)
-    if len(x.shape) != 4 or len(amounts) != 4 or amounts[0] != (0, 0) or amounts[3] != (0, 0):
-        raise Unsupported("only padding of height and width of NHWC tensors is supported")
+    if len(x.shape) > 4 or len(amounts) != len(x.shape):
+        raise Unsupported(f"paddings {amounts} for an input of shape {list(x.shape)}: ranks up to 4 are supported")
     if any(a < 0 for pair in amounts for a in pair):
         raise Unsupported("negative padding")
-    n, h, w, c = x.shape
-    (top, bottom), (left, right) = amounts[1], amounts[2]
+    shape = [1] * (4 - len(x.shape)) + list(x.shape)
+    amounts = [(0, 0)] * (4 - len(x.shape)) + list(amounts)
+    if amounts[0] != (0, 0):
+        raise Unsupported("padding of the batch (first of four dimensions) is not supported")
+    if list(y.shape) != [d + a + b for d, (a, b) in zip(x.shape, amounts[4 - len(x.shape):])]:
+        raise Unsupported(f"output {list(y.shape)} is not input {list(x.shape)} padded by {amounts}")
+    n, h, w, c = shape
+    (top, bottom), (left, right), (front, back) = amounts[1:]
     return [Step("pad", dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=h, input_width=w,
                              channels=c, padding_top=top, padding_bottom=bottom, padding_left=left,
-                             padding_right=right, pad_value=pad_value(graph, op)))]
+                             padding_right=right, pad_value=pad_value(graph, op), padding_front=front,
+                             padding_back=back))]
 
 
 MIRROR_MODES = ("REFLECT", "SYMMETRIC", "EDGE")
