@@ -48,3 +48,24 @@ def output_quantum(graph):
     while not graph.tensors[tensor].scale:
         tensor = next(op for op in graph.ops if tensor in op.outputs).inputs[0]
     return graph.tensors[tensor].scale[0]
+
+
+def assert_matches_onnxruntime(data, x, op_types, exact=False, min_exact=0.0):
+    """Every output of the quantized model ``data`` on input ``x`` (feed "x") within one quantum of
+    onnxruntime's (one quantum: ``output_quantum``), in every variant; the IR holds one of ``op_types``.
+    ``exact``: every element bit-exact; ``min_exact``: at least that share bit-exact."""
+    import qnnweb
+    from reference.onnxruntime_session import ReferenceSession
+
+    theirs = ReferenceSession(data).run({"x": x})
+    for variant in qnnweb.VARIANTS:
+        loaded = qnnweb.load(data, variant=variant)
+        assert set(op_types) & {o.type for o in loaded._graph.ops}, [o.type for o in loaded._graph.ops]
+        quantum = output_quantum(loaded._graph)
+        for got, want in zip(loaded.run(x), theirs, strict=True):
+            assert got.shape == want.shape
+            steps = np.abs(np.round((got - want) / quantum))
+            assert steps.max() <= 1, f"{variant}: up to {steps.max()} quanta off onnxruntime"
+            assert (steps == 0).mean() >= min_exact, f"{variant}: only {(steps == 0).mean():.3f} bit-exact"
+            if exact:
+                np.testing.assert_array_equal(got, want, err_msg=variant)
