@@ -7,9 +7,13 @@ bit-exact with them (tests/models/test_tflite_resize.py):
   half_pixel_centers, and neither (TensorFlow's legacy mode);
 - nearest: TFLite's builtin kernel: its optimized 16.16 fixed-point rule when neither option is set,
   else the reference's float32 rule (``GetNearestNeighbor``: floor, or round half away from zero with
-  align_corners); zero weights make the record a gather.
+  align_corners); zero weights make the record a gather;
+- ONNX Resize: onnxruntime's source coordinates (half_pixel, pytorch_half_pixel, asymmetric,
+  align_corners; float32) and nearest modes; linear weights rounded to 1/2048ths as above (onnxruntime
+  interpolates in float: within one quantum, tests/models/test_onnx_resize.py).
 """
 
+import math
 import struct
 
 from . import Step, Unsupported, lowering
@@ -56,6 +60,48 @@ def nearest_axis(input_size, output_size, align_corners, half_pixel_centers):
     return [(i, i, 0) for i in indices]
 
 
+def onnx_source(o, input_size, output_size, scale, mode):
+    """ONNX's source coordinate of output position o, in float32 as onnxruntime's upsamplebase.h."""
+    x = f32(o)
+    if mode == "asymmetric":
+        return f32(x / scale)
+    if mode == "align_corners":
+        return 0.0 if output_size == 1 else f32(f32(x * (input_size - 1)) / (output_size - 1))
+    if mode == "pytorch_half_pixel" and output_size == 1:
+        return 0.0
+    return f32(f32(f32(x + 0.5) / scale) - 0.5)       # half_pixel, pytorch_half_pixel
+
+
+def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
+    """(index, index, 0) per output position: onnxruntime's nearest pixel, clamped into the input."""
+    entries = []
+    for o in range(output_size):
+        v = onnx_source(o, input_size, output_size, scale, mode)
+        floor = math.floor(v)
+        if nearest_mode == "floor":
+            i = floor
+        elif nearest_mode == "ceil":
+            i = math.ceil(v)
+        elif v - floor == 0.5:
+            i = floor if nearest_mode == "round_prefer_floor" else floor + 1
+        else:
+            i = int(math.copysign(math.floor(abs(v) + 0.5), v))   # std::round
+        i = min(max(i, 0), input_size - 1)
+        entries.append((i, i, 0))
+    return entries
+
+
+def onnx_bilinear_axis(input_size, output_size, scale, mode):
+    """(first, second, alpha in 1/2048ths) per output position: onnxruntime's source coordinate, clamped
+    into the input, weighted as the resize record does (XNNPACK's q11 rounding)."""
+    entries = []
+    for o in range(output_size):
+        v = min(max(onnx_source(o, input_size, output_size, scale, mode), 0.0), float(input_size - 1))
+        first = int(v)
+        entries.append((first, min(first + 1, input_size - 1), round(f32(v - first) * 2048.0)))
+    return entries
+
+
 def _int32(v):
     return (v + (1 << 31)) % (1 << 32) - (1 << 31)
 
@@ -81,11 +127,21 @@ def lower_resize(graph, op):
         raise Unsupported(f"output {list(y.shape)}; the size input says {[n, out_h, out_w, c]}")
     if not all(1 <= d <= MAX_SIZE for d in (in_h, in_w, out_h, out_w)):
         raise Unsupported(f"heights and widths must be in [1, {MAX_SIZE}]")
-    align, half = op.options.get("align_corners", False), op.options.get("half_pixel_centers", False)
-    if align and half:
-        raise Unsupported("align_corners and half_pixel_centers are both set (TFLite refuses that too)")
-    axis = bilinear_axis if op.type == "RESIZE_BILINEAR" else nearest_axis
-    rows, columns = axis(in_h, out_h, align, half), axis(in_w, out_w, align, half)
+    onnx_mode = op.options.get("coordinate_transformation_mode")
+    if onnx_mode is not None:   # ONNX Resize (importers/onnx/resize.py)
+        (scale_h, scale_w), nearest = op.options["scales"], op.options.get("nearest_mode")
+        if op.type == "RESIZE_BILINEAR":
+            rows, columns = (onnx_bilinear_axis(in_h, out_h, scale_h, onnx_mode),
+                             onnx_bilinear_axis(in_w, out_w, scale_w, onnx_mode))
+        else:
+            rows, columns = (onnx_nearest_axis(in_h, out_h, scale_h, onnx_mode, nearest),
+                             onnx_nearest_axis(in_w, out_w, scale_w, onnx_mode, nearest))
+    else:
+        align, half = op.options.get("align_corners", False), op.options.get("half_pixel_centers", False)
+        if align and half:
+            raise Unsupported("align_corners and half_pixel_centers are both set (TFLite refuses that too)")
+        axis = bilinear_axis if op.type == "RESIZE_BILINEAR" else nearest_axis
+        rows, columns = axis(in_h, out_h, align, half), axis(in_w, out_w, align, half)
     fields = dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w,
                   channels=c, output_height=out_h, output_width=out_w, rows=0, columns=0)
     return [Step("resize", fields, constants={"rows": _table(rows), "columns": _table(columns)})]

@@ -23,12 +23,13 @@ from .pooling import PoolingMixin
 from .proto import parse_model
 from .qdq import QdqMixin
 from .quantization import QuantizationMixin
+from .resize import ResizeMixin
 from .shape import ShapeMixin
 from .slicing import SlicingMixin
 
 
-class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ShapeMixin, SlicingMixin,
-                   QuantizationMixin, ImporterBase):
+class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ResizeMixin, ShapeMixin,
+                   SlicingMixin, QuantizationMixin, ImporterBase):
     """One import: ``OnnxImporter(model).run()`` -> Graph. Each op family's handlers are a mixin."""
 
 

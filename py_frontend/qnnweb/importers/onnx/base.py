@@ -57,7 +57,7 @@ ATTRIBUTE_TYPES = {
     **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints", "starts", "ends",
                      "split", "output_padding", "output_shape"), 7),
     **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),
-    **dict.fromkeys(("auto_pad", "value_string"), 3),
+    **dict.fromkeys(("auto_pad", "value_string", "coordinate_transformation_mode", "nearest_mode"), 3),
     "value": 4, "value_floats": 6,
 }
 # INTS attributes that describe a 2-D window: how many values (qnnweb runs 2-D windows) and the least.
@@ -117,7 +117,7 @@ ARITY = {
     "Concat": (1, None, 1, 1), "QLinearConcat": (5, None, 1, 1), "Softmax": (1, 1, 1, 1),
     "Transpose": (1, 1, 1, 1), "DepthToSpace": (1, 1, 1, 1), "SpaceToDepth": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
     "ConstantOfShape": (1, 1, 1, 1), "Slice": (1, 5, 1, 1), "Split": (1, 2, 1, None),
-    "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1),
+    "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1), "Resize": (1, 4, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
 GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples

@@ -1,0 +1,65 @@
+"""Resize (nearest and linear, over the height and width of a feature map) as IR RESIZE_NEAREST_NEIGHBOR /
+RESIZE_BILINEAR with ONNX's coordinate rules in the options (ops/resize.py computes the source pixels
+as onnxruntime does)."""
+
+import struct
+
+from ...ops.common import float32
+from .base import Skip
+
+COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _text(value, default):
+    value = default if value is None else value
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+class ResizeMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+
+    def _op_Resize(self, node, attrs):
+        mode = _text(attrs.get("mode"), "nearest")
+        coordinates = _text(attrs.get("coordinate_transformation_mode"), "half_pixel")
+        nearest = _text(attrs.get("nearest_mode"), "round_prefer_floor")
+        if mode not in ("nearest", "linear"):
+            raise Skip(f"mode {mode!r} is not supported (nearest and linear are)")
+        if coordinates not in COORDINATE_MODES:
+            raise Skip(f"coordinate_transformation_mode {coordinates!r} is not supported")
+        if mode == "nearest" and nearest not in NEAREST_MODES:
+            raise Skip(f"nearest_mode {nearest!r} is not supported")
+        if attrs.get("antialias", 0) or "axes" in attrs:
+            raise Skip("antialias and axes are not supported")
+        x = self._activation_input(node.input[0])
+        shape = self._onnx_shape(x)
+        if len(shape) != 4:
+            raise Skip(f"input of shape {list(shape)}: only 4-D feature maps are resized")
+        inputs = list(node.input) + [""] * (4 - len(node.input))
+        scales = self._constant_floats(inputs[2]) if inputs[2] else []
+        sizes = self._ints(inputs[3], "sizes") if inputs[3] else []
+        if sizes:
+            if len(sizes) != 4:
+                raise Skip(f"sizes {sizes} for a 4-D input")
+            scales = [float32(float32(o) / float32(i)) for o, i in zip(sizes, shape)]
+        elif len(scales) == 4:
+            sizes = [int(float32(d * s)) for d, s in zip(shape, scales)]
+        else:
+            raise Skip("Resize needs constant scales or sizes (4 values)")
+        if sizes[0] != shape[0] or sizes[1] != shape[1] or scales[0] != 1 or scales[1] != 1:
+            raise Skip(f"scales {scales} resize more than the height and width")
+        n, _, out_h, out_w = sizes
+        index = self._nhwc(x)
+        c = self.tensors[index].shape[3]
+        size = self._tensor(f"{node.output[0]}/size", [2], "int32", data=struct.pack("<2i", out_h, out_w))
+        op_type = "RESIZE_NEAREST_NEIGHBOR" if mode == "nearest" else "RESIZE_BILINEAR"
+        options = {"coordinate_transformation_mode": coordinates, "nearest_mode": nearest,
+                   "scales": (scales[2], scales[3])}
+        self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True,
+                           lambda out: self._op(op_type, [index, size], [out], **options))
+
+    def _constant_floats(self, name):
+        constant = self._scalar_constant(name, "scales")
+        if constant.dtype != "float32":
+            raise Skip(f"scales are {constant.dtype}; expected float32")
+        return [float(v) for v in constant.values()]

@@ -1,0 +1,65 @@
+"""ONNX Resize as torch's F.interpolate exports it and onnxruntime's quantize_static leaves it (QDQ and
+QOperator, int8 and uint8): nearest (every nearest_mode; integer and fractional scales, sizes) and
+linear (half_pixel, pytorch_half_pixel, asymmetric, align_corners). Nearest, between convolutions and
+as the last op: within one quantum of onnxruntime in every variant, bit-exact as the last op (it only
+moves values). Linear as the last op: within one quantum, not bit-exact (50-60 % of the elements in
+QOperator form, where onnxruntime interpolates the uint8 / int8 tensor itself, ~93 % in QDQ form;
+qnnweb interpolates with XNNPACK's 1/2048 weights); a one-quantum difference grows through the
+convolutions after it, so linear is checked where it is the model's output."""
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+
+MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
+RNG = np.random.default_rng(66)
+H, W, C = 5, 6, 8
+# name -> (attributes, scales or None, sizes or None)
+CASES = {
+    "nearest-x2": ({"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+                   [1, 1, 2, 2], None),
+    "nearest-half-pixel-sizes": ({"mode": "nearest"}, None, [1, C, 7, 13]),
+    "nearest-ceil-down": ({"mode": "nearest", "nearest_mode": "ceil"}, None, [1, C, 3, 4]),
+    "nearest-prefer-ceil": ({"mode": "nearest", "nearest_mode": "round_prefer_ceil"}, [1, 1, 1.5, 2.5], None),
+    "linear-half-pixel": ({"mode": "linear"}, [1, 1, 2, 2], None),
+    "linear-pytorch": ({"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}, None,
+                       [1, C, 11, 9]),
+    "linear-align-corners": ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, None,
+                             [1, C, 10, 12]),
+    "linear-asymmetric": ({"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, [1, 1, 3, 3], None),
+}
+
+
+def model(case, last):
+    attrs, scales, sizes = CASES[case]
+    out_hw = sizes[2:] if sizes else [int(H * scales[2]), int(W * scales[3])]
+    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "roi": np.zeros(0, np.float32)}
+    inputs = ["c", "roi"]
+    if scales:
+        init["scales"] = np.array(scales, np.float32)
+        inputs.append("scales")
+    else:
+        init["sizes"] = np.array(sizes, np.int64)
+        inputs += ["", "sizes"]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", inputs, ["r" if not last else "y"], **attrs)]
+    out = [1, C, *out_hw]
+    if not last:
+        nodes.append(helper.make_node("Conv", ["r", "w2"], ["y"]))
+        init["w2"] = RNG.normal(0, 0.4, (4, C, 1, 1)).astype(np.float32)
+        out = [1, 4, *out_hw]
+    return float_model(nodes, [("x", [1, 3, H, W])], [("y", out)], init)
+
+
+FORMS = [(case, last) for case in sorted(CASES) for last in (False, True) if last or case.startswith("nearest")]
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("case, last", FORMS, ids=[f"{c}-{'last-op' if l else 'between-convs'}" for c, l in FORMS])
+def test_matches_onnxruntime(case, last, quant):
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(model(case, last), feeds, quant_format=quant[0], activation=quant[1])
+    exact = last and case.startswith("nearest")
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32),
+                               ["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"], exact=exact, min_exact=0.5)
