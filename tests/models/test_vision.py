@@ -1,0 +1,63 @@
+"""qnnweb.vision (numpy-free post-processing) on MediaPipe's BlazeFace with its trained weights
+(the ai-edge-quantizer fixture, tests/data/tflite): one face found on the astronaut and Grace Hopper
+photos, where their faces are; and the helpers on hand-made cases."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import qnnweb
+from qnnweb import vision
+from qnnweb.image import dequantize
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "tflite"
+
+
+def blazeface(model, x):
+    regressors, classificators = model.run(x)
+    raw = dequantize(regressors, model.outputs[0])
+    scores = dequantize(classificators, model.outputs[1])
+    config = vision.BLAZEFACE_SHORT_RANGE
+    anchors = vision.ssd_anchors(config["input_size"], config["strides"], config["anchors_per_cell"])
+    found = vision.decode_boxes(raw, scores, anchors, config["input_size"], config["keypoints"], min_score=0.5)
+    return vision.nms(found, iou_threshold=0.3, weighted=True)
+
+
+@pytest.mark.parametrize("sample, centre", [(0, (0.25, 0.46)), (1, (0.31, 0.51))], ids=["astronaut", "grace_hopper"])
+def test_blazeface_finds_the_face(sample, centre):
+    """The centre squares of astronaut.png and grace_hopper.jpg at 128 x 128 hold one face each, its
+    centre (y, x) near ``centre`` (read off the photos: the middle of the face). The quantized scores
+    saturate near 0.5: the classifier's output range was calibrated on 16 photos, 3 with faces."""
+    model = qnnweb.load((DATA / "face_detection_short_range.tflite").read_bytes())
+    x = np.load(DATA / "face_detection_short_range.npz")["input_0"][sample]
+    faces = blazeface(model, x)
+    assert len(faces) == 1, faces
+    ymin, xmin, ymax, xmax = faces[0].box
+    assert 0.1 < ymax - ymin < 0.8 and 0.1 < xmax - xmin < 0.8
+    assert abs((ymin + ymax) / 2 - centre[0]) < 0.1 and abs((xmin + xmax) / 2 - centre[1]) < 0.1
+    assert len(faces[0].keypoints) == 6 and all(xmin - 0.1 < px < xmax + 0.1 for px, _ in faces[0].keypoints)
+
+
+def test_anchors_of_blazeface_short_range():
+    anchors = vision.ssd_anchors(128, [8, 16], [2, 6])
+    assert len(anchors) == 896
+    assert anchors[0] == anchors[1] == (0.5 / 16, 0.5 / 16) and anchors[512] == (0.5 / 8, 0.5 / 8)
+
+
+def test_nms_hard_and_weighted():
+    a = vision.Detection((0.0, 0.0, 1.0, 1.0), 0.9, [(0.5, 0.5)])
+    b = vision.Detection((0.0, 0.1, 1.0, 1.1), 0.6, [(0.7, 0.5)])
+    c = vision.Detection((2.0, 2.0, 3.0, 3.0), 0.8, [(2.5, 2.5)])
+    assert vision.iou(a.box, b.box) == pytest.approx(0.9 / 1.1)
+    assert [d.score for d in vision.nms([b, c, a], 0.5)] == [0.9, 0.8]
+    merged = vision.nms([a, b, c], 0.5, weighted=True)[0]
+    assert merged.box[1] == pytest.approx(0.06 / 1.5) and merged.keypoints[0][0] == pytest.approx(0.87 / 1.5)
+    assert len(vision.nms([a, b, c], 0.5, max_detections=1)) == 1
+
+
+def test_landmarks_and_masks():
+    points = vision.scale_landmarks([96.0, 48.0, 10.0, 0.0, 192.0, -5.0], 192, roi=(0.5, 0.0, 1.0, 0.5))
+    assert points == [pytest.approx((0.25, 0.625, 10.0 * 0.5 / 192)), pytest.approx((0.0, 1.0, -5.0 * 0.5 / 192))]
+    assert vision.mask_argmax([0.1, 0.9, 0.5, 0.5, 2.0, -1.0], 1, 3, 2) == [1, 0, 0]
+    with pytest.raises(ValueError):
+        vision.mask_argmax([0.0] * 5, 1, 3, 2)
