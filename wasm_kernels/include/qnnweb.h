@@ -234,8 +234,10 @@ struct qnn_mul_record {
  *     rint(avg / output_scale + out_zp) (round half to even, the zero point added in float);
  *   2 (onnxruntime QLinearGlobalAveragePool, MLAS; also its AveragePool over the whole image
  *     without padding): the integer sum(x - in_zp) * (input_scale / (output_scale * n)), fp32
- *     requantization.
- * `scale` is used by arithmetic 0, input_scale and output_scale by 1 and 2. */
+ *     requantization;
+ *   3 (TFLite's builtin MEAN, which LiteRT runs over axes other than height and width): float32
+ *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp.
+ * `scale` is used by arithmetic 0 and 3, input_scale and output_scale by 1 and 2. */
 struct qnn_avgpool2d_record {
   int32_t op, words;
   int32_t input, output;

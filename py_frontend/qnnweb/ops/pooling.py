@@ -9,10 +9,10 @@ is the whole unpadded image (it falls back to the global kernel), is MLAS's inte
 float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp)."""
 
 from . import Step, Unsupported, lowering
-from .common import activation_range, require_int8, require_rank
+from .common import activation_range, constant_ints, require_int8, require_rank
 
 
-ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL = 0, 1, 2
+ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN = 0, 1, 2, 3
 
 
 def _arithmetic(graph, x, kernel, padding):
@@ -22,12 +22,15 @@ def _arithmetic(graph, x, kernel, padding):
     return ARITHMETIC_ONNX_GLOBAL if whole_image else ARITHMETIC_ONNX_FLOAT
 
 
-def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False):
+def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False, view=None,
+             arithmetic=None):
+    """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes)."""
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
-    require_rank(x, 4, "input")
-    n, in_h, in_w, c = x.shape
-    out_h, out_w = (y.shape[1], y.shape[2]) if len(y.shape) == 4 else (1, 1)
+    if view is None:
+        require_rank(x, 4, "input")
+    n, in_h, in_w, c = view or x.shape
+    out_h, out_w = (y.shape[1], y.shape[2]) if len(y.shape) == 4 and view is None else (1, 1)
     if y.size != n * out_h * out_w * c:
         raise Unsupported(f"output {list(y.shape)} does not fit input {list(x.shape)}")
     top, bottom, left, right = padding
@@ -39,7 +42,7 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
         output_height=out_h, output_width=out_w, kernel_height=kernel[0], kernel_width=kernel[1],
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
         scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
-        count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding),
+        count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding) if arithmetic is None else arithmetic,
         input_scale=x_scale, output_scale=y_scale))]
 
 
@@ -86,15 +89,25 @@ def lower_max_pool(graph, op):
 
 @lowering("MEAN")
 def lower_mean(graph, op):
+    """The mean over any axes that are adjacent in the input (height and width; channels; all of them):
+    the input viewed as [outer, reduced, 1, inner], one average pool over the reduced rows."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    axes_tensor = graph.tensors[op.inputs[1]]
-    if not axes_tensor.is_constant or axes_tensor.dtype not in ("int32", "int64"):
-        raise Unsupported("reduction axes must be a constant int32 tensor")
-    width = 4 if axes_tensor.dtype == "int32" else 8
-    data = bytes(axes_tensor.data)
-    axes = {int.from_bytes(data[i:i + width], "little", signed=True) % max(len(x.shape), 1)
-            for i in range(0, len(data), width)}
-    if len(x.shape) != 4 or axes != {1, 2}:
-        raise Unsupported(f"only the mean over height and width of NHWC tensors is supported (axes {sorted(axes)})")
-    _, h, w, _ = x.shape
-    return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")
+    rank = max(len(x.shape), 1)
+    axes = sorted({a % rank for a in constant_ints(graph, op.inputs[1], "reduction axes")})
+    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+        raise Unsupported(f"the mean over axes {axes}: only adjacent axes are supported")
+    outer, reduced = _product(x.shape[:axes[0]]), _product(x.shape[axes[0]:axes[-1] + 1])
+    inner = _product(x.shape[axes[-1] + 1:])
+    if len(x.shape) == 4 and axes == [1, 2]:
+        _, h, w, _ = x.shape
+        return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")
+    # LiteRT runs these with TFLite's builtin MEAN (only TFLite models have MEAN)
+    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
+                    view=(outer, reduced, 1, inner), arithmetic=ARITHMETIC_TFLITE_MEAN)
+
+
+def _product(values):
+    n = 1
+    for v in values:
+        n *= v
+    return n

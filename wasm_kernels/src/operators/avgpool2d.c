@@ -9,7 +9,10 @@
  *     dequantized to float32, summed in window order, divided by the count in float32, then
  *     rint(avg / output_scale + output_zero_point) (nearbyintf: half to even);
  *   2 onnxruntime QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp): the integer sum times the
- *     float32 scale input_scale / (output_scale * count), fp32 requantization. */
+ *     float32 scale input_scale / (output_scale * count), fp32 requantization;
+ *   3 TFLite's builtin MEAN (reference_ops::Mean for int8 with other output quantization, which
+ *     LiteRT runs over axes XNNPACK does not take): float32 mean of the raw values, times the scale,
+ *     plus -input_zero_point * scale, rounded half away from zero. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -35,11 +38,12 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
     qnn_set_error("avgpool2d: count_include_pad must be 0 or 1");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic < 0 || r->arithmetic > 2) {
-    qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime) or 2 (onnxruntime global)");
+  if (r->arithmetic < 0 || r->arithmetic > 3) {
+    qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime), 2 (onnxruntime global) or 3 "
+                  "(TFLite MEAN)");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic != 0 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
+  if (r->arithmetic != 0 && r->arithmetic != 3 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
                              !(r->output_scale >= 0x1.0p-100f && r->output_scale <= 0x1.0p+100f))) {
     qnn_set_error("avgpool2d: input_scale and output_scale must be positive and finite");
     return QNN_ERROR_INVALID_RECORD;
@@ -148,7 +152,15 @@ static void avgpool2d_channels(const void* context, size_t first, size_t count, 
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
             for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
           }
-          if (same_quantization) {
+          if (r->arithmetic == 3) {
+            const float mean = (float) (sum - padded_sum) / (float) taps;
+            const float bias = (float) -r->input_zero_point * r->scale;
+            const float v = mean * r->scale + bias;
+            const float rounded = v >= 0.0f ? __builtin_floorf(v + 0.5f) : -__builtin_floorf(-v + 0.5f);
+            float q = rounded + (float) r->output_zero_point;
+            q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
+            out[c] = (int8_t) (int32_t) q;
+          } else if (same_quantization) {
             const int32_t half = taps / 2;
             const int32_t average = taps == 0 ? 0 : (sum >= 0 ? (sum + half) / taps : (sum - half) / taps);
             out[c] = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);

@@ -1,0 +1,58 @@
+"""TFLite MEAN over adjacent axes other than height and width (channels, one spatial axis, everything;
+keep_dims or not) against ai-edge-litert, every variant: bit-exact with TFLite's builtin MEAN (float32
+mean, rounded half away from zero) over several axes and on rank 2 / 3 tensors. LiteRT reduces one axis
+of a rank-4 tensor otherwise (it agrees with the float32 mean except on exact ties, whose rule is not
+found yet): those are checked within one quantum, with exact ties (x_scale / y_scale = 2.5) in them."""
+
+from importlib import import_module
+
+import numpy as np
+import pytest
+import qnnweb
+from litert_check import assert_matches_litert, litert
+from qnnweb import UnsupportedModelError
+from tflite.BuiltinOptions import BuiltinOptions
+from tflite_builder import ModelBuilder
+
+REDUCER = import_module("tflite.ReducerOptions")
+
+
+def mean_model(shape, axes, keep_dims, out_q=(0.02, 5)):
+    out = [1 if k in [a % len(shape) for a in axes] else d for k, d in enumerate(shape)]
+    if not keep_dims:
+        out = [d for k, d in enumerate(shape) if k not in [a % len(shape) for a in axes]]
+
+    def write(b):
+        REDUCER.Start(b)
+        REDUCER.AddKeepDims(b, keep_dims)
+        return REDUCER.End(b)
+
+    m = ModelBuilder()
+    x = m.tensor("x", shape, "int8", [0.05], [-3])
+    a = m.constant_int32("axes", list(axes))
+    y = m.tensor("y", out, "int8", [out_q[0]], [out_q[1]])
+    m.op("MEAN", [x, a], [y], (BuiltinOptions.ReducerOptions, write))
+    return m.build([x], [y])
+
+
+@pytest.mark.parametrize("keep_dims", [True, False])
+@pytest.mark.parametrize("shape, axes", [([1, 5, 5, 16], [1, 2, 3]), ([3, 40], [-1]), ([1, 9, 30], [1])], ids=str)
+def test_matches_litert(shape, axes, keep_dims):
+    x = np.random.default_rng(len(shape) + sum(axes)).integers(-128, 128, shape).astype(np.int8)
+    assert_matches_litert(mean_model(shape, axes, keep_dims), x)
+
+
+@pytest.mark.parametrize("shape, axes", [([1, 6, 7, 20], [3]), ([1, 6, 7, 20], [1]), ([2, 6, 7, 20], [2])], ids=str)
+def test_one_axis_of_rank_4_within_one_quantum(shape, axes):
+    x = np.random.default_rng(len(shape) + sum(axes)).integers(-128, 128, shape).astype(np.int8)
+    data = mean_model(shape, axes, True)
+    expected = litert(data, x).astype(np.int64)
+    for variant in qnnweb.VARIANTS:
+        got = qnnweb.load(data, variant=variant).run(x)[0].astype(np.int64)
+        assert np.abs(got - expected).max() <= 1, variant
+        assert (got == expected).mean() >= 0.8, variant
+
+
+def test_axes_apart_are_refused():
+    with pytest.raises(UnsupportedModelError, match="only adjacent axes"):
+        qnnweb.load(mean_model([1, 4, 4, 8], [1, 3], True))
