@@ -83,6 +83,9 @@ def transpose_convs_as_convs(graph):
     return dataclasses.replace(graph, tensors=tensors, ops=ops)
 
 
+MAX_TRANSPOSE_CONV_STRIDE = 64   # stride x stride phases become output channels
+
+
 def _phase_window(stride, padding, kernel):
     """(first input offset u, window length) covering every phase p's taps u: 0 <= p + padding - s*u < K."""
     first = min((p + padding - kernel) // stride + 1 for p in range(stride))
@@ -106,6 +109,8 @@ def _phases_as_conv(graph, tensors, op):
         raise Unsupported("weights with a zero point per channel")
     w_zp = w.zero_point[0] if w.zero_point else 0
     (sh, sw), (top, _, left, _) = op.options["stride"], op.options["padding"]
+    if max(sh, sw) > MAX_TRANSPOSE_CONV_STRIDE:
+        raise Unsupported(f"strides {[sh, sw]}; at most {MAX_TRANSPOSE_CONV_STRIDE} are supported")
     (uh, kh2), (uw, kw2) = _phase_window(sh, top, kh), _phase_window(sw, left, kw)
     if uh > 0 or uw > 0:
         raise Unsupported(f"padding {op.options['padding']} is larger than the kernel")

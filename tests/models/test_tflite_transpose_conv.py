@@ -87,3 +87,10 @@ def test_per_tensor_weights_and_activation(activation):
     x = np.random.default_rng(1).integers(-128, 128, shape).astype(np.int8)
     assert_matches_litert(data, x)
     assert "TRANSPOSE_CONV" in [op["type"] for op in qnnweb.load(data).info()["ops"]]
+
+
+def test_huge_strides_are_refused_quickly():
+    """A corrupt stride (here 1000) would make a million phases: refused by name, not computed."""
+    data, shape = transpose_conv_model([1, 2, 2, 4], 4, (3, 3), (1000, 1000), "VALID", bias=False)
+    with pytest.raises(qnnweb.UnsupportedModelError, match="at most 64"):
+        qnnweb.load(data)

@@ -15,7 +15,7 @@ from .common import activation_range, float32, require_byte_quantized
 from .tflite_fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
 from .unary import RANGES, _input_values, make_table_onnxruntime
 
-MAX_CHANNELS = 1 << 16
+MAX_CHANNELS = 1 << 12   # one 256-entry table per channel
 
 
 def prelu_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, slope, slope_scale, slope_zp):
@@ -64,6 +64,8 @@ def lower_prelu(graph, op):
     data = bytes(alpha.data)
     if len(data) != alpha.size * DTYPE_SIZES[alpha.dtype]:
         raise Unsupported(f"alpha '{alpha.name}' has {len(data)} bytes of data for shape {list(alpha.shape)}")
+    if alpha.size > MAX_CHANNELS:
+        raise Unsupported(f"{alpha.size} slopes; at most {MAX_CHANNELS} are supported")
     if alpha.dtype == "float32":
         slopes = list(struct.unpack(f"<{alpha.size}f", data))
     else:
