@@ -206,3 +206,24 @@ def test_mirror_pad_beyond_the_edge_is_refused():
     m.op("MIRROR_PAD", [x, p], [y], options("MirrorPadOptions", Mode=MirrorPadMode.REFLECT))
     with pytest.raises(UnsupportedModelError, match="padding"):
         qnnweb.load(m.build([x], [y]))
+
+
+def test_channel_shuffle_is_one_strided_copy():
+    """ShuffleNet's channel shuffle, RESHAPE [N,H,W,g*k] -> [N,H,W,g,k], TRANSPOSE (0,1,2,4,3), RESHAPE
+    back: the reshapes share memory, the transpose is one strided copy."""
+    g, k = 3, 4
+    m = ModelBuilder()
+    x = m.tensor("x", [1, 5, 6, g * k], "int8", *Q)
+    a = m.tensor("a", [1, 5, 6, g, k], "int8", *Q)
+    b = m.tensor("b", [1, 5, 6, k, g], "int8", *Q)
+    y = m.tensor("y", [1, 5, 6, g * k], "int8", *Q)
+    m.op("RESHAPE", [x, m.constant_int32("s1", [1, 5, 6, g, k])], [a])
+    m.op("TRANSPOSE", [a, m.constant_int32("perm", [0, 1, 2, 4, 3])], [b])
+    m.op("RESHAPE", [b, m.constant_int32("s2", [1, 5, 6, g * k])], [y])
+    data = m.build([x], [y])
+    compiled = qnnweb.compiled.CompiledModel.from_bytes(qnnweb.compile(data))
+    assert [step[0] for step in compiled.steps] == ["copy_strided"]
+    x_value = rng_input([1, 5, 6, g * k])
+    assert_matches_litert(data, x_value)
+    expected = x_value.reshape(1, 5, 6, g, k).transpose(0, 1, 2, 4, 3).reshape(1, 5, 6, g * k)
+    np.testing.assert_array_equal(qnnweb.load(data).run(x_value)[0], expected)
