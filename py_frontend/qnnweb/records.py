@@ -59,7 +59,7 @@ RECORDS = {
     "maximum": (19, _BINARY + " minimum"),
     # rows / columns: per output row / column (first input index, second, alpha in 1/2048ths), int32
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
-    "lut_channels": (21, "input output pixels channels tables"),
+    "lut_channels": (21, "input output pixels channels tables output_bytes"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

@@ -308,6 +308,72 @@ def op_transpose(b, r, x, shape):
     return b.node("Transpose", [x], perm=perm), tuple(shape[p] for p in perm)
 
 
+def op_slice(b, r, x, shape):
+    """Slice of one axis: a range with step 1 or 2, sometimes to torch's INT64_MAX end."""
+    axes = [a for a in (1, 2, 3) if shape[a] >= 2]
+    if not axes:
+        return None
+    axis = r.choice(axes)
+    d = shape[axis]
+    start = r.randint(0, d - 2)
+    end = r.randint(start + 1, d) if r.random() < 0.8 else (1 << 63) - 1
+    step = r.choice([1, 1, 2])
+    inputs = [x, b.const(np.array([start], np.int64)), b.const(np.array([end], np.int64)),
+              b.const(np.array([axis], np.int64)), b.const(np.array([step], np.int64))]
+    out = list(shape)
+    out[axis] = len(range(start, min(end, d), step))
+    return b.node("Slice", inputs), tuple(out)
+
+
+def op_split_swap(b, r, x, shape):
+    """Split the channels in two, concatenated back the other way round (a channel shuffle)."""
+    c = shape[1]
+    if c < 2:
+        return None
+    k = r.randint(1, c - 1)
+    first, second = b.node("Split", [x, b.const(np.array([k, c - k], np.int64))], n_outputs=2, axis=1)
+    return b.node("Concat", [second, first], axis=1), shape
+
+
+def op_gather(b, r, x, shape):
+    """Gather of channels by a constant list (repeats, negative indices)."""
+    c = shape[1]
+    indices = [r.randint(-c, c - 1) for _ in range(r.randint(1, c + 2))]
+    return b.node("Gather", [x, b.const(np.array(indices, np.int64))], axis=1), (shape[0], len(indices), *shape[2:])
+
+
+def op_pad(b, r, x, shape):
+    """Pad of height and width: reflect, edge, or constant 0."""
+    n, c, h, w = shape
+    mode = r.choice(["reflect", "edge", "constant"])
+    limit = 2 if mode != "reflect" else min(2, h - 1, w - 1)
+    if limit < 1:
+        return None
+    top, left, bottom, right = (r.randint(0, limit) for _ in range(4))
+    pads = b.const(np.array([0, 0, top, left, 0, 0, bottom, right], np.int64))
+    return b.node("Pad", [x, pads], mode=mode), (n, c, h + top + bottom, w + left + right)
+
+
+def op_resize_nearest(b, r, x, shape):
+    """Nearest upsampling (FPN / YOLO): x2 scales, or sizes, in one of onnxruntime's nearest rules."""
+    n, c, h, w = shape
+    if h * w * c > 3000:
+        return None
+    attrs = {"mode": "nearest", "coordinate_transformation_mode": r.choice(["asymmetric", "half_pixel"]),
+             "nearest_mode": r.choice(["floor", "round_prefer_floor", "round_prefer_ceil"])}
+    roi = b.const(np.zeros(0, np.float32))
+    if r.random() < 0.5:
+        return b.node("Resize", [x, roi, b.const(np.array([1, 1, 2, 2], np.float32))], **attrs), (n, c, 2 * h, 2 * w)
+    size = (n, c, r.randint(max(1, h // 2), 2 * h), r.randint(max(1, w // 2), 2 * w))
+    return b.node("Resize", [x, roi, "", b.const(np.array(size, np.int64))], **attrs), size
+
+
+def op_prelu(b, r, x, shape):
+    """PRelu with one slope, or one per channel ([C, 1, 1])."""
+    slopes = b.normal((shape[1], 1, 1), 0.3) if r.random() < 0.7 else b.normal((1,), 0.3)
+    return b.node("PRelu", [x, b.const(slopes, "slope")]), shape
+
+
 def op_to_matrix(b, r, x, shape):
     n = shape[0]
     rest = int(np.prod(shape[1:]))
@@ -342,7 +408,11 @@ def op_softmax(b, r, x, shape):
 
 
 FEATURE_OPS = [(op_conv, 30), (op_unary, 14), (op_binary_constant, 14), (op_residual, 9), (op_concat, 6),
-               (op_pool, 12), (op_transpose, 3)]
+               (op_pool, 12), (op_transpose, 3), (op_slice, 3), (op_split_swap, 2), (op_gather, 2), (op_pad, 3),
+               (op_resize_nearest, 3), (op_prelu, 3)]
+# Ops that move values (and PRelu) do not start a model here: on the float input, before any
+# quantization, they run in float in onnxruntime's models and qnnweb refuses them by name.
+AFTER_FIRST_OP = (op_transpose, op_slice, op_split_swap, op_gather, op_pad, op_resize_nearest, op_prelu)
 MATRIX_OPS = [(op_dense, 50), (op_unary, 20), (op_binary_constant, 15), (op_softmax, 8)]
 
 
@@ -368,7 +438,7 @@ def build_float_model(r, nprng):
     for function in plan:
         for _ in range(10):
             f = function or _pick(r, FEATURE_OPS)
-            if f is op_transpose and len(b.ops) == 0:
+            if f in AFTER_FIRST_OP and len(b.ops) == 0:
                 continue
             if shape[2] * shape[3] * shape[1] > 6000 and f in (op_concat,):
                 continue

@@ -235,7 +235,8 @@ def valid_fields(k, kind):
                              **dict(zip([f"input_stride{k}" for k in range(6)], [0, 0, 0, 5, 1, 20])),
                              **dict(zip([f"output_stride{k}" for k in range(6)], [0, 0, 0, 30, 6, 2]))),
         "lut": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.uint8), 0)),
-        "lut_channels": dict(common, pixels=20, channels=3, tables=k.constant((np.arange(768) % 251).astype(np.uint8), 0)),
+        "lut_channels": dict(common, pixels=20, channels=3, tables=k.constant((np.arange(768) % 251).astype(np.uint8), 0),
+                             output_bytes=1),
         "lut_f32": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.float32), 0)),
         "quantize_channels": dict(common, outer=2, channels=5, inner=10, scales=k.constant(np.full(5, 0.5, np.float32), 0),
                                   zero_points=k.constant(np.array([-128, -1, 0, 3, 127], np.int32), 64)),
@@ -500,6 +501,7 @@ def test_random_records_never_trap(variant, kind, data):
     ("copy_strided", dict(output_stride3=1 << 10), "arena"),
     ("lut", dict(table=0), "constant"),
     ("lut_channels", dict(tables=0), "constant"),
+    ("lut_channels", dict(output_bytes=2), "output_bytes"),
     ("lut_channels", dict(pixels=1 << 16, channels=1 << 16), "2^31"),
     ("maxpool2d", dict(padding_top=-1), "padding"),
 ])

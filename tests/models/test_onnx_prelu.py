@@ -1,6 +1,7 @@
 """ONNX PRelu as onnxruntime's quantize_static leaves it (in float between DequantizeLinear and
 QuantizeLinear: the quantizer has no PRelu), with one slope per channel or one for all, in every
-mode, between convolutions: within one quantum of onnxruntime in every variant. Its own table is
+mode, between convolutions and as the model's last float op (alone, and followed by Tanh: one table):
+within one quantum of onnxruntime in every variant. Its own table is
 onnxruntime's float32 PRelu, checked bit-exact on every input value below."""
 
 import numpy as np
@@ -17,20 +18,27 @@ SLOPES = {"per-channel": RNG.uniform(-0.5, 0.9, (C, 1, 1)).astype(np.float32),
           "one": np.array([0.25], np.float32)}
 
 
-def model(slope):
-    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
-             helper.make_node("PRelu", ["c", "slope"], ["p"]),
-             helper.make_node("Conv", ["p", "w2"], ["y"])]
-    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "slope": SLOPES[slope],
-            "w2": RNG.normal(0, 0.3, (4, C, 1, 1)).astype(np.float32)}
-    return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, H, W])], init)
+def model(slope, form="between-convs"):
+    """Conv -> PRelu -> Conv; or PRelu (-> Tanh) as the model's last op(s), whose float result is the output."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1])]
+    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "slope": SLOPES[slope]}
+    if form == "between-convs":
+        nodes += [helper.make_node("PRelu", ["c", "slope"], ["p"]), helper.make_node("Conv", ["p", "w2"], ["y"])]
+        init["w2"] = RNG.normal(0, 0.3, (4, C, 1, 1)).astype(np.float32)
+        return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, H, W])], init)
+    if form == "last":
+        nodes.append(helper.make_node("PRelu", ["c", "slope"], ["y"]))
+    else:   # "last-then-tanh": two float ops in a row, one table
+        nodes += [helper.make_node("PRelu", ["c", "slope"], ["p"]), helper.make_node("Tanh", ["p"], ["y"])]
+    return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, C, H, W])], init)
 
 
 @pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("form", ["between-convs", "last", "last-then-tanh"])
 @pytest.mark.parametrize("slope", sorted(SLOPES))
-def test_matches_onnxruntime(slope, quant):
+def test_matches_onnxruntime(slope, form, quant):
     feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
-    data = quantized(model(slope), feeds, quant_format=quant[0], activation=quant[1])
+    data = quantized(model(slope, form), feeds, quant_format=quant[0], activation=quant[1])
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), ["PRELU"])
 
 

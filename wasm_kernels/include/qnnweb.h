@@ -327,12 +327,14 @@ struct qnn_copy_strided_record {
 };
 
 /* output[p][c] = tables[c][(uint8) input[p][c]] over [pixels][channels]: a per-channel function of one
- * int8 value (PRELU with one slope per channel). */
+ * int8 value (PRELU with one slope per channel); output elements of 1 byte (int8 / uint8) or 4
+ * (float32: a float op's result that is a model output). */
 struct qnn_lut_channels_record {
   int32_t op, words;
   int32_t input, output;
   int32_t pixels, channels;
-  int32_t tables;           /* address: channels * 256 bytes (copied at qnn_plan_add) */
+  int32_t tables;           /* address: channels * 256 output elements (copied at qnn_plan_add) */
+  int32_t output_bytes;     /* 1 or 4 */
 };
 
 /* output[i] = table[(uint8) input[i]]: any int8 / uint8 -> int8 / uint8 unary function. */

@@ -8,12 +8,13 @@ function of one int8 value per slope, so one 256-entry table per channel (lut_ch
 (lut) when every channel has the same slope."""
 
 import struct
+from types import SimpleNamespace
 
 from ..graph import DTYPE_SIZES
 from . import Step, Unsupported, lowering
 from .common import activation_range, float32, require_byte_quantized
 from .tflite_fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
-from .unary import RANGES, _input_values, make_table_onnxruntime
+from .unary import RANGES, _input_values, _onnx_functions, float_table, make_table_onnxruntime
 
 MAX_CHANNELS = 1 << 12   # one 256-entry table per channel
 
@@ -42,9 +43,12 @@ def lower_prelu(graph, op):
     input: one slope, or one per channel, the innermost dimension)."""
     x, alpha, y = (graph.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
     x_scale, x_zp = require_byte_quantized(x, "input")
-    y_scale, y_zp = require_byte_quantized(y, "output")
-    if alpha.is_constant and alpha.dtype == "float32" and not alpha.quantized:
-        table = _float_slope_tables(x, y, op.options.get("activation", "NONE"))
+    float_output = y.dtype == "float32" and alpha.is_constant and alpha.dtype == "float32"
+    y_scale, y_zp = (None, None) if float_output else require_byte_quantized(y, "output")
+    if float_output:   # a model's last op in float (ONNX QOperator): float32 tables
+        table = _float_output_tables(x, op.options.get("then", ()))
+    elif alpha.is_constant and alpha.dtype == "float32" and not alpha.quantized:
+        table = _float_slope_tables(x, y, op.options.get("activation", "NONE"), op.options.get("then", ()))
     elif alpha.is_constant and alpha.dtype == x.dtype:
         a_scale, a_zp = require_byte_quantized(alpha, "alpha")
 
@@ -72,22 +76,45 @@ def lower_prelu(graph, op):
         slopes = [b - 256 if alpha.dtype == "int8" and b >= 128 else b for b in data]
     tables = {s: table(s) for s in set(slopes)}
     if len(tables) == 1:
-        return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size),
+        return [Step("lut_f32" if float_output else "lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size),
                      {"table": tables[slopes[0]]})]
     if channels > MAX_CHANNELS:
         raise Unsupported(f"{channels} channels; at most {MAX_CHANNELS} slopes are supported")
     return [Step("lut_channels", dict(input=op.inputs[0], output=op.outputs[0], pixels=x.size // channels,
-                                      channels=channels), {"tables": b"".join(tables[s] for s in slopes)})]
+                                      channels=channels, output_bytes=4 if float_output else 1),
+                 {"tables": b"".join(tables[s] for s in slopes)})]
 
 
-def _float_slope_tables(x, y, activation):
-    """The table of one float32 slope: the float32 PRelu of each dequantized input value, quantized as
+def _composed(then):
+    """float32 functions of the float unary ops ``then`` ([(op type, options)]) after PRelu."""
+    after = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
+    if any(f is None for f in after):
+        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in then]} after PRelu")
+
+    def prelu_then(v, slope):
+        v = v if v >= 0 else float32(v * slope)
+        for f in after:
+            v = f(v)
+        return v
+    return prelu_then
+
+
+def _float_output_tables(x, then):
+    """256 float32 values per slope: the float32 PRelu (and the ops after it) of each dequantized input."""
+    function = _composed(then)
+    return lambda slope: float_table(x.dtype, x.scale[0], x.zero_point[0], lambda v: function(v, slope))
+
+
+def _float_slope_tables(x, y, activation, then=()):
+    """The table of one float32 slope: the float32 PRelu of each dequantized input value, then the float
+    unary ops ``then`` ([(op type, options)], ONNX's float ops in a row after it), quantized as
     QuantizeLinear / QUANTIZE do (with a fused Relu / Clip as the output's clamp)."""
     x_scale, x_zp = x.scale[0], x.zero_point[0]
     y_scale, y_zp = y.scale[0], y.zero_point[0]
     lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)
+    function = _composed(then)
 
     def table(slope):
         return make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp,
-                                      lambda v: v if v >= 0 else float32(v * slope), lo, hi)
+                                      lambda v: function(v, slope), lo, hi)
     return table

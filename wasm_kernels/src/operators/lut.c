@@ -108,30 +108,36 @@ struct lut_channels_op {
   struct qnn_op base;
   const uint8_t* input;
   uint8_t* output;
-  size_t pixels, channels;
-  const uint8_t* tables;     /* [channels][256], copied into the plan */
+  size_t pixels, channels, output_bytes;
+  const uint8_t* tables;     /* [channels][256] output elements, copied into the plan */
 };
 
 int32_t qnn_create_lut_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut_channels_record* r = record;
   if (!qnn_check_positive(&r->pixels, 2, "lut_channels")) return QNN_ERROR_INVALID_RECORD;
+  if (r->output_bytes != 1 && r->output_bytes != 4) {
+    qnn_set_error("lut_channels: output_bytes must be 1 or 4");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t table_bytes = (int64_t) r->channels * 256 * r->output_bytes;
   const int64_t size = (int64_t) r->pixels * r->channels;
   if (size > INT32_MAX || r->channels > (1 << 20)) {
     qnn_set_error("lut_channels: more than 2^31 elements or 2^20 channels");
     return QNN_ERROR_INVALID_RECORD;
   }
   const uint8_t* input = (const uint8_t*) qnn_plan_tensor(plan, r->input, size, "lut_channels input");
-  uint8_t* output = (uint8_t*) qnn_plan_tensor(plan, r->output, size, "lut_channels output");
-  const uint8_t* tables = qnn_plan_constant(r->tables, (int64_t) r->channels * 256, "lut_channels tables");
+  uint8_t* output = (uint8_t*) qnn_plan_tensor(plan, r->output, size * r->output_bytes, "lut_channels output");
+  const uint8_t* tables = qnn_plan_constant(r->tables, table_bytes, "lut_channels tables");
   if (input == NULL || output == NULL || tables == NULL) return QNN_ERROR_INVALID_RECORD;
   struct lut_channels_op* op = qnn_plan_alloc(plan, sizeof(struct lut_channels_op));
-  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, (int64_t) r->channels * 256) : NULL;
+  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, table_bytes) : NULL;
   if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  qnn_memcpy(copy, tables, (size_t) r->channels * 256);
+  qnn_memcpy(copy, tables, (size_t) table_bytes);
   op->input = input;
   op->output = output;
   op->pixels = (size_t) r->pixels;
   op->channels = (size_t) r->channels;
+  op->output_bytes = (size_t) r->output_bytes;
   op->tables = copy;
   *result = &op->base;
   return QNN_OK;
@@ -141,6 +147,15 @@ static void lut_channels_range(const void* context, size_t first, size_t count, 
   (void) thread;
   const struct lut_channels_op* op = context;
   const size_t channels = op->channels;
+  if (op->output_bytes == 4) {
+    const float* tables = (const float*) op->tables;
+    for (size_t p = first; p < first + count; p++) {
+      const uint8_t* x = op->input + p * channels;
+      float* y = (float*) op->output + p * channels;
+      for (size_t c = 0; c < channels; c++) y[c] = tables[c * 256 + x[c]];
+    }
+    return;
+  }
   for (size_t p = first; p < first + count; p++) {
     const uint8_t* x = op->input + p * channels;
     uint8_t* y = op->output + p * channels;

@@ -200,11 +200,18 @@ class ElementwiseMixin:
         else:
             raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
                        "one per channel")
-        out_names, params, activation = self._quantized_output(node)
+        name, chain = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
-        out = self._new_output(out_names, self.tensors[index].shape, params, index != self.values[x].index or
-                               self.values[x].nhwc)
-        self._op("PRELU", [index, alpha], [out], activation=activation)
+        nhwc = index != self.values[x].index or self.values[x].nhwc
+        if name in self.outputs and not self.consumers[name]:
+            # the QOperator form leaves a model's last activation in float: float32 tables
+            out = self._tensor(name, self.tensors[index].shape, "float32")
+            self.values[name] = Value(out, nhwc)
+            self._op("PRELU", [index, alpha], [out], then=chain)
+            return
+        out_names, params, activation = self._quantized_output(node, name)
+        out = self._new_output(out_names, self.tensors[index].shape, params, nhwc)
+        self._op("PRELU", [index, alpha], [out], activation=activation, then=chain)
         self._edge_uint8(out_names[0], params)
 
     def _op_QLinearSigmoid(self, node, attrs):
