@@ -12,7 +12,8 @@
 // window.qnnwebDemo: runPython(source, globals) -> stdout (in the Python worker), the last run's
 // numbers, firstResultMs (performance.now() at the first result) and longTasks (over 50 ms).
 //
-// ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (default: the
+// ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (a value that is
+// neither is dropped, with a notice in #notice; default: the
 // runtime's, min(4, cores) on this cross-origin isolated page); ?model=NAME and ?photo=NAME pick the
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
 
@@ -22,6 +23,7 @@ const DEFAULT_MODEL = "efficientnet_lite0_u8s8";
 // Shown first, in this order (the rest of /api/samples follows).
 const PREFERRED_SAMPLES = ["chelsea.png", "coffee.png", "astronaut.png", "grace_hopper.jpg", "dog.jpg"];
 const HISTORY = 10; // latency median over this many runs (per model and variant)
+const MODEL_SETTLE_MS = 300; // a model choice runs once it has rested this long
 const BENCH_RUNS = 10;
 const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -329,9 +331,22 @@ const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select"
 async function main() {
   body.dataset.state = "loading";
   try {
-    page.variant = readVariantParam();
+    // A mistyped parameter (?variant=fast) is dropped with a notice; the page starts all the same.
+    const ignored = [];
+    for (const [name, read] of [["variant", readVariantParam], ["threads", readThreadsParam]]) {
+      try {
+        page[name] = read();
+      } catch (err) {
+        page[name] = null;
+        ignored.push(err.message);
+        setQueryParam(name, null);
+      }
+    }
+    if (ignored.length) {
+      $("notice").textContent = `Ignored ${ignored.join("; ")}.`;
+      $("notice").hidden = false;
+    }
     $("variant-select").value = page.variant || "";
-    page.threads = readThreadsParam();
     const threadsSelect = $("threads-select");
     if (page.threads !== null && ![...threadsSelect.options].some((o) => o.value === String(page.threads))) {
       threadsSelect.add(new Option(String(page.threads), String(page.threads)));
@@ -351,9 +366,19 @@ async function main() {
   body.dataset.state = "ready";
   body.dataset.started = "1";
 
-  $("run").addEventListener("click", () => enqueue("Run failed", runSelected));
+  // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
+  // (MODEL_SETTLE_MS), not once per model passed over.
+  let modelTimer = null;
+  const runNow = () => {
+    clearTimeout(modelTimer);
+    enqueue("Run failed", runSelected);
+  };
+  $("run").addEventListener("click", runNow);
   $("bench").addEventListener("click", () => enqueue("Benchmark failed", benchmark));
-  $("model-select").addEventListener("change", () => enqueue("Run failed", runSelected));
+  $("model-select").addEventListener("change", () => {
+    clearTimeout(modelTimer);
+    modelTimer = setTimeout(runNow, MODEL_SETTLE_MS);
+  });
   $("photo-select").addEventListener("change", () => {
     markThumb();
     enqueue("Run failed", runSelected);
