@@ -19,7 +19,7 @@ struct copy_strided_op {
   ptrdiff_t output_strides[RANK];  /* in bytes */
 };
 
-/* The byte range [first, last] that `dims` x `strides` (elements) touches from `offset`, or 0 if a
+/* The byte range [first, last) that `dims` x `strides` (elements) touches from `offset`; 0 if a
  * stride is larger than any tensor could need. */
 static int extent(const int32_t* dims, const int32_t* strides, int32_t offset, int32_t element_bytes,
                   int64_t* first, int64_t* last) {
