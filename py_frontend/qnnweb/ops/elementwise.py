@@ -203,12 +203,13 @@ def lower_mul(graph, op):
 @lowering("MAXIMUM", "MINIMUM")
 def lower_maximum(graph, op):
     """TFLite's int8 MAXIMUM / MINIMUM: the larger / smaller stored value, as LiteRT compares them
-    (without requantizing, even when the inputs' quantization differs from the output's)."""
-    if _is_onnx(graph):
-        raise Unsupported(f"{op.type.title()} is supported in TFLite models only (ONNX: not yet)")
+    (without requantizing, even when the inputs' quantization differs from the output's). ONNX Max /
+    Min arrive with both inputs in the output's quantization (importers/onnx/elementwise.py)."""
     a_index, b_index, a, b, y = _binary_operands(graph, op)
     for tensor, role in ((a, "input a"), (b, "input b"), (y, "output")):
         require_int8(tensor, role)
+    if _is_onnx(graph) and not require_int8(a, "input a") == require_int8(b, "input b") == require_int8(y, "output"):
+        raise Unsupported("Max / Min with inputs quantized otherwise than the output")
     fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
     fields["minimum"] = int(op.type == "MINIMUM")
     return [Step("maximum", fields, constants)]

@@ -2,6 +2,7 @@
 
 
 from ...ops.common import float32, float32_bytes
+from ...ops.unary import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 
 
@@ -93,6 +94,56 @@ class ElementwiseMixin:
 
     def _op_Add(self, node, attrs):
         self._qdq_binary("ADD", node)
+
+    def _extremum(self, op_type, node):
+        """Max / Min of two operands left in float by the quantizer: quantization is monotonic, so the
+        quantized float maximum is the maximum of the operands quantized with the output's parameters
+        (each as onnxruntime's DequantizeLinear -> QuantizeLinear would give it): IR MAXIMUM / MINIMUM."""
+        if len(node.input) != 2:
+            raise Skip(f"{node.op_type} of {len(node.input)} inputs; two are supported")
+        out_names, params, activation = self._quantized_output(node)
+        if activation != "NONE":
+            raise Skip(f"a {activation} after {node.op_type} is not supported")
+        operands = []
+        for n in node.input:
+            if n in self.constants and self.constants[n].dtype == "float32":   # the quantizer left it float
+                operands.append(self._quantized_float_constant(n, params))
+            else:
+                name = self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n)
+                operands.append(self._in_quantization(name, params))
+        self._binary(op_type, node, operands[0], operands[1], out_names, params, "NONE")
+
+    def _quantized_float_constant(self, name, params):
+        """A float32 constant quantized with ``params`` as onnxruntime's QuantizeLinear does (float32
+        division, rounding half to even, saturated)."""
+        constant = self.constants[name]
+        scale, zero_point = params[0][0], params[1][0]
+        q = [min(max(round(float32(v / float32(scale))) + zero_point, -128), 127) for v in constant.values()]
+        index = self._tensor(name + "/quantized", constant.shape, "int8", params[0], params[1],
+                             bytes(v & 0xFF for v in q))
+        self.values[name + "/quantized"] = Value(index)
+        return name + "/quantized"
+
+    def _in_quantization(self, name, params):
+        """ONNX name of int8 ``name`` quantized with ``params`` (itself when it already is)."""
+        t = self.tensors[self.values[name].index]
+        if (tuple(t.scale), tuple(t.zero_point)) == (tuple(params[0]), tuple(params[1])):
+            return name
+        out = name + "/requantized"
+        if t.is_constant:   # requantized here, with the table the QUANTIZE lowering would use
+            table = make_table_onnxruntime("int8", t.scale[0], t.zero_point[0], "int8", params[0][0], params[1][0],
+                                           lambda v: v)
+            index = self._tensor(out, t.shape, "int8", params[0], params[1], bytes(t.data).translate(table))
+            self.values[out] = Value(index, self.values[name].nhwc)
+        else:
+            self._requantize_to(name, [out], params)
+        return out
+
+    def _op_Max(self, node, attrs):
+        self._extremum("MAXIMUM", node)
+
+    def _op_Min(self, node, attrs):
+        self._extremum("MINIMUM", node)
 
     def _op_Mul(self, node, attrs):
         self._qdq_binary("MUL", node)
