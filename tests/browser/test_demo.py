@@ -114,7 +114,7 @@ def test_bad_variant_or_threads_parameter_is_ignored_with_a_notice(browser, serv
     page = browser.new_page()
     try:
         page.goto(f"{server_url}/?{query}")
-        page.wait_for_function("document.body.dataset.state === 'ready'", timeout=60_000)
+        page.wait_for_function("document.body.dataset.started === '1'", timeout=60_000)
         assert named in page.inner_text("#notice") and page.is_visible("#notice")
         assert query.split("=")[0] + "=" not in page.url
         assert page.eval_on_selector("#model-select", "s => s.options.length") > 0
