@@ -60,13 +60,14 @@ RECORDS = {
     # rows / columns: per output row / column (first input index, second, alpha in 1/2048ths), int32
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
     "lut_channels": (21, "input output pixels channels tables output_bytes"),
+    "lut2d": (22, _BINARY + " table"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns", "tables")
+                   "columns", "tables")   # lut2d's "table" too
 
 
 def _layout(kind):

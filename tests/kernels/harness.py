@@ -362,7 +362,7 @@ def fully_connected_io(variant, x, x_scale, x_zp, w_oi, w_scales, bias, y_scale,
 
 
 def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE",
-           constant=None):
+           constant=None, fmt="tflite"):
     """ADD / SUB / MUL / MAXIMUM / MINIMUM with numpy broadcasting; ``constant`` = "a" or "b" makes
     that input a constant tensor."""
     g = GraphBuilder()
@@ -375,7 +375,7 @@ def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, 
             feeds.append(x)
     yi = g.output(np.broadcast_shapes(a.shape, b.shape), "int8", y_scale, y_zp)
     g.op(op_type, inputs, [yi], activation=activation)
-    return run(g, variant, *feeds)[0]
+    return run(g, variant, *feeds, fmt=fmt)[0]
 
 
 def max_pool2d(variant, x, scale, zp, kernel, stride, padding, dilation=(1, 1), activation="NONE"):

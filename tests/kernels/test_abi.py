@@ -161,6 +161,13 @@ class Kernel:
         self.staging = self.host.call("qnn_alloc", 1 << 16)
         assert self.staging != 0
 
+    def buffer(self, data):
+        """A separate allocation holding ``data`` (for constants larger than the staging area's half)."""
+        address = self.host.call("qnn_alloc", len(bytes(data)))
+        assert address != 0
+        self.host.write(address, bytes(data))
+        return address
+
     def constant(self, data, offset):
         address = self.staging + offset
         self.host.write(address, bytes(data))
@@ -224,6 +231,7 @@ def valid_fields(k, kind):
         "mul": dict(binary_shape(input_b=512), a_zero_point=0, b_zero_point=0, output_zero_point=0, scale=0.01,
                     output_min=-128, output_max=127),
         "maximum": dict(binary_shape(input_b=512), minimum=0),
+        "lut2d": dict(binary_shape(input_b=512), table=k.buffer((np.arange(65536) % 253).astype(np.uint8))),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
                           kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, dilation_height=1,
                           dilation_width=1, padding_top=0, padding_left=0, output_min=-128, output_max=127),
@@ -297,7 +305,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
-                                  "resize", "lut_channels"])
+                                  "resize", "lut_channels", "lut2d"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -501,6 +509,7 @@ def test_random_records_never_trap(variant, kind, data):
     ("copy_strided", dict(output_stride3=1 << 10), "arena"),
     ("lut", dict(table=0), "constant"),
     ("lut_channels", dict(tables=0), "constant"),
+    ("lut2d", dict(table=0), "constant"),
     ("lut_channels", dict(output_bytes=2), "output_bytes"),
     ("lut_channels", dict(pixels=1 << 16, channels=1 << 16), "2^31"),
     ("maxpool2d", dict(padding_top=-1), "padding"),

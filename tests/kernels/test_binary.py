@@ -171,3 +171,20 @@ def test_maximum_and_minimum_match_numpy(variant, op_type, case):
     got = H.binary(variant, op_type, **case)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(80))
+@given(case=mul_cases())
+def test_onnx_sub_table_matches_float32_reference(variant, case):
+    """ONNX SUB (the lut2d record): onnxruntime's float32 Sub of the dequantized operands, quantized with
+    float32 division and rounding half to even, broadcasting either way, a constant on either side."""
+    f32 = np.float32
+    a, b = case["a"].astype(np.float32), case["b"].astype(np.float32)
+    fa = f32(case["a_scale"]) * (a - f32(case["a_zp"]))
+    fb = f32(case["b_scale"]) * (b - f32(case["b_zp"]))
+    q = np.clip((fa - fb) / f32(case["y_scale"]), -128 - case["y_zp"], 127 - case["y_zp"])
+    expected = (np.rint(q) + case["y_zp"]).astype(np.int8)
+    args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
+    got = H.binary(variant, "SUB", constant=case["constant"], fmt="onnx", **args)
+    np.testing.assert_array_equal(got, expected)

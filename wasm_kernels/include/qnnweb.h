@@ -54,7 +54,8 @@ enum qnn_op_type {
   QNN_OP_MAXIMUM = 19,    /* element-wise max or min of the stored int8 values, broadcasting */
   QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's q11 weights) or nearest-neighbour resize, separable tables */
   QNN_OP_LUT_CHANNELS = 21, /* byte -> byte through one 256-entry table per channel (PRELU) */
-  QNN_OP_TYPE_COUNT = 22,
+  QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
+  QNN_OP_TYPE_COUNT = 23,
 };
 
 enum qnn_status {
@@ -202,6 +203,14 @@ struct qnn_add_record {
   int32_t arithmetic, input_offset, float_form;
   int32_t a_fixed_multiplier, a_fixed_shift, b_fixed_multiplier, b_fixed_shift;
   int32_t output_fixed_multiplier, output_fixed_shift;
+};
+
+/* out = table[a + 128][b + 128]: any function of two int8 values, broadcasting (ONNX's float Sub
+ * between DequantizeLinear and QuantizeLinear, computed for every pair as onnxruntime does). */
+struct qnn_lut2d_record {
+  int32_t op, words;
+  QNN_BINARY_SHAPE_FIELDS
+  int32_t table;            /* address: 65536 bytes (copied at qnn_plan_add) */
 };
 
 /* TFLite's int8 MAXIMUM / MINIMUM (kernels/maximum_minimum.cc): out = max(a, b) (minimum 1: min) of

@@ -34,6 +34,7 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_MAXIMUM] = QNN_OP_KIND(qnn_maximum_record, maximum),
   [QNN_OP_RESIZE] = QNN_OP_KIND(qnn_resize_record, resize),
   [QNN_OP_LUT_CHANNELS] = QNN_OP_KIND(qnn_lut_channels_record, lut_channels),
+  [QNN_OP_LUT2D] = QNN_OP_KIND(qnn_lut2d_record, lut2d),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

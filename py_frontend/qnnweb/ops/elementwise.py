@@ -162,12 +162,37 @@ def lower_sub(graph, op):
     subtract is its add with that input's scale negated; TFLite's builtin kernel negates the scaled
     value, which the record's negative fixed multiplier says)."""
     if _is_onnx(graph):
-        raise Unsupported("Sub is supported in TFLite models only (ONNX: not yet)")
+        return [_onnx_float_binary(graph, op, lambda a, b: a - b)]
     fields, constants = _add_fields(graph, op)
     subtracted = "b" if fields["input_a"] == op.inputs[0] else "a"  # the inputs may have been swapped
     fields[f"{subtracted}_multiplier"] = -fields[f"{subtracted}_multiplier"]
     fields[f"{subtracted}_fixed_multiplier"] = -fields[f"{subtracted}_fixed_multiplier"]
     return [Step("add", fields, constants)]
+
+
+def _onnx_float_binary(graph, op, function):
+    """The lut2d step of a float binary op between DequantizeLinear and QuantizeLinear (ONNX's Sub,
+    which onnxruntime runs in float32): each operand dequantized in float32, ``function`` of the two
+    rounded to float32, quantized as QuantizeLinear does (float32 division, half to even), for every
+    pair of int8 values."""
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
+    swapped = a_index != op.inputs[0]
+    (a_scale, a_zp), (b_scale, b_zp) = require_int8(a, "input a"), require_int8(b, "input b")
+    y_scale, y_zp = require_int8(y, "output")
+    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
+    a_values = [float32(float32(a_scale) * (v - a_zp)) for v in range(-128, 128)]
+    b_values = [float32(float32(b_scale) * (v - b_zp)) for v in range(-128, 128)]
+    y_scale = float32(y_scale)
+    table = bytearray(65536)
+    for i, fa in enumerate(a_values):
+        row = i * 256
+        for j, fb in enumerate(b_values):
+            d = float32(function(fb, fa) if swapped else function(fa, fb))
+            f = min(max(float32(d / y_scale), lo - y_zp), hi - y_zp)
+            table[row + j] = (round(f) + y_zp) & 0xFF
+    constants["table"] = bytes(table)
+    return Step("lut2d", fields, constants)
 
 
 def _add_fields(graph, op):

@@ -148,6 +148,17 @@ class ElementwiseMixin:
     def _op_Mul(self, node, attrs):
         self._qdq_binary("MUL", node)
 
+    def _op_Sub(self, node, attrs):
+        """Sub left in float by the quantizer (onnxruntime has no quantized Sub): IR SUB, computed as
+        onnxruntime's float32 Sub of the dequantized operands (ops/elementwise.py, a 256 x 256 table)."""
+        names = []
+        for n in node.input[:2]:
+            if n in self.constants and self.constants[n].dtype == "float32":
+                raise Skip(f"Sub of the float constant '{n}' (not quantized by the quantizer) is not supported")
+            names.append(self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n))
+        out_names, params, activation = self._quantized_output(node)
+        self._binary("SUB", node, names[0], names[1], out_names, params, activation)
+
     def _qlinear_binary(self, op_type, node):
         a_name, a_s, a_z, b_name, b_s, b_z, y_s = node.input[:7]
         y_z = node.input[7] if len(node.input) > 7 else ""
