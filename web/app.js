@@ -294,7 +294,7 @@ function fillThumbs(samples) {
     b.addEventListener("click", () => {
       $("photo-select").value = s.name;
       markThumb();
-      enqueue("Run failed", runSelected);
+      runNow();
     });
     box.append(b);
   }
@@ -317,6 +317,15 @@ function readThreadsParam() {
   if (t === null || t === "" || t === "auto") return null;
   if (!/^[1-9][0-9]*$/.test(t)) throw new Error(`?threads=${t}: use a positive integer or auto`);
   return parseInt(t, 10);
+}
+
+let modelTimer = null; // a model choice waiting to rest (MODEL_SETTLE_MS)
+
+// Every run the user asks for: one for the current choices (a model choice still resting is part of it).
+function runNow() {
+  clearTimeout(modelTimer);
+  modelTimer = null;
+  enqueue("Run failed", runSelected);
 }
 
 function setQueryParam(name, value) {
@@ -366,33 +375,28 @@ async function main() {
   body.dataset.state = "ready";
   body.dataset.started = "1";
 
-  // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
-  // (MODEL_SETTLE_MS), not once per model passed over.
-  let modelTimer = null;
-  const runNow = () => {
-    clearTimeout(modelTimer);
-    enqueue("Run failed", runSelected);
-  };
   $("run").addEventListener("click", runNow);
   $("bench").addEventListener("click", () => enqueue("Benchmark failed", benchmark));
+  // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
+  // (MODEL_SETTLE_MS), not once per model passed over.
   $("model-select").addEventListener("change", () => {
     clearTimeout(modelTimer);
     modelTimer = setTimeout(runNow, MODEL_SETTLE_MS);
   });
   $("photo-select").addEventListener("change", () => {
     markThumb();
-    enqueue("Run failed", runSelected);
+    runNow();
   });
   $("variant-select").addEventListener("change", () => {
     page.variant = $("variant-select").value || null;
     setQueryParam("variant", page.variant);
-    enqueue("Run failed", runSelected);
+    runNow();
   });
   $("threads-select").addEventListener("change", () => {
     const value = $("threads-select").value;
     page.threads = value ? parseInt(value, 10) : null;
     setQueryParam("threads", value || null);
-    enqueue("Run failed", runSelected);
+    runNow();
   });
   $("photo-file").addEventListener("change", () => {
     const file = $("photo-file").files[0];
@@ -409,9 +413,9 @@ async function main() {
     opt.textContent = `your photo: ${file.name}`;
     select.value = opt.value;
     markThumb();
-    enqueue("Run failed", runSelected);
+    runNow();
   });
-  if (new URLSearchParams(location.search).get("autorun") !== "0") enqueue("Run failed", runSelected);
+  if (new URLSearchParams(location.search).get("autorun") !== "0") runNow();
 }
 
 // ---------------------------------------------------------------- one run
