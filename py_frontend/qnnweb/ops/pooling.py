@@ -8,6 +8,8 @@ quantizes with round half to even; QLinearGlobalAveragePool, and QLinearAverageP
 is the whole unpadded image (it falls back to the global kernel), is MLAS's integer sum times
 float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp)."""
 
+import math
+
 from . import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 
@@ -96,8 +98,8 @@ def lower_mean(graph, op):
     axes = sorted({a % rank for a in constant_ints(graph, op.inputs[1], "reduction axes")})
     if not axes or axes != list(range(axes[0], axes[-1] + 1)):
         raise Unsupported(f"the mean over axes {axes}: only adjacent axes are supported")
-    outer, reduced = _product(x.shape[:axes[0]]), _product(x.shape[axes[0]:axes[-1] + 1])
-    inner = _product(x.shape[axes[-1] + 1:])
+    outer, reduced = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1])
+    inner = math.prod(x.shape[axes[-1] + 1:])
     if len(x.shape) == 4 and axes == [1, 2]:
         _, h, w, _ = x.shape
         return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")
@@ -105,9 +107,3 @@ def lower_mean(graph, op):
     return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
                     view=(outer, reduced, 1, inner), arithmetic=ARITHMETIC_TFLITE_MEAN)
 
-
-def _product(values):
-    n = 1
-    for v in values:
-        n *= v
-    return n

@@ -3,17 +3,12 @@ CONCATENATION (one copy_slice record per input), TRANSPOSE and DEPTH_TO_SPACE / 
 (strided copies, ``strided_copy``: the one way values move between layouts)."""
 
 import itertools
+import math
 
 from ..graph import DTYPE_SIZES
 from . import Step, Unsupported, lowering
 from .common import constant_ints, require_int8
 
-
-def _product(values):
-    n = 1
-    for v in values:
-        n *= v
-    return n
 
 
 @lowering("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
@@ -129,7 +124,7 @@ def lower_concatenation(graph, op):
     if not -rank <= axis < rank:
         raise Unsupported(f"axis {axis} is outside the output's rank {rank}")
     axis %= rank
-    outer, inner_output = _product(y.shape[:axis]), _product(y.shape[axis:])
+    outer, inner_output = math.prod(y.shape[:axis]), math.prod(y.shape[axis:])
     steps, offset, along = [], 0, 0
     for i, index in enumerate(op.inputs):
         x = graph.tensors[index]
@@ -139,7 +134,7 @@ def lower_concatenation(graph, op):
         if len(x.shape) != rank or any(x.shape[k] != y.shape[k] for k in range(rank) if k != axis):
             raise Unsupported(f"input {i} {list(x.shape)} does not fit output {list(y.shape)} along axis {axis}")
         along += x.shape[axis]
-        inner_input = _product(x.shape[axis:])
+        inner_input = math.prod(x.shape[axis:])
         if inner_input == 0:
             continue
         steps.append(Step("copy_slice", dict(
@@ -217,7 +212,7 @@ def strided_copy(graph, x_index, y_index, dims, input_strides, input_offset=0, o
         else:
             merged.append((d, si, so))
     element_bytes = DTYPE_SIZES[x.dtype]
-    total = _product(dims)
+    total = math.prod(dims)
     if (len(merged) <= 1 and all(si == 1 and so == 1 for _, si, so in merged) and output_offset == 0
             and total == y.size):
         return Step("copy", dict(input=x_index, output=y_index, bytes=y.nbytes), alias=True,

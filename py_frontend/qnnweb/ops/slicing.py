@@ -2,6 +2,8 @@
 copy of its input (``shape.strided_copy``), or none at all when it is a contiguous part of the input
 (then it shares the input's memory). Values move, their quantization stays."""
 
+import math
+
 from . import Unsupported, lowering
 from .common import constant_ints
 from .shape import contiguous_strides, require_moved_values, strided_copy
@@ -20,17 +22,11 @@ def _window(graph, op, y_index, starts, steps, counts, x_index=None):
     x_index = op.inputs[0] if x_index is None else x_index
     x, y = graph.tensors[x_index], graph.tensors[y_index]
     strides = contiguous_strides(x.shape)
-    if _product(counts) != y.size:
+    if math.prod(counts) != y.size:
         raise Unsupported(f"the slice has {counts} elements per dimension; the output is {list(y.shape)}")
     return strided_copy(graph, x_index, y_index, counts, [s * k for s, k in zip(strides, steps)],
                         sum(s * b for s, b in zip(strides, starts)))
 
-
-def _product(values):
-    n = 1
-    for v in values:
-        n *= v
-    return n
 
 
 def _vector(graph, index, role, rank):
@@ -188,7 +184,7 @@ def lower_gather(graph, op):
     expected = list(x.shape[:axis]) + list(indices_tensor.shape) + list(x.shape[axis + 1:])
     if list(y.shape) != expected:
         raise Unsupported(f"the gather gives shape {expected}; the output is {list(y.shape)}")
-    outer, inner, n = _product(x.shape[:axis]), _product(x.shape[axis + 1:]), len(indices)
+    outer, inner, n = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:]), len(indices)
     runs, first = [], 0
     while first < n:   # greedy: the longest run of evenly spaced indices from `first`
         last = first + 1
