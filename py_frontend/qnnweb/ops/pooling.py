@@ -1,4 +1,5 @@
-"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over height and width (a pool whose window is the whole image).
+"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN (a pool whose window is the whole image, or the reduced rows of a
+tensor viewed as [outer, reduced, 1, inner]).
 
 The average follows the reference runtime of the model's format (the record's ``arithmetic``):
 TFLite models LiteRT's (integer average rounded half away from zero when input and output share
