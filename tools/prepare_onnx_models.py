@@ -91,21 +91,25 @@ MOBILENET_SOURCE = ("MobileNetV2 architecture written in tools/prepare_onnx_mode
 MODELS = {
     "efficientnet_lite0_u8s8": {
         "net": "efficientnet_lite0", "quant": ("QDQ", "QUInt8", "QInt8"),
+        "title": "EfficientNet-Lite0, ImageNet (ONNX QDQ, uint8 activations)",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QDQ: uint8 activations "
                        "(asymmetric, per-tensor), int8 weights (symmetric, per-channel)",
     },
     "efficientnet_lite0_s8s8": {
         "net": "efficientnet_lite0", "quant": ("QDQ", "QInt8", "QInt8"),
+        "title": "EfficientNet-Lite0, ImageNet (ONNX QDQ, int8 activations)",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QDQ: int8 activations "
                        "(asymmetric, per-tensor), int8 weights (symmetric, per-channel)",
     },
     "efficientnet_lite0_qop_u8s8": {
         "net": "efficientnet_lite0", "quant": ("QOperator", "QUInt8", "QInt8"),
+        "title": "EfficientNet-Lite0, ImageNet (ONNX QOperator form)",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QOperator form (QLinearConv, "
                        "QLinearAdd, QGemm, ...): uint8 activations, int8 weights (per-channel)",
     },
     "mobilenet_v2_u8s8": {
         "net": "mobilenet_v2", "quant": ("QDQ", "QUInt8", "QInt8"),
+        "title": "MobileNetV2, random weights (speed test only)", "speed_only": True,
         "description": "MobileNetV2 1.0 224 with RANDOM weights (seeded; BatchNorm statistics estimated on "
                        "photos): the speed benchmark model, its answers are meaningless. int8 QDQ: uint8 "
                        "activations, int8 weights (per-channel)",
@@ -468,6 +472,9 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> None:
                 int8_top5 = {n: softmax_top5(sess.run(None, {INPUT_NAME: x[None]})[0], labels)
                              for n, x in samples.items()}
                 sidecar = {
+                    "title": meta["title"],
+                    "task": "classification",
+                    **({"speed_only": True} if meta.get("speed_only") else {}),
                     "labels": labels,
                     "description": meta["description"],
                     "source": source,

@@ -7,15 +7,21 @@
 // Test hooks: document.body.dataset.state is "loading" | "ready" | "running" | "done" | "error";
 // dataset.started is "1" once the runtime and the lists are up; dataset.python is "loading" |
 // "ready" | "failed"; dataset.pending counts queued tasks; dataset.runs counts finished ones.
-// #results holds <li> with data-label / data-index / data-score; #results carries data-model /
-// data-photo / data-variant / data-engine. #latency and #latency-median carry data-ms (and data-n).
-// window.qnnwebDemo: runPython(source, globals) -> stdout (in the Python worker), the last run's
-// numbers, firstResultMs (performance.now() at the first result) and longTasks (over 50 ms).
+// #results holds <li> with data-label / data-index / data-score (and data-box for a detection);
+// #results carries data-model / data-photo / data-variant / data-engine / data-task. #latency and
+// #latency-median carry data-ms (and data-n). window.qnnwebDemo: runPython(source, globals) -> stdout
+// (in the Python worker), the last run's numbers (lastDetections / lastLandmarks for those tasks),
+// firstResultMs (performance.now() at the first result) and longTasks (over 50 ms).
+//
+// Each model's sidecar names its task (/api/models `task`): classification shows the top classes;
+// detection draws boxes and keypoints over the photo, landmarks the points (settings: `postprocess`).
 //
 // ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (a value that is
 // neither is dropped, with a notice in #notice; default: the
 // runtime's, min(4, cores) on this cross-origin isolated page); ?model=NAME and ?photo=NAME pick the
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
+
+import { decodeBoxes, nms, scaleLandmarks, sigmoid, ssdAnchors } from "./qnnweb-vision.js";
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
 const API_URL = new URL("../api/", import.meta.url).href; // this module is /static/app.js, under any prefix
@@ -31,7 +37,7 @@ const body = document.body;
 // run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
 window.qnnwebDemo = {
   runPython, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null, firstResultMs: null,
-  longTasks: [],
+  lastDetections: null, lastLandmarks: null, longTasks: [],
 };
 try {
   new PerformanceObserver((list) => {
@@ -253,7 +259,7 @@ async function loadLists() {
     $("model-select"),
     models.map((m) => ({
       value: m.name,
-      text: `${m.name} (${m.format}, ${kb(m.size)}${m.error ? ", unusable" : ""})`,
+      text: `${m.title || m.name} · ${m.task || "classification"} · ${kb(m.size)}${m.error ? " · unusable" : ""}`,
     })),
   );
   const rank = (name) => {
@@ -688,7 +694,7 @@ function showModelInfo(name, info, record) {
   $("model-summary").textContent =
     `${name} (${record.format}): ${inp.dtype} [${inp.shape}] → ${out.dtype} [${out.shape}], ${ops} ops, ` +
     `weights ${kb(info.weight_bytes || 0)}, arena ${kb(info.arena_bytes || 0)}`;
-  $("model-summary").title = record.description || "";
+  $("model-summary").title = [record.title, record.description].filter(Boolean).join(": ");
   $("model-info").textContent = JSON.stringify(info, null, 2);
 }
 
@@ -766,7 +772,7 @@ function isLogits(record) {
 
 function clearShown() {
   $("results").replaceChildren();
-  for (const k of ["model", "photo", "variant", "engine"]) delete $("results").dataset[k];
+  for (const k of ["model", "photo", "variant", "engine", "task"]) delete $("results").dataset[k];
   $("engine").textContent = "–";
   $("latency").textContent = "–";
   delete $("latency").dataset.ms;
@@ -781,9 +787,14 @@ function clearShown() {
   $("model-summary").textContent = "–";
   $("preprocess").textContent = "–";
   $("model-info").textContent = "";
+  $("results-title").textContent = "Results";
   $("scores-kind").textContent = "";
+  const overlay = $("overlay");
+  overlay.getContext("2d").clearRect(0, 0, overlay.width, overlay.height);
   window.qnnwebDemo.lastOutput = null;
   window.qnnwebDemo.lastTop = null;
+  window.qnnwebDemo.lastDetections = null;
+  window.qnnwebDemo.lastLandmarks = null;
   page.last = null;
 }
 
@@ -800,14 +811,26 @@ async function runSelected() {
   const { h, w, layout } = inputSize(info.inputs[0]);
   const pre = record.preprocess || {};
   const t0 = performance.now();
-  const { rgb, plan } = await photoToRGB(photo.blob, pre, w, h);
+  const { rgb, plan, photoSize } = await photoToRGB(photo.blob, pre, w, h);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
   $("preprocess").textContent =
     `${plan.text} (Pillow's bilinear); (pixel − [${mean}]) / [${std}]; ${layout} ${info.inputs[0].dtype}`;
-  const logits = isLogits(record);
-  const k = Math.min(5, (record.labels || []).length || 5);
-  const result = await infer({ op: "classify", key: modelKey, rgb, mean, std, k, logits });
+  const task = record.task || "classification";
+  const show = TASKS[task];
+  if (!show) throw new Error(`${record.file} is a ${task} model: the page cannot show its outputs yet`);
+  let result;
+  if (task === "classification") {
+    const logits = isLogits(record);
+    const k = Math.min(5, (record.labels || []).length || 5);
+    result = await infer({ op: "classify", key: modelKey, rgb, mean, std, k, logits });
+    window.qnnwebDemo.lastOutput = result.raw;
+  } else {
+    result = await infer({ op: "run", key: modelKey, rgb, mean, std });
+    window.qnnwebDemo.lastOutput = result.outputs;
+  }
+  const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
+  show(record, result, { plan, photoSize, meta });
   const total = performance.now() - t0;
 
   const key = `${name}|${result.variant}|${result.threads}`;
@@ -815,16 +838,115 @@ async function runSelected() {
   $("latency-total").textContent = `(${fmtMs(total)} with decoding, resizing and post-processing)`;
   $("variant").textContent = result.variant;
   $("variant").dataset.variant = result.variant;
-  $("scores-kind").textContent = logits ? "softmax of the model's logits" : "the model's output";
-  const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js" };
-  showResults(result.top, record.labels, meta, true);
   $("engine").textContent = "qnnweb.js (JavaScript runtime, compiled model, worker)";
-  window.qnnwebDemo.lastOutput = result.raw;
-  window.qnnwebDemo.lastTop = result.top;
   if (window.qnnwebDemo.firstResultMs === null) window.qnnwebDemo.firstResultMs = performance.now();
   page.last = { key, modelKey, name, photo: photo.name, variant: result.variant, threads: result.threads };
   setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels on ${threadsText(result.threads)}.`, 1);
 }
+
+// ---------------------------------------------------------------- showing each task's outputs
+
+const COLORS = ["#ffd43b", "#51cf66", "#ff6b6b", "#4dabf7", "#f783ac", "#a9e34b"];
+
+function showClasses(record, result, { meta }) {
+  $("results-title").textContent = "Top classes";
+  $("scores-kind").textContent = isLogits(record) ? "softmax of the model's logits" : "the model's output";
+  showResults(result.top, record.labels, meta, true);
+  window.qnnwebDemo.lastTop = result.top;
+}
+
+// The outputs a sidecar's postprocess settings name must be the model's.
+function namedOutputs(record, outputs, names) {
+  for (const n of names) {
+    if (!(n in outputs)) {
+      throw new Error(`${record.file}: its sidecar's postprocess names output '${n}'; the model's outputs are ` +
+                      Object.keys(outputs).join(", "));
+    }
+  }
+  return names.map((n) => outputs[n]);
+}
+
+// Model input coordinates (normalized to the crop window the model saw) -> photo pixels.
+function photoMapper(plan, [W, H]) {
+  return (u, v) => [((plan.x0 + u * plan.cw) * W) / plan.rw, ((plan.y0 + v * plan.ch) * H) / plan.rh];
+}
+
+// The overlay at the photo's size, cleared, with the part of the photo the model saw outlined.
+function overlayFor(photoSize, at) {
+  const canvas = $("overlay");
+  [canvas.width, canvas.height] = photoSize;
+  const ctx = canvas.getContext("2d");
+  ctx.lineWidth = Math.max(2, Math.round(Math.max(...photoSize) / 250));
+  const [x0, y0] = at(0, 0);
+  const [x1, y1] = at(1, 1);
+  ctx.setLineDash([ctx.lineWidth * 4, ctx.lineWidth * 3]);
+  ctx.strokeStyle = "rgb(255 255 255 / 70%)";
+  ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
+  ctx.setLineDash([]);
+  return ctx;
+}
+
+function dot(ctx, x, y, radius) {
+  ctx.beginPath();
+  ctx.arc(x, y, radius, 0, 2 * Math.PI);
+  ctx.fill();
+}
+
+function showDetections(record, result, { plan, photoSize, meta }) {
+  const pp = record.postprocess || {};
+  const a = pp.anchors;
+  if (!a) throw new Error(`${record.file}: its sidecar has no SSD anchor settings (postprocess.anchors)`);
+  const [boxes, scores] = namedOutputs(record, result.outputs, [pp.boxes, pp.scores]);
+  const anchors = ssdAnchors(a.input_size, a.strides, a.anchors_per_cell, a.offset ?? 0.5);
+  const minScore = pp.min_score ?? 0.5;
+  const found = decodeBoxes(boxes, scores, anchors, a.input_size, pp.keypoints || 0, minScore);
+  const kept = nms(found, pp.iou_threshold ?? 0.3, pp.max_detections ?? null, Boolean(pp.weighted));
+
+  const at = photoMapper(plan, photoSize);
+  const ctx = overlayFor(photoSize, at);
+  kept.forEach((d, i) => {
+    const [ymin, xmin, ymax, xmax] = d.box;
+    const [x0, y0] = at(xmin, ymin);
+    const [x1, y1] = at(xmax, ymax);
+    ctx.strokeStyle = ctx.fillStyle = COLORS[i % COLORS.length];
+    ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
+    for (const [u, v] of d.keypoints) dot(ctx, ...at(u, v), ctx.lineWidth * 1.5);
+  });
+  const label = (record.labels || ["object"])[0];
+  showResults(kept.map((d) => [0, d.score]), [label], meta, true);
+  $("results").querySelectorAll("li").forEach((li, i) => {
+    const [ymin, xmin, ymax, xmax] = kept[i].box;
+    const [x0, y0] = at(xmin, ymin).map(Math.round);
+    const [x1, y1] = at(xmax, ymax).map(Math.round);
+    li.dataset.box = JSON.stringify(kept[i].box);
+    li.querySelector(".label").textContent = `${label} ${i + 1}`;
+    li.querySelector(".label").title = `${label} ${i + 1}: (${x0}, ${y0})–(${x1}, ${y1}) in the photo's pixels`;
+  });
+  $("results-title").textContent = kept.length === 1 ? `1 ${label} found` : `${kept.length} ${label}s found`;
+  $("scores-kind").textContent =
+    `scores ≥ ${minScore}, ${pp.weighted ? "weighted " : ""}non-maximum suppression at IoU ${pp.iou_threshold ?? 0.3}`;
+  window.qnnwebDemo.lastDetections = kept;
+}
+
+function showLandmarks(record, result, { plan, photoSize, meta }) {
+  const pp = record.postprocess || {};
+  if (!pp.points || !pp.input_size) throw new Error(`${record.file}: its sidecar has no landmark settings (postprocess.points, input_size)`);
+  const [values] = namedOutputs(record, result.outputs, [pp.points]);
+  const points = scaleLandmarks(values, pp.input_size, [0.0, 0.0, 1.0, 1.0], pp.dims || 3);
+  const score = pp.score ? sigmoid(namedOutputs(record, result.outputs, [pp.score])[0][0]) : 1;
+
+  const at = photoMapper(plan, photoSize);
+  const ctx = overlayFor(photoSize, at);
+  ctx.fillStyle = COLORS[1];
+  for (const [u, v] of points) dot(ctx, ...at(u, v), ctx.lineWidth * 0.75);
+  showResults([[0, score]], record.labels || ["face"], meta, true);
+  $("results").querySelector("li").dataset.points = String(points.length);
+  $("results-title").textContent = `${points.length} landmarks`;
+  $("scores-kind").textContent = pp.score ? "presence score (sigmoid of the model's logit)" : "";
+  window.qnnwebDemo.lastLandmarks = points;
+}
+
+const TASKS = { classification: showClasses, detection: showDetections, landmarks: showLandmarks };
 
 // Run the last input BENCH_RUNS more times (after a fresh run if the selection changed), one at a
 // time so the page stays responsive, and show every latency and the median.

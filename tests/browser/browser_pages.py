@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+from PIL import Image
+
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
 PREFIX = "/hosted/qnnweb"  # the path prefix of prefixed_server_url (a reverse proxy's, --root-path)
@@ -28,3 +31,16 @@ def open_page(browser, server_url: str, isolated: bool = True):
     page.goto(f"{server_url}/api/utils/health-check")
     assert page.evaluate("crossOriginIsolated") is isolated
     return context, page, errors
+
+
+def pillow_input(path, pre: dict) -> bytes:
+    """The model's metadata, with Pillow: shorter side to pre['resize'] (Image.BILINEAR, which is
+    antialiased when shrinking; long side int(resize * long / short)), centre crop pre['crop'] at
+    round((size - crop) / 2). H*W*3 RGB bytes."""
+    image = Image.open(path).convert("RGB")
+    w, h = image.size
+    r, crop = pre["resize"], pre["crop"]
+    size = (r, int(r * h / w)) if w <= h else (int(r * w / h), r)
+    image = image.resize(size, Image.BILINEAR)
+    left, top = round((size[0] - crop) / 2), round((size[1] - crop) / 2)
+    return np.asarray(image.crop((left, top, left + crop, top + crop)), dtype=np.uint8).tobytes()

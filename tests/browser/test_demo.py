@@ -35,7 +35,8 @@ def test_known_answer(variant_page, demo_folders, model: str, photo: str, expect
 
     # the page says which variant ran, and it is the one asked for
     assert demo.text("#variant").strip() == variant
-    assert demo.results_meta() == {"model": model, "photo": photo, "variant": variant, "engine": "qnnweb.js"}
+    assert demo.results_meta() == {"model": model, "photo": photo, "variant": variant, "engine": "qnnweb.js",
+                                   "task": "classification"}
     kernels = demo.page.eval_on_selector_all("#kernels li code", "els => els.map(e => e.textContent)")
     assert kernels and all(k for k in kernels), f"kernel names not shown: {kernels}"
     if variant != "scalar":

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pytest
-from PIL import Image
+from browser_pages import pillow_input
 
 MODEL = "efficientnet_lite0_u8s8"
 CAT_FAMILY = {281: "tabby", 282: "tiger cat", 285: "Egyptian cat"}
@@ -47,19 +47,6 @@ def cpython_models(demo_folders):
     return get
 
 
-def pillow_input(path, pre: dict) -> bytes:
-    """The model's metadata, with Pillow: shorter side to pre['resize'] (Image.BILINEAR, which is
-    antialiased when shrinking; long side int(resize * long / short)), centre crop pre['crop'] at
-    round((size - crop) / 2). H*W*3 RGB bytes."""
-    image = Image.open(path).convert("RGB")
-    w, h = image.size
-    r, crop = pre["resize"], pre["crop"]
-    size = (r, int(r * h / w)) if w <= h else (int(r * w / h), r)
-    image = image.resize(size, Image.BILINEAR)
-    left, top = round((size[0] - crop) / 2), round((size[1] - crop) / 2)
-    return np.asarray(image.crop((left, top, left + crop, top + crop)), dtype=np.uint8).tobytes()
-
-
 def cpython_answer(model, rgb: bytes, pre: dict):
     import qnnweb.image
 
@@ -79,7 +66,8 @@ def test_efficientnet_in_the_page_matches_cpython(variant_page, demo_folders, si
 
     state = demo.run(MODEL, photo)
     assert state == "done", f"{MODEL} on {photo} with {variant}: {demo.error_text()!r}"
-    assert demo.results_meta() == {"model": MODEL, "photo": photo, "variant": variant, "engine": "qnnweb.js"}
+    assert demo.results_meta() == {"model": MODEL, "photo": photo, "variant": variant, "engine": "qnnweb.js",
+                                   "task": "classification"}
     assert demo.text("#variant").strip() == variant
     top = demo.top()
     labels = [label for label, _ in demo.results()]

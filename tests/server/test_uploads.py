@@ -205,9 +205,13 @@ def test_a_compiled_model_uploads_and_downloads_as_itself(folders: Settings) -> 
 
 
 def test_sidecar_upload_is_validated_and_listed(uploads: TestClient, writable: Settings) -> None:
-    r = uploads.put("/api/models/good.tflite/meta", json={"labels": ["x", "y"], "task": "classify"}, headers=AUTH)
+    side = {"labels": ["x", "y"], "task": "detection", "title": "Good", "postprocess": {"min_score": 0.4}, "mine": 1}
+    r = uploads.put("/api/models/good.tflite/meta", json=side, headers=AUTH)
     assert r.status_code == 200 and r.json()["labels"] == ["x", "y"]
-    assert json.loads((writable.models_dir / "good.json").read_text()) == {"labels": ["x", "y"], "task": "classify"}
+    assert {k: r.json()[k] for k in ("task", "title", "postprocess")} == {k: side[k] for k in ("task", "title", "postprocess")}
+    assert json.loads((writable.models_dir / "good.json").read_text()) == side  # other keys kept as they are
+    r = uploads.put("/api/models/good/meta", json={"task": "classify"}, headers=AUTH)
+    assert r.status_code == 422 and "task" in r.json()["detail"] and "detection" in r.json()["detail"]
     r = uploads.put("/api/models/good/meta", json={"labels": "person"}, headers=AUTH)
     assert r.status_code == 422 and "labels" in r.json()["detail"]
     r = uploads.put("/api/models/good/meta", content=b"{not json", headers=AUTH)
@@ -219,7 +223,7 @@ def test_sidecar_upload_is_validated_and_listed(uploads: TestClient, writable: S
     assert uploads.put("/api/models/absent/meta", json={}, headers=AUTH).status_code == 404
     assert listed(uploads)["good.tflite"]["labels"] == ["x", "y"]
     assert uploads.delete("/api/models/good/meta", headers=AUTH).status_code == 204
-    assert listed(uploads)["good.tflite"]["labels"] is None
+    assert listed(uploads)["good.tflite"]["labels"] is None and listed(uploads)["good.tflite"]["task"] == "classification"
     assert uploads.delete("/api/models/good/meta", headers=AUTH).status_code == 404
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from qnnweb_server.core.sidecars import Preprocess
+from qnnweb_server.core.sidecars import Preprocess, Task
 
 
 class TensorInfo(BaseModel):
@@ -31,6 +31,18 @@ class ModelInfo(BaseModel):
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
     ops: list[Any] = []
+    title: str | None = Field(None, description="the sidecar's human-readable name of the model",
+                              examples=["BlazeFace face detector (MediaPipe, int8)"])
+    task: Task = Field("classification", description="what the outputs mean (the sidecar's `task`; "
+                       "classification when it says nothing)")
+    speed_only: bool = Field(False, description="the sidecar says the model's answers are meaningless "
+                             "(random weights, kept to measure speed)")
+    postprocess: dict[str, Any] | None = Field(
+        None, description="the sidecar's post-processing settings for its task (detection: SSD anchors and "
+        "non-maximum suppression; landmarks: points per output)",
+        examples=[{"anchors": {"input_size": 128, "strides": [8, 16], "anchors_per_cell": [2, 6]},
+                   "boxes": "regressors", "scores": "classificators", "keypoints": 6, "min_score": 0.5,
+                   "iou_threshold": 0.3, "weighted": True}])
     labels: list[str] | None = None
     description: str | None = None
     source: str | None = None

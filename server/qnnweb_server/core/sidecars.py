@@ -1,10 +1,10 @@
-"""A model's sidecar, ``<stem>.json`` next to it: labels, description, source, preprocessing, output
-notes. Validated here, once per version of the file; a bad sidecar marks only its model's record."""
+"""A model's sidecar, ``<stem>.json`` next to it: title, task, labels, description, source,
+preprocessing, output notes, post-processing. Validated here, once per version of the file; a bad sidecar marks only its model's record."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -23,11 +23,19 @@ class Preprocess(BaseModel):
     )
 
 
+# What a model's outputs mean, i.e. how the demo page shows them.
+Task = Literal["classification", "detection", "landmarks", "segmentation", "image-to-image"]
+
+
 class Sidecar(BaseModel):
     """What a sidecar may hold; other keys are kept (they go into the compiled model's metadata)."""
 
     model_config = ConfigDict(extra="allow")
 
+    title: str | None = None
+    task: Task | None = None
+    speed_only: bool = False
+    postprocess: dict[str, Any] | None = None
     labels: list[str] | None = None
     description: str | None = None
     source: str | None = None

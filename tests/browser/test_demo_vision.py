@@ -1,0 +1,145 @@
+"""Models beyond classification in the demo page, per kernel variant, against CPython: MediaPipe's face
+detector (BlazeFace, boxes + keypoints) and Face Mesh (468 landmarks), int8 files made by
+ai-edge-quantizer from the trained float models (data/models, ``./build.sh build vision-models``).
+
+The page must feed the model Pillow's pixels, get exactly CPython qnnweb's outputs (same variant), turn
+them into the boxes / points CPython's ``qnnweb.vision`` gives (web/qnnweb-vision.js is its twin), list
+them, and draw them over the photo where they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from browser_pages import pillow_input
+
+DETECTOR = "face_detection_short_range"
+MESH = "face_landmark"
+# where the face's centre (y, x) is in the photo's centre square (read off the photos)
+FACES = {"astronaut.png": (0.25, 0.46), "grace_hopper.jpg": (0.31, 0.51)}
+
+
+def sidecar(demo_folders, name: str) -> dict:
+    return json.loads((demo_folders["models"] / f"{name}.json").read_text())
+
+
+def cpython_outputs(demo_folders, name: str, variant: str, rgb: bytes, pre: dict) -> dict:
+    """{output name: dequantized values} of the model in CPython qnnweb (wasmtime) on ``rgb``."""
+    import qnnweb
+    from qnnweb.image import dequantize, rgb_to_input
+
+    model = qnnweb.load(demo_folders["models"] / f"{name}.tflite", variant=variant)
+    outs = model.run(rgb_to_input(rgb, model.inputs[0], pre["mean"], pre["std"]))
+    return {t.name: dequantize(out, t) for t, out in zip(model.outputs, outs)}
+
+
+def page_run(demo, demo_folders, variant: str, name: str, photo: str, task: str):
+    """Run ``name`` on ``photo`` in the page; check the run, its input and its raw outputs against
+    CPython's. Returns (sidecar, CPython's outputs)."""
+    state = demo.run(name, photo)
+    assert state == "done", f"{name} on {photo} with {variant}: {demo.error_text()!r}"
+    assert demo.results_meta() == {"model": name, "photo": photo, "variant": variant, "engine": "qnnweb.js",
+                                   "task": task}
+    side = sidecar(demo_folders, name)
+    pre = side["preprocess"]
+    rgb = bytes(demo.page.evaluate("Array.from(window.qnnwebDemo.lastInput)"))
+    assert rgb == pillow_input(demo_folders["data"] / "samples" / photo, pre), "the page's input is not Pillow's"
+    want = cpython_outputs(demo_folders, name, variant, rgb, pre)
+    got = demo.page.evaluate("window.qnnwebDemo.lastOutput")
+    assert got.keys() == want.keys() and all(got[k] == want[k] for k in want), \
+        f"{name} on {photo} with {variant}: outputs differ from CPython's"
+    return side, want
+
+
+def overlay_pixels(demo, box=None) -> tuple[list[int], int]:
+    """The overlay canvas's size and how many of its pixels are drawn (in ``box``: x0, y0, x1, y1)."""
+    return demo.page.evaluate("""(box) => {
+      const c = document.getElementById('overlay');
+      const [x0, y0, x1, y1] = box || [0, 0, c.width, c.height];
+      const data = c.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data;
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i]) n++;
+      return [[c.width, c.height], n];
+    }""", box)
+
+
+def close(a, b, tol=1e-9) -> bool:
+    return all(math.isclose(x, y, rel_tol=0, abs_tol=tol) for x, y in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("photo", list(FACES))
+def test_face_detector_boxes_match_cpython_and_are_drawn(variant_page, demo_folders, photo):
+    from qnnweb import vision
+
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, DETECTOR, photo, "detection")
+    pp = side["postprocess"]
+    a = pp["anchors"]
+    anchors = vision.ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"])
+    found = vision.decode_boxes(outs[pp["boxes"]], outs[pp["scores"]], anchors, a["input_size"], pp["keypoints"],
+                                pp["min_score"])
+    want = vision.nms(found, pp["iou_threshold"], weighted=pp["weighted"])
+    got = demo.page.evaluate("window.qnnwebDemo.lastDetections")
+    assert len(got) == len(want) == 1, f"{photo} with {variant}: page {got}, CPython {want}"
+    (g,), (w,) = got, want
+    # the scores go through exp (two libms) and weight the merged boxes: equal to rounding
+    assert math.isclose(g["score"], w.score, rel_tol=1e-12)
+    assert close(g["box"], w.box) and all(close(p, q) for p, q in zip(g["keypoints"], w.keypoints, strict=True))
+    ymin, xmin, ymax, xmax = w.box
+    centre = FACES[photo]
+    assert abs((ymin + ymax) / 2 - centre[0]) < 0.1 and abs((xmin + xmax) / 2 - centre[1]) < 0.1
+
+    # listed, with the box
+    items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.box])")
+    assert [(label, json.loads(box)) for label, box in items] == [("face", g["box"])]
+    assert demo.text("#results-title") == "1 face found"
+
+    # drawn on the photo: the overlay has the photo's size and the box's outline lies around the face
+    size, drawn = overlay_pixels(demo)
+    plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+    assert size == plan["photo"]
+    sx, sy = size[0] / plan["rw"], size[1] / plan["rh"]
+    x0, y0 = (plan["x0"] + xmin * plan["cw"]) * sx, (plan["y0"] + ymin * plan["ch"]) * sy
+    x1, y1 = (plan["x0"] + xmax * plan["cw"]) * sx, (plan["y0"] + ymax * plan["ch"]) * sy
+    margin = 6
+    _, on_top_edge = overlay_pixels(demo, [int(x0) + margin, int(y0) - margin, int(x1) - margin, int(y0) + margin])
+    _, inside = overlay_pixels(demo, [int(x0) + margin, int(y0) + margin + 20, int(x1) - margin, int(y1) - margin])
+    assert on_top_edge >= (x1 - x0 - 2 * margin), f"no box edge drawn at y={y0:.0f} ({on_top_edge} pixels)"
+    assert drawn > on_top_edge and inside < drawn, "keypoints / box outline not drawn as expected"
+
+
+def test_face_mesh_landmarks_match_cpython_and_are_drawn(variant_page, demo_folders):
+    from qnnweb import vision
+
+    variant, demo = variant_page
+    photo = "grace_hopper.jpg"
+    side, outs = page_run(demo, demo_folders, variant, MESH, photo, "landmarks")
+    pp = side["postprocess"]
+    want = vision.scale_landmarks(outs[pp["points"]], pp["input_size"], dims=pp["dims"])
+    got = demo.page.evaluate("window.qnnwebDemo.lastLandmarks")
+    assert len(got) == len(want) == 468
+    assert all(close(p, q, 1e-12) for p, q in zip(got, want, strict=True))
+    # the points lie on the face of the centre square (astronaut / Grace Hopper: the upper middle)
+    xs, ys = [p[0] for p in want], [p[1] for p in want]
+    assert 0.2 < sum(xs) / len(xs) < 0.8 and 0.1 < sum(ys) / len(ys) < 0.7
+
+    items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.points, +e.dataset.score])")
+    score = 1 / (1 + math.exp(-outs[pp["score"]][0]))
+    assert [(label, points) for label, points, _ in items] == [("face", "468")]
+    assert math.isclose(items[0][2], score, rel_tol=1e-12)
+    assert demo.text("#results-title") == "468 landmarks"
+    size, drawn = overlay_pixels(demo)
+    assert size == demo.page.evaluate("window.qnnwebDemo.lastPreprocess")["photo"] and drawn > 468
+
+
+def test_model_list_shows_titles_tasks_and_sizes(open_demo, demo_folders):
+    demo = open_demo("?autorun=0")
+    options = dict(demo.page.eval_on_selector_all("#model-select option", "els => els.map(e => [e.value, e.textContent])"))
+    for name in (DETECTOR, MESH, "efficientnet_lite0_u8s8", "visual_wake_words"):
+        side = sidecar(demo_folders, name)
+        title, task, size = options[name].split(" · ")[:3]
+        assert title == side["title"] and task == side.get("task", "classification")
+        assert size.endswith(("KB", "MB"))
+    assert options["corrupt"].startswith("corrupt · classification · ") and options["corrupt"].endswith(" · unusable")
