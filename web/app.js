@@ -123,6 +123,7 @@ function enqueue(label, task) {
     } catch (err) {
       ok = false;
       showError(err.context || label, err);
+      $("status").textContent = `${err.context || label}: see above.`;
     }
     pending -= 1;
     runs += 1;
@@ -404,24 +405,42 @@ async function main() {
     setQueryParam("threads", value || null);
     runNow();
   });
-  $("photo-file").addEventListener("change", () => {
-    const file = $("photo-file").files[0];
+  $("photo-file").addEventListener("change", () => usePhotoFile($("photo-file").files[0]));
+  // A photo dropped anywhere on the page is the user's own photo, as if picked with the file input.
+  document.addEventListener("dragover", (e) => {
+    if (![...e.dataTransfer.types].includes("Files")) return;
+    e.preventDefault();
+    body.classList.add("dropping");
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (e.relatedTarget === null) body.classList.remove("dropping");
+  });
+  document.addEventListener("drop", (e) => {
+    body.classList.remove("dropping");
+    const file = [...(e.dataTransfer.files || [])][0];
     if (!file) return;
-    page.upload = { name: file.name, blob: file };
-    const select = $("photo-select");
-    let opt = select.querySelector('option[data-upload="1"]');
-    if (!opt) {
-      opt = document.createElement("option");
-      opt.dataset.upload = "1";
-      select.prepend(opt);
-    }
-    opt.value = "upload:" + file.name;
-    opt.textContent = `your photo: ${file.name}`;
-    select.value = opt.value;
-    markThumb();
-    runNow();
+    e.preventDefault();
+    usePhotoFile(file);
   });
   if (new URLSearchParams(location.search).get("autorun") !== "0") runNow();
+}
+
+// The user's own photo (file input or drop): listed first in the photo list, and run.
+function usePhotoFile(file) {
+  if (!file) return;
+  page.upload = { name: file.name, blob: file };
+  const select = $("photo-select");
+  let opt = select.querySelector('option[data-upload="1"]');
+  if (!opt) {
+    opt = document.createElement("option");
+    opt.dataset.upload = "1";
+    select.prepend(opt);
+  }
+  opt.value = "upload:" + file.name;
+  opt.textContent = `your photo: ${file.name}`;
+  select.value = opt.value;
+  markThumb();
+  runNow();
 }
 
 // ---------------------------------------------------------------- one run
@@ -627,8 +646,13 @@ function resizeCrop(src, inW, inH, channels, outW, outH, x0, y0, cw, ch) {
 
 // Decode the photo without colour management (as Pillow reads it), resize and crop it as the
 // model's metadata says, show what the model sees. Returns H*W*3 RGB bytes.
-async function photoToRGB(blob, pre, w, h) {
-  const bitmap = await createImageBitmap(blob, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
+async function photoToRGB(name, blob, pre, w, h) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(blob, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
+  } catch (err) {
+    throw new Error(`${name} is not an image this browser can decode (${err.message})`);
+  }
   const full = document.createElement("canvas");
   full.width = bitmap.width;
   full.height = bitmap.height;
@@ -658,6 +682,18 @@ async function photoToRGB(blob, pre, w, h) {
   window.qnnwebDemo.lastInput = rgb;
   window.qnnwebDemo.lastPreprocess = { photo: [W, H], ...plan };
   return { rgb, plan, photoSize: [W, H] };
+}
+
+// After a failed run no photo is shown (nor what the model saw): nothing on screen belongs to an
+// earlier run.
+function clearPhoto() {
+  const img = $("photo");
+  if (img.dataset.objectUrl) URL.revokeObjectURL(img.dataset.objectUrl);
+  delete img.dataset.objectUrl;
+  img.removeAttribute("src");
+  $("photo-name").textContent = "";
+  const seen = $("input-canvas");
+  seen.getContext("2d").clearRect(0, 0, seen.width, seen.height);
 }
 
 function showPhoto(name, blob) {
@@ -799,6 +835,15 @@ function clearShown() {
 }
 
 async function runSelected() {
+  try {
+    await runSelectedOnce();
+  } catch (err) {
+    clearPhoto();
+    throw err;
+  }
+}
+
+async function runSelectedOnce() {
   const name = $("model-select").value;
   if (!name) throw new Error("pick a model");
   const record = page.models.get(name);
@@ -807,11 +852,11 @@ async function runSelected() {
 
   const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoBlob()]);
   showModelInfo(name, info, record);
-  showPhoto(photo.name, photo.blob);
   const { h, w, layout } = inputSize(info.inputs[0]);
   const pre = record.preprocess || {};
   const t0 = performance.now();
-  const { rgb, plan, photoSize } = await photoToRGB(photo.blob, pre, w, h);
+  const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.blob, pre, w, h);
+  showPhoto(photo.name, photo.blob);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
   $("preprocess").textContent =

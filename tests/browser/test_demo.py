@@ -216,3 +216,40 @@ def test_arrow_keys_in_the_model_list_load_one_model(open_demo) -> None:
     compiled = {u for u in demo.requests[before:] if u.split("?")[0].endswith(".qnn")}
     assert len(compiled) <= 1, compiled
     assert demo.results_meta().get("model") == demo.page.eval_on_selector("#model-select", "s => s.value")
+
+
+def test_undecodable_photo_and_a_dropped_photo(open_demo, demo_folders) -> None:
+    """A file that is not an image: a readable error, no photo, nothing of the previous result left on
+    screen, and the status line says the run failed. Then a photo dropped on the page runs like one
+    picked with the file input."""
+    demo = open_demo("?model=visual_wake_words&photo=grace_hopper.jpg")
+    assert demo.results()[0][0] == "person"
+    demo.page.set_input_files("#photo-file", files=[{"name": "holiday.jpg", "mimeType": "image/jpeg",
+                                                     "buffer": b"this is not a JPEG" * 50}])
+    assert demo.wait_idle() == "error"
+    assert "holiday.jpg is not an image this browser can decode" in demo.error_text()
+    assert demo.page.get_attribute("#photo", "src") is None and demo.text("#photo-name") == ""
+    assert demo.results() == [] and demo.text("#latency").strip() == "–"
+    assert "Run failed" in demo.text("#status")
+    drawn = demo.page.evaluate("""() => {
+      const c = document.getElementById('input-canvas');
+      return c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v !== 0);
+    }""")
+    assert not drawn, "the model-sees canvas still shows the previous photo"
+
+    # drag and drop: a DataTransfer holding the photo, dropped on the photo panel
+    photo = (demo_folders["data"] / "samples" / "chelsea.png").read_bytes()
+    demo.page.evaluate("""async (bytes) => {
+      const file = new File([new Uint8Array(bytes)], "my cat.png", { type: "image/png" });
+      const data = new DataTransfer();
+      data.items.add(file);
+      const target = document.querySelector(".photo");
+      for (const type of ["dragenter", "dragover", "drop"]) {
+        target.dispatchEvent(new DragEvent(type, { dataTransfer: data, bubbles: true, cancelable: true }));
+      }
+    }""", list(photo))
+    assert demo.wait_idle() == "done", demo.error_text()
+    assert demo.results_meta()["photo"] == "my cat.png" and demo.text("#photo-name") == "my cat.png"
+    assert demo.page.input_value("#photo-select") == "upload:my cat.png"
+    assert demo.page.get_attribute("#photo", "src").startswith("blob:")
+    assert not demo.page.evaluate("document.body.classList.contains('dropping')")
