@@ -57,6 +57,7 @@ const page = {
   kernelsURL: null, // /api/models' kernels_url: the kernel modules under their digest (immutable)
   history: new Map(), // `${name}|${variant}|${threads}` -> latencies (ms) of the last HISTORY runs
   last: null, // {key, name, photo, variant}: what the Python side holds as the last input
+  camera: null, // {stream, frames, times} while the camera runs
 };
 
 // ---------------------------------------------------------------- status, errors, task queue
@@ -342,7 +343,8 @@ function setQueryParam(name, value) {
   history.replaceState(null, "", url);
 }
 
-const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "threads-select", "run", "bench"];
+const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "threads-select", "run", "bench",
+  "camera"];
 
 async function main() {
   body.dataset.state = "loading";
@@ -384,6 +386,7 @@ async function main() {
 
   $("run").addEventListener("click", runNow);
   $("bench").addEventListener("click", () => enqueue("Benchmark failed", benchmark));
+  $("camera").addEventListener("click", () => (page.camera ? stopCamera() : startCamera()));
   // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
   // (MODEL_SETTLE_MS), not once per model passed over.
   $("model-select").addEventListener("change", () => {
@@ -646,10 +649,10 @@ function resizeCrop(src, inW, inH, channels, outW, outH, x0, y0, cw, ch) {
 
 // Decode the photo without colour management (as Pillow reads it), resize and crop it as the
 // model's metadata says, show what the model sees. Returns H*W*3 RGB bytes.
-async function photoToRGB(name, blob, pre, w, h) {
+async function photoToRGB(name, source, pre, w, h) {
   let bitmap;
   try {
-    bitmap = await createImageBitmap(blob, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
+    bitmap = await createImageBitmap(source, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
   } catch (err) {
     throw new Error(`${name} is not an image this browser can decode (${err.message})`);
   }
@@ -835,28 +838,32 @@ function clearShown() {
 }
 
 async function runSelected() {
+  if (page.camera) stopCamera({ clear: false }); // a photo the user asks for ends the camera
   try {
-    await runSelectedOnce();
+    await runOnce(photoBlob());
   } catch (err) {
     clearPhoto();
     throw err;
   }
 }
 
-async function runSelectedOnce() {
+// The selected model on a photo ({name, blob}, or a promise of it: fetched while the model loads) or a
+// camera frame ({name: "camera", frame: the video}).
+async function runOnce(photoOrPromise) {
   const name = $("model-select").value;
   if (!name) throw new Error("pick a model");
   const record = page.models.get(name);
-  // Clear the previous answer first, so nothing stale is on screen if this run fails.
-  clearShown();
+  // Clear the previous answer first, so nothing stale is on screen if this run fails (camera frames
+  // replace it in place instead: no flicker between frames).
+  if (!photoOrPromise.frame) clearShown();
 
-  const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoBlob()]);
+  const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoOrPromise]);
   showModelInfo(name, info, record);
   const { h, w, layout } = inputSize(info.inputs[0]);
   const pre = record.preprocess || {};
   const t0 = performance.now();
-  const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.blob, pre, w, h);
-  showPhoto(photo.name, photo.blob);
+  const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.frame || photo.blob, pre, w, h);
+  if (!photo.frame) showPhoto(photo.name, photo.blob);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
   $("preprocess").textContent =
@@ -992,6 +999,71 @@ function showLandmarks(record, result, { plan, photoSize, meta }) {
 }
 
 const TASKS = { classification: showClasses, detection: showDetections, landmarks: showLandmarks };
+
+// ---------------------------------------------------------------- camera
+
+// The camera's frames go through the selected model one after another (each a queued task, so the
+// controls still work between frames), with the frame rate and the model's latency shown live.
+async function startCamera() {
+  let stream;
+  try {
+    if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+      throw new Error("this browser gives pages no camera (it needs https or localhost)");
+    }
+    stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "user" }, audio: false });
+  } catch (err) {
+    showError("Camera unavailable", err);
+    return;
+  }
+  const video = $("camera-video");
+  video.srcObject = stream;
+  await video.play();
+  clearPhoto();
+  $("photo").hidden = true;
+  video.hidden = false;
+  $("photo-name").textContent = "camera";
+  const camera = { stream, frames: 0, times: [] };
+  page.camera = camera;
+  body.dataset.camera = "on";
+  $("camera").textContent = "Stop camera";
+  while (page.camera === camera) {
+    await enqueue("Camera frame failed", () => cameraFrame(camera));
+    if (body.dataset.state === "error") stopCamera({ clear: false }); // the error stays on screen
+    await new Promise((r) => requestAnimationFrame(r)); // let the page paint the frame's result
+  }
+}
+
+async function cameraFrame(camera) {
+  if (page.camera !== camera) return; // stopped while this frame waited in the queue
+  await runOnce({ name: "camera", frame: $("camera-video") });
+  if (page.camera !== camera) return;
+  camera.frames += 1;
+  const now = performance.now();
+  camera.times.push(now);
+  while (camera.times.length > 1 && now - camera.times[0] > 2000) camera.times.shift();
+  const span = (camera.times[camera.times.length - 1] - camera.times[0]) / 1000;
+  const fps = span > 0 ? (camera.times.length - 1) / span : 0;
+  const stats = $("camera-stats");
+  stats.textContent = `${fps.toFixed(1)} frames/s · model ${$("latency").textContent}`;
+  stats.dataset.fps = String(fps);
+  stats.dataset.frames = String(camera.frames);
+}
+
+// clear: also take the last frame's results off the screen (after a frame still running), unless a
+// photo's run replaces them anyway.
+function stopCamera({ clear = true } = {}) {
+  if (!page.camera) return;
+  for (const track of page.camera.stream.getTracks()) track.stop();
+  page.camera = null;
+  const video = $("camera-video");
+  video.srcObject = null;
+  video.hidden = true;
+  $("photo").hidden = false;
+  body.dataset.camera = "off";
+  $("camera").textContent = "Camera";
+  $("camera-stats").textContent = "";
+  if (clear) enqueue("Camera", async () => clearShown());
+}
 
 // Run the last input BENCH_RUNS more times (after a fresh run if the selection changed), one at a
 // time so the page stays responsive, and show every latency and the median.

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_pages import DATA_DIR, PREFIX, REPO, open_page  # noqa: F401 (open_page: the tests' helper)
+from browser_pages import DATA_DIR, PREFIX, REPO, DemoPage, open_page  # noqa: F401 (open_page: the tests' helper)
 
 sys.path.insert(0, str(REPO / "tools"))
 from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (the one Chromium launch setup, the bench's too)
@@ -118,91 +118,6 @@ def browser():
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
-
-
-class DemoPage:
-    """One loaded demo page (Pyodide started once) plus helpers to drive it."""
-
-    LOAD_TIMEOUT_MS = 180_000
-    RUN_TIMEOUT_MS = 120_000
-
-    def __init__(self, page, base_url: str) -> None:
-        self.page = page
-        self.base_url = base_url
-        self.console_errors: list[str] = []
-        self.foreign_requests: list[str] = []
-        self.requests: list[str] = []  # every URL the page and its workers asked for
-        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
-        page.on("pageerror", lambda e: self.console_errors.append(str(e)))
-        page.on("request", self._check_origin)
-
-    def _check_origin(self, request) -> None:
-        url = request.url
-        self.requests.append(url)
-        if not (url.startswith(self.base_url + "/") or url.startswith(("blob:", "data:"))):
-            self.foreign_requests.append(url)
-
-    def open(self, query: str = "") -> "DemoPage":
-        """Open the page and wait until Pyodide is up and the first (automatic) run is over."""
-        self.page.goto(f"{self.base_url}/{query}")
-        self.page.wait_for_function(
-            "document.body.dataset.started === '1' || document.body.dataset.state === 'error'",
-            timeout=self.LOAD_TIMEOUT_MS,
-        )
-        if self.page.evaluate("document.body.dataset.started") != "1":
-            pytest.fail(f"the demo page did not start: {self.error_text()!r} (status {self.text('#status')!r})")
-        if self.wait_idle() not in ("done", "ready"):
-            pytest.fail(f"the demo page's first run failed: {self.error_text()!r}")
-        return self
-
-    def state(self) -> str:
-        return self.page.evaluate("document.body.dataset.state")
-
-    def text(self, selector: str) -> str:
-        return self.page.inner_text(selector)
-
-    def error_text(self) -> str:
-        el = self.page.locator("#error")
-        return el.inner_text() if el.is_visible() else ""
-
-    def wait_idle(self) -> str:
-        self.page.wait_for_function(
-            "['done', 'error', 'ready'].includes(document.body.dataset.state) && document.body.dataset.pending === '0'",
-            timeout=self.RUN_TIMEOUT_MS,
-        )
-        return self.state()
-
-    def run(self, model: str, photo: str | None = None) -> str:
-        self.page.select_option("#model-select", model)
-        if photo is not None:
-            self.page.select_option("#photo-select", photo)
-        self.page.click("#run")
-        return self.wait_idle()
-
-    def results(self) -> list[tuple[str, float]]:
-        return [
-            (label, float(score))
-            for label, score in self.page.eval_on_selector_all(
-                "#results li", "els => els.map(e => [e.dataset.label, e.dataset.score])"
-            )
-        ]
-
-    def results_meta(self) -> dict[str, str]:
-        return self.page.eval_on_selector("#results", "el => ({...el.dataset})")
-
-    def top(self) -> list[tuple[int, float]]:
-        """The shown top-k as (class index, score), scores exactly as the page computed them."""
-        return [
-            (int(i), float(s))
-            for i, s in self.page.eval_on_selector_all(
-                "#results li", "els => els.map(e => [e.dataset.index, e.dataset.score])"
-            )
-        ]
-
-    def run_python(self, source: str, globals_: dict | None = None) -> str:
-        """Run ``source`` with runPythonAsync in the page's Python worker (fresh globals); its stdout."""
-        return self.page.evaluate(
-            "([source, globals]) => window.qnnwebDemo.runPython(source, globals)", [source, globals_ or {}])
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from browser_pages import PREFIX
+from browser_pages import PREFIX, DemoPage
 from PIL import Image
 
 VARIANTS = ["scalar", "simd128", "relaxed"]
@@ -253,3 +253,53 @@ def test_undecodable_photo_and_a_dropped_photo(open_demo, demo_folders) -> None:
     assert demo.page.input_value("#photo-select") == "upload:my cat.png"
     assert demo.page.get_attribute("#photo", "src").startswith("blob:")
     assert not demo.page.evaluate("document.body.classList.contains('dropping')")
+
+
+def test_camera_frames_run_one_after_another(browser, server_url) -> None:
+    """The camera (Chromium's fake device: a moving test pattern) runs the face detector frame after
+    frame, with the frame rate shown; the overlay sits on the video; stopping it releases the camera
+    and a photo runs again. Its own browser: the fake camera is a launch flag."""
+    from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: conftest)
+
+    camera_browser = browser.browser_type.launch(
+        executable_path=str(CHROMIUM), headless=True,
+        args=CHROMIUM_ARGS + ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"])
+    try:
+        context = camera_browser.new_context(permissions=["camera"])
+        demo = DemoPage(context.new_page(), server_url).open("?model=face_detection_short_range&photo=astronaut.png")
+        assert demo.results_meta()["photo"] == "astronaut.png"
+        demo.page.click("#camera")
+        demo.page.wait_for_function("+(document.getElementById('camera-stats').dataset.frames || 0) >= 5",
+                                    timeout=60_000)
+        assert demo.page.evaluate("document.body.dataset.camera") == "on"
+        assert demo.results_meta()["photo"] == "camera" and demo.results_meta()["task"] == "detection"
+        assert demo.page.is_visible("#camera-video") and not demo.page.is_visible("#photo")
+        assert float(demo.page.eval_on_selector("#camera-stats", "el => el.dataset.fps")) > 0
+        assert "frames/s" in demo.text("#camera-stats")
+        video_size = demo.page.evaluate("[document.getElementById('camera-video').videoWidth, "
+                                        "document.getElementById('camera-video').videoHeight]")
+        assert demo.page.evaluate("window.qnnwebDemo.lastPreprocess.photo") == video_size
+        assert demo.text("#camera") == "Stop camera"
+
+        demo.page.click("#camera")
+        demo.wait_idle()
+        assert demo.page.evaluate("document.body.dataset.camera") == "off"
+        assert demo.page.evaluate("document.getElementById('camera-video').srcObject") is None
+        assert demo.text("#camera-stats") == "" and demo.text("#camera") == "Camera"
+        assert demo.results() == [] and demo.page.evaluate("window.qnnwebDemo.lastDetections") is None
+        assert demo.run("face_detection_short_range", "grace_hopper.jpg") == "done", demo.error_text()
+        assert demo.page.is_visible("#photo") and demo.results_meta()["photo"] == "grace_hopper.jpg"
+        assert demo.console_errors == [], demo.console_errors
+    finally:
+        camera_browser.close()
+
+
+def test_no_camera_is_a_readable_error(open_demo) -> None:
+    """A browser without a camera (the session's headless Chromium has none): the page says so and
+    stays usable."""
+    demo = open_demo("?model=visual_wake_words&photo=grace_hopper.jpg")
+    demo.page.click("#camera")
+    demo.page.wait_for_selector("#error:not([hidden])")
+    assert demo.error_text().startswith("Camera unavailable: ")
+    assert demo.page.evaluate("document.body.dataset.camera") != "on" and demo.text("#camera") == "Camera"
+    assert demo.run("visual_wake_words", "grace_hopper.jpg") == "done" and demo.results()[0][0] == "person"
