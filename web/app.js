@@ -21,7 +21,8 @@
 // runtime's, min(4, cores) on this cross-origin isolated page); ?model=NAME and ?photo=NAME pick the
 // first run's model and photo; ?autorun=0 waits for a click instead of classifying at once.
 
-import { decodeBoxes, nms, scaleLandmarks, sigmoid, ssdAnchors } from "./qnnweb-vision.js";
+import { outputToRGB } from "./qnnweb-image.js";
+import { decodeBoxes, maskArgmax, nms, scaleLandmarks, sigmoid, ssdAnchors } from "./qnnweb-vision.js";
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
 const API_URL = new URL("../api/", import.meta.url).href; // this module is /static/app.js, under any prefix
@@ -37,7 +38,7 @@ const body = document.body;
 // run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
 window.qnnwebDemo = {
   runPython, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null, firstResultMs: null,
-  lastDetections: null, lastLandmarks: null, longTasks: [],
+  lastDetections: null, lastLandmarks: null, lastMask: null, lastImage: null, longTasks: [],
 };
 try {
   new PerformanceObserver((list) => {
@@ -834,6 +835,9 @@ function clearShown() {
   window.qnnwebDemo.lastTop = null;
   window.qnnwebDemo.lastDetections = null;
   window.qnnwebDemo.lastLandmarks = null;
+  window.qnnwebDemo.lastMask = null;
+  window.qnnwebDemo.lastImage = null;
+  $("result-image").hidden = true;
   page.last = null;
 }
 
@@ -882,7 +886,7 @@ async function runOnce(photoOrPromise) {
     window.qnnwebDemo.lastOutput = result.outputs;
   }
   const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
-  show(record, result, { plan, photoSize, meta });
+  show(record, result, { plan, photoSize, meta, info });
   const total = performance.now() - t0;
 
   const key = `${name}|${result.variant}|${result.threads}`;
@@ -998,7 +1002,86 @@ function showLandmarks(record, result, { plan, photoSize, meta }) {
   window.qnnwebDemo.lastLandmarks = points;
 }
 
-const TASKS = { classification: showClasses, detection: showDetections, landmarks: showLandmarks };
+// A colour per class (golden-angle hues), RGB.
+function classColor(i) {
+  const hue = (i * 137.508) % 360;
+  const f = (n) => {
+    const k = (n + hue / 30) % 12;
+    return Math.round(255 * (0.55 - 0.45 * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+function outputShape(info, name) {
+  const tensor = info.outputs.find((t) => t.name === name);
+  return tensor.shape;
+}
+
+function showSegmentation(record, result, { plan, photoSize, meta, info }) {
+  const pp = record.postprocess || {};
+  const [scores] = namedOutputs(record, result.outputs, [pp.scores]);
+  const shape = outputShape(info, pp.scores);
+  const channelsFirst = (pp.layout || "NHWC") === "NCHW";
+  const [classes, height, width] = channelsFirst ? shape.slice(1) : [shape[3], shape[1], shape[2]];
+  const mask = maskArgmax(scores, height, width, classes, channelsFirst, pp.min_score ?? null);
+
+  // the mask, one colour per class (background clear), stretched over the part of the photo the model saw
+  const small = new OffscreenCanvas(width, height);
+  const pixels = new ImageData(width, height);
+  const counts = new Map();
+  mask.forEach((c, i) => {
+    if (c < 0) return;
+    counts.set(c, (counts.get(c) || 0) + 1);
+    const [r, g, b] = classColor(c);
+    pixels.data.set([r, g, b, 150], i * 4);
+  });
+  small.getContext("2d").putImageData(pixels, 0, 0);
+  const at = photoMapper(plan, photoSize);
+  const ctx = overlayFor(photoSize, at);
+  const [x0, y0] = at(0, 0);
+  const [x1, y1] = at(1, 1);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(small, x0, y0, x1 - x0, y1 - y0);
+
+  // the legend: the classes seen, by their share of the pixels
+  const labels = record.labels || [];
+  const seen = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([c, n]) => [c, n / mask.length]);
+  showResults(seen, labels, meta, true);
+  $("results").querySelectorAll("li").forEach((li, i) => {
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = `rgb(${classColor(seen[i][0]).join(" ")})`;
+    li.querySelector(".label").prepend(swatch);
+  });
+  const background = pp.background || "background";
+  $("results-title").textContent = seen.length ? "Where things are" : `Only ${background}`;
+  $("scores-kind").textContent = `share of the pixels; ${background} below a score of ${pp.min_score ?? "–"}`;
+  window.qnnwebDemo.lastMask = mask;
+}
+
+function showImage(record, result, { meta, info }) {
+  const pp = record.postprocess || {};
+  const [values] = namedOutputs(record, result.outputs, [pp.image]);
+  const { rgb, width, height } = outputToRGB(values, outputShape(info, pp.image), pp.range || [0.0, 1.0]);
+  const canvas = $("result-canvas");
+  canvas.width = width;
+  canvas.height = height;
+  const pixels = new ImageData(width, height);
+  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) pixels.data.set([rgb[j], rgb[j + 1], rgb[j + 2], 255], i);
+  canvas.getContext("2d").putImageData(pixels, 0, 0);
+  $("result-size").textContent = `${width}×${height}`;
+  $("result-image").hidden = false;
+  showResults([], [], meta, true);
+  $("results-title").textContent = "Result";
+  const input = inputSize(info.inputs[0]);
+  $("scores-kind").textContent = `${width}×${height} from the ${input.w}×${input.h} input`;
+  window.qnnwebDemo.lastImage = rgb;
+}
+
+const TASKS = {
+  classification: showClasses, detection: showDetections, landmarks: showLandmarks, segmentation: showSegmentation,
+  "image-to-image": showImage,
+};
 
 // ---------------------------------------------------------------- camera
 

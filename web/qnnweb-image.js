@@ -46,6 +46,27 @@ export function dequantize(output, tensor) {
   throw new TypeError(`cannot dequantize a ${tensor.dtype} output`);
 }
 
+/** An image-to-image model's output ([1, 3, H, W] or [1, H, W, 3]) as H*W*3 RGB bytes, valueRange
+ * mapped to 0..255 (qnnweb.image.output_to_rgb). */
+export function outputToRGB(values, shape, valueRange = [0.0, 1.0]) {
+  const nchw = isNCHW(shape);
+  const [h, w] = nchw ? [shape[2], shape[3]] : [shape[1], shape[2]];
+  if (shape.length !== 4 || shape[0] !== 1 || (nchw ? shape[1] : shape[3]) !== 3 || values.length !== 3 * h * w) {
+    throw new RangeError(`an RGB image output is [1, 3, H, W] or [1, H, W, 3], not [${shape}]`);
+  }
+  const [lo, hi] = valueRange;
+  const scale = 255.0 / (hi - lo);
+  const out = new Uint8Array(3 * h * w);
+  const plane = h * w;
+  for (let i = 0; i < plane; i++) {
+    for (let c = 0; c < 3; c++) {
+      const v = nchw ? values[c * plane + i] : values[i * 3 + c];
+      out[i * 3 + c] = Math.max(0, Math.min(255, roundHalfAway((v - lo) * scale)));
+    }
+  }
+  return { rgb: out, width: w, height: h };
+}
+
 export function softmax(values) {
   const top = Math.max(...values);
   const exps = values.map((v) => Math.exp(v - top));

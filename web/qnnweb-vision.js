@@ -91,16 +91,20 @@ export function scaleLandmarks(values, inputSize, roi = [0.0, 0.0, 1.0, 1.0], di
   return points;
 }
 
-/** The best class of every pixel of an [H, W, classes] score map (vision.mask_argmax; ties to the lower index). */
-export function maskArgmax(scores, height, width, classes) {
+/** The best class of every pixel of a [H, W, classes] score map, or [classes, H, W] with channelsFirst
+ * (vision.mask_argmax; ties to the lower index; -1 where the best score is below minScore). */
+export function maskArgmax(scores, height, width, classes, channelsFirst = false, minScore = null) {
   if (scores.length !== height * width * classes) {
     throw new RangeError(`${scores.length} scores for ${height}x${width} pixels of ${classes} classes`);
   }
-  const out = new Array(height * width);
-  for (let p = 0, i = 0; p < scores.length; p += classes, i++) {
+  const pixels = height * width;
+  const [step, stride] = channelsFirst ? [pixels, 1] : [1, classes];
+  const out = new Array(pixels);
+  for (let p = 0; p < pixels; p++) {
+    const at = p * stride;
     let best = 0;
-    for (let c = 1; c < classes; c++) if (scores[p + c] > scores[p + best]) best = c;
-    out[i] = best;
+    for (let c = 1; c < classes; c++) if (scores[at + c * step] > scores[at + best * step]) best = c;
+    out[p] = minScore !== null && scores[at + best * step] < minScore ? -1 : best;
   }
   return out;
 }

@@ -57,6 +57,24 @@ def dequantize(output, tensor_info):
     raise ValueError(f"cannot dequantize a {tensor_info.dtype} output")
 
 
+def output_to_rgb(values, shape, value_range=(0.0, 1.0)):
+    """An image-to-image model's output ([1, 3, H, W] or [1, H, W, 3] values, flat) as H*W*3 RGB bytes:
+    ``value_range`` maps to 0..255, rounded half away from zero and clipped."""
+    nchw = is_nchw(shape)
+    h, w = (shape[2], shape[3]) if nchw else (shape[1], shape[2])
+    if len(shape) != 4 or shape[0] != 1 or (shape[1] if nchw else shape[3]) != 3 or len(values) != 3 * h * w:
+        raise ValueError(f"an RGB image output is [1, 3, H, W] or [1, H, W, 3], not {list(shape)}")
+    lo, hi = value_range
+    scale = 255.0 / (hi - lo)
+    out = bytearray(3 * h * w)
+    plane = h * w
+    for i in range(plane):
+        for c in range(3):
+            v = values[c * plane + i] if nchw else values[i * 3 + c]
+            out[i * 3 + c] = max(0, min(255, round_half_away((v - lo) * scale)))
+    return bytes(out)
+
+
 def softmax(values):
     top = max(values)
     exps = [math.exp(v - top) for v in values]

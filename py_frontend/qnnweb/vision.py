@@ -97,13 +97,16 @@ def scale_landmarks(values, input_size, roi=(0.0, 0.0, 1.0, 1.0), dims=3):
     return points
 
 
-def mask_argmax(scores, height, width, classes):
-    """The best class of every pixel of an [H, W, classes] score map (NHWC, flat): a list of H * W class
-    indices, row by row (ties to the lower index)."""
+def mask_argmax(scores, height, width, classes, channels_first=False, min_score=None):
+    """The best class of every pixel of a score map, [H, W, classes] (NHWC) or, with ``channels_first``,
+    [classes, H, W] (an ONNX model's NCHW output), flat: a list of H * W class indices, row by row (ties
+    to the lower index); -1 (background) where the best score is below ``min_score``."""
     if len(scores) != height * width * classes:
         raise ValueError(f"{len(scores)} scores for {height}x{width} pixels of {classes} classes")
+    pixels = height * width
     out = []
-    for p in range(0, len(scores), classes):
-        pixel = scores[p:p + classes]
-        out.append(pixel.index(max(pixel)))
+    for p in range(pixels):
+        pixel = scores[p::pixels] if channels_first else scores[p * classes:(p + 1) * classes]
+        best = max(pixel)
+        out.append(-1 if min_score is not None and best < min_score else pixel.index(best))
     return out

@@ -1,6 +1,8 @@
 """Models beyond classification in the demo page, per kernel variant, against CPython: MediaPipe's face
 detector (BlazeFace, boxes + keypoints) and Face Mesh (468 landmarks), int8 files made by
-ai-edge-quantizer from the trained float models (data/models, ``./build.sh build vision-models``).
+ai-edge-quantizer from the trained float models (data/models, ``./build.sh build vision-models``); a
+segmentation model (EfficientNet-Lite0's classifier at every position) and ESPCN x2 super-resolution,
+int8 by onnxruntime's quantize_static (``./build.sh build pixel-models``).
 
 The page must feed the model Pillow's pixels, get exactly CPython qnnweb's outputs (same variant), turn
 them into the boxes / points CPython's ``qnnweb.vision`` gives (web/qnnweb-vision.js is its twin), list
@@ -25,17 +27,17 @@ def sidecar(demo_folders, name: str) -> dict:
     return json.loads((demo_folders["models"] / f"{name}.json").read_text())
 
 
-def cpython_outputs(demo_folders, name: str, variant: str, rgb: bytes, pre: dict) -> dict:
+def cpython_outputs(demo_folders, file: str, variant: str, rgb: bytes, pre: dict) -> dict:
     """{output name: dequantized values} of the model in CPython qnnweb (wasmtime) on ``rgb``."""
     import qnnweb
     from qnnweb.image import dequantize, rgb_to_input
 
-    model = qnnweb.load(demo_folders["models"] / f"{name}.tflite", variant=variant)
+    model = qnnweb.load(demo_folders["models"] / file, variant=variant)
     outs = model.run(rgb_to_input(rgb, model.inputs[0], pre["mean"], pre["std"]))
     return {t.name: dequantize(out, t) for t, out in zip(model.outputs, outs)}
 
 
-def page_run(demo, demo_folders, variant: str, name: str, photo: str, task: str):
+def page_run(demo, demo_folders, variant: str, name: str, photo: str, task: str, suffix: str = ".tflite"):
     """Run ``name`` on ``photo`` in the page; check the run, its input and its raw outputs against
     CPython's. Returns (sidecar, CPython's outputs)."""
     state = demo.run(name, photo)
@@ -46,7 +48,7 @@ def page_run(demo, demo_folders, variant: str, name: str, photo: str, task: str)
     pre = side["preprocess"]
     rgb = bytes(demo.page.evaluate("Array.from(window.qnnwebDemo.lastInput)"))
     assert rgb == pillow_input(demo_folders["data"] / "samples" / photo, pre), "the page's input is not Pillow's"
-    want = cpython_outputs(demo_folders, name, variant, rgb, pre)
+    want = cpython_outputs(demo_folders, name + suffix, variant, rgb, pre)
     got = demo.page.evaluate("window.qnnwebDemo.lastOutput")
     assert got.keys() == want.keys() and all(got[k] == want[k] for k in want), \
         f"{name} on {photo} with {variant}: outputs differ from CPython's"
@@ -134,10 +136,69 @@ def test_face_mesh_landmarks_match_cpython_and_are_drawn(variant_page, demo_fold
     assert size == demo.page.evaluate("window.qnnwebDemo.lastPreprocess")["photo"] and drawn > 468
 
 
+SEGMENTATION = "efficientnet_lite0_segmentation"
+# what the segmentation model must find in the photo's centre square (onnxruntime finds the same)
+SEEN = {"chelsea.png": "cat", "coffee.png": "cup"}
+
+
+@pytest.mark.parametrize("photo", list(SEEN))
+def test_segmentation_mask_matches_cpython_and_is_drawn(variant_page, demo_folders, photo):
+    from qnnweb import vision
+
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, SEGMENTATION, photo, "segmentation", ".onnx")
+    pp = side["postprocess"]
+    values = outs[pp["scores"]]
+    classes = len(side["labels"])
+    want = vision.mask_argmax(values, 64, 64, classes, channels_first=True, min_score=pp["min_score"])
+    assert demo.page.evaluate("window.qnnwebDemo.lastMask") == want
+    # the legend: the classes seen, largest share first, the expected one among them
+    items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, +e.dataset.score])")
+    counts = {c: want.count(c) for c in set(want) if c >= 0}
+    order = sorted(counts, key=lambda c: (-counts[c], c))
+    assert [label for label, _ in items] == [side["labels"][c] for c in order]
+    assert all(math.isclose(share, counts[c] / len(want), rel_tol=1e-12) for (_, share), c in zip(items, order))
+    assert SEEN[photo] == items[0][0], f"{photo} with {variant}: {items}"
+    # painted over the part of the photo the model saw
+    size, drawn = overlay_pixels(demo)
+    plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+    assert size == plan["photo"]
+    covered = sum(counts.values()) / len(want)
+    window = (plan["cw"] * size[0] / plan["rw"]) * (plan["ch"] * size[1] / plan["rh"])
+    assert abs(drawn / window - covered) < 0.1, f"{drawn} pixels painted, the mask covers {covered:.0%} of the window"
+
+
+def test_super_resolution_image_matches_cpython(variant_page, demo_folders):
+    from qnnweb.image import output_to_rgb
+
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, "espcn_x2", "astronaut.png", "image-to-image", ".onnx")
+    pp = side["postprocess"]
+    want = output_to_rgb(outs[pp["image"]], (1, 3, 256, 256), pp["range"])
+    assert bytes(demo.page.evaluate("Array.from(window.qnnwebDemo.lastImage)")) == want
+    shown = demo.page.evaluate("""() => {
+      const c = document.getElementById('result-canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const rgb = [];
+      for (let i = 0; i < d.length; i += 4) rgb.push(d[i], d[i + 1], d[i + 2]);
+      return [c.width, c.height, rgb];
+    }""")
+    assert shown[:2] == [256, 256] and bytes(shown[2]) == want
+    assert demo.page.is_visible("#result-image") and demo.text("#result-size") == "256×256"
+    # the picture is the photo's, twice the size: close to Pillow's bicubic upscaling of the input
+    import numpy as np
+    from PIL import Image
+
+    rgb = bytes(demo.page.evaluate("Array.from(window.qnnwebDemo.lastInput)"))
+    bicubic = np.asarray(Image.frombytes("RGB", (128, 128), rgb).resize((256, 256), Image.BICUBIC), np.float64)
+    got = np.frombuffer(want, np.uint8).reshape(256, 256, 3).astype(np.float64)
+    assert np.mean(np.abs(got - bicubic)) < 6, "the output does not look like the photo"
+
+
 def test_model_list_shows_titles_tasks_and_sizes(open_demo, demo_folders):
     demo = open_demo("?autorun=0")
     options = dict(demo.page.eval_on_selector_all("#model-select option", "els => els.map(e => [e.value, e.textContent])"))
-    for name in (DETECTOR, MESH, "efficientnet_lite0_u8s8", "visual_wake_words"):
+    for name in (DETECTOR, MESH, SEGMENTATION, "espcn_x2", "efficientnet_lite0_u8s8", "visual_wake_words"):
         side = sidecar(demo_folders, name)
         title, task, size = options[name].split(" · ")[:3]
         assert title == side["title"] and task == side.get("task", "classification")

@@ -3,6 +3,7 @@ the names shared by every op family."""
 
 
 from collections import defaultdict
+from dataclasses import replace
 
 from ...errors import ModelError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
@@ -233,7 +234,14 @@ class ImporterBase:
         outputs = []
         for name in self.outputs:
             if name in self.values:
-                outputs.append(self._plain(name))
+                inner = self.values[name].index
+                index = self._plain(name)
+                if index != inner:
+                    # moved back to ONNX's layout: the model's output keeps the model's name, the NHWC
+                    # tensor it came from is the one renamed
+                    self.tensors[inner] = replace(self.tensors[inner], name=name + "/nhwc")
+                    self.tensors[index] = replace(self.tensors[index], name=name)
+                outputs.append(index)
             elif name not in self.failed:
                 self.problems.append((-1, f"output '{name}'", "is computed in float; only int8 ops run"))
         if self.problems:
