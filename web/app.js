@@ -277,12 +277,24 @@ async function loadLists() {
   );
   fillThumbs(ordered);
   if (!models.length) throw new Error("the server has no models (run ./build.sh build)");
+  // ?model= and ?photo= that name nothing here are dropped with a notice (the caller says so)
+  const ignored = [];
   const params = new URLSearchParams(location.search);
-  const wanted = [params.get("model"), DEFAULT_MODEL].find((n) => n && page.models.has(n));
+  const model = params.get("model");
+  if (model && !page.models.has(model)) {
+    ignored.push(`?model=${model}: no such model (the list has ${[...page.models.keys()].join(", ")})`);
+    setQueryParam("model", null);
+  }
+  const wanted = [model, DEFAULT_MODEL].find((n) => n && page.models.has(n));
   if (wanted) $("model-select").value = wanted;
   const photo = params.get("photo");
   if (photo && page.samples.has(photo)) $("photo-select").value = photo;
+  else if (photo) {
+    ignored.push(`?photo=${photo}: no such sample photo`);
+    setQueryParam("photo", null);
+  }
   markThumb();
+  return ignored;
 }
 
 function fillThumbs(samples) {
@@ -361,10 +373,6 @@ async function main() {
         setQueryParam(name, null);
       }
     }
-    if (ignored.length) {
-      $("notice").textContent = `Ignored ${ignored.join("; ")}.`;
-      $("notice").hidden = false;
-    }
     $("variant-select").value = page.variant || "";
     const threadsSelect = $("threads-select");
     if (page.threads !== null && ![...threadsSelect.options].some((o) => o.value === String(page.threads))) {
@@ -372,7 +380,11 @@ async function main() {
     }
     threadsSelect.value = page.threads === null ? "" : String(page.threads);
     watchPython();
-    await loadLists();
+    ignored.push(...(await loadLists()));
+    if (ignored.length) {
+      $("notice").textContent = `Ignored ${ignored.join("; ")}.`;
+      $("notice").hidden = false;
+    }
   } catch (err) {
     setStatus("Failed to start.");
     showError("Start-up failed", err);
@@ -889,7 +901,8 @@ async function runOnce(photoOrPromise) {
   show(record, result, { plan, photoSize, meta, info });
   const total = performance.now() - t0;
 
-  const key = `${name}|${result.variant}|${result.threads}`;
+  // latencies are kept per model, photo, variant and thread count: a median never mixes inputs
+  const key = `${name}|${photo.name}|${result.variant}|${result.threads}`;
   recordLatency(key, result.ms);
   $("latency-total").textContent = `(${fmtMs(total)} with decoding, resizing and post-processing)`;
   $("variant").textContent = result.variant;

@@ -108,10 +108,13 @@ def test_auto_variant_and_own_photo(open_demo, demo_folders) -> None:
     assert demo.console_errors == [], demo.console_errors
 
 
-@pytest.mark.parametrize("query, named", [("variant=fast", "variant=fast"), ("threads=two", "threads=two")])
+@pytest.mark.parametrize("query, named", [("variant=fast", "variant=fast"), ("threads=two", "threads=two"),
+                                          ("model=effnet", "model=effnet: no such model"),
+                                          ("photo=cat.png", "photo=cat.png: no such sample photo")])
 def test_bad_variant_or_threads_parameter_is_ignored_with_a_notice(browser, server_url, query, named) -> None:
-    """A mistyped parameter does not stop the page: it starts with qnnweb's own choice, says what it
-    ignored, drops the parameter from the URL and shows a result."""
+    """A mistyped parameter does not stop the page nor is silently replaced: it starts with qnnweb's own
+    choice (the default model, the first photo), says what it ignored, drops the parameter from the URL
+    and shows a result."""
     page = browser.new_page()
     try:
         page.goto(f"{server_url}/?{query}")

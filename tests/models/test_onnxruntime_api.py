@@ -148,3 +148,21 @@ def test_thread_count_from_the_session_options():
     x = np.random.default_rng(4).uniform(-1, 1, (4, 3, 6, 6)).astype(np.float32)
     single = qnnweb.onnxruntime.InferenceSession(dynamic_batch_model())
     np.testing.assert_array_equal(session.run(None, {"x": x})[0], single.run(None, {"x": x})[0])
+
+
+def test_an_nchw_output_keeps_the_models_name():
+    """A 4-D output (qnnweb computes it NHWC and moves it back to ONNX's NCHW at the end) is named as in
+    the model, in qnnweb's description and through the onnxruntime façade (it was 'y/transposed')."""
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    model = float_model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+                        [("x", [1, 3, 6, 6])], [("y", [1, 4, 6, 6])], {"w": w})
+    feeds = [{"x": rng.uniform(-1, 1, (1, 3, 6, 6)).astype(np.float32)} for _ in range(4)]
+    data = quantized(model, feeds)
+    loaded = qnnweb.load(data)
+    assert [(t.name, tuple(t.shape)) for t in loaded.outputs] == [("y", (1, 4, 6, 6))]
+    session = qnnweb.onnxruntime.InferenceSession(data)
+    theirs = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    assert [o.name for o in session.get_outputs()] == [o.name for o in theirs.get_outputs()] == ["y"]
+    (ours,) = session.run(["y"], feeds[0])
+    assert ours.shape == (1, 4, 6, 6)

@@ -59,5 +59,21 @@ def test_landmarks_and_masks():
     points = vision.scale_landmarks([96.0, 48.0, 10.0, 0.0, 192.0, -5.0], 192, roi=(0.5, 0.0, 1.0, 0.5))
     assert points == [pytest.approx((0.25, 0.625, 10.0 * 0.5 / 192)), pytest.approx((0.0, 1.0, -5.0 * 0.5 / 192))]
     assert vision.mask_argmax([0.1, 0.9, 0.5, 0.5, 2.0, -1.0], 1, 3, 2) == [1, 0, 0]
+    # [classes, H, W] (an ONNX model's NCHW output), and background below a score
+    assert vision.mask_argmax([0.1, 0.9, 0.5, 0.5, 2.0, -1.0], 1, 3, 2, channels_first=True) == [1, 1, 0]
+    assert vision.mask_argmax([0.1, 0.9, 0.5, 0.5, 2.0, -1.0], 1, 3, 2, channels_first=True, min_score=0.6) == [-1, 1, -1]
     with pytest.raises(ValueError):
         vision.mask_argmax([0.0] * 5, 1, 3, 2)
+
+
+def test_image_output_to_rgb():
+    from qnnweb.image import output_to_rgb
+
+    # NCHW and NHWC of the same 1x2 image; [0, 1] to 0..255, half away from zero, clipped
+    nchw = [0.0, 1.5, 0.5, -0.2, 0.006, 1.0]
+    assert output_to_rgb(nchw, (1, 3, 1, 2)) == bytes([0, 128, 2, 255, 0, 255])
+    nhwc = [nchw[0], nchw[2], nchw[4], nchw[1], nchw[3], nchw[5]]
+    assert output_to_rgb(nhwc, (1, 1, 2, 3)) == output_to_rgb(nchw, (1, 3, 1, 2))
+    assert output_to_rgb([-1.0, 1.0] * 3, (1, 3, 1, 2), value_range=(-1.0, 1.0)) == bytes([0] * 3 + [255] * 3)
+    with pytest.raises(ValueError):
+        output_to_rgb([0.0] * 4, (1, 4, 1, 1))
