@@ -48,12 +48,14 @@ MODELS = {
         "title": "Face Mesh: 468 face landmarks (MediaPipe, int8)",
         "task": "landmarks",
         "labels": ["face"],
-        "description": "MediaPipe Face Mesh (192×192), trained weights: 468 points (x, y, depth) of the face filling "
-                       "the photo's centre square (MediaPipe feeds it the face the detector found). Its face score "
-                       "head, like BlazeFace's, stops at 0.5 in int8.",
+        "description": "MediaPipe Face Mesh (192×192), trained weights: 468 points (x, y, depth) of a face. As in "
+                       "MediaPipe, BlazeFace finds the face first and Face Mesh sees that square of the photo (the "
+                       "face box, squared and scaled 1.5x; not rotated to level the eyes, as MediaPipe does). Its "
+                       "face score head, like BlazeFace's, stops at 0.5 in int8.",
         # The model was trained on RGB in [0, 1].
         "preprocess": {"resize": 192, "crop": 192, "mean": [0.0] * 3, "std": [255.0] * 3, "color": "RGB"},
-        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30"},
+        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30",
+                        "roi": {"detector": "face_detection_short_range", "scale": 1.5}},
     },
 }
 

@@ -38,7 +38,7 @@ const body = document.body;
 // run (after resize and crop), its raw output (dequantized floats) and the top-k shown.
 window.qnnwebDemo = {
   runPython, lastInput: null, lastOutput: null, lastTop: null, lastPreprocess: null, firstResultMs: null,
-  lastDetections: null, lastLandmarks: null, lastMask: null, lastImage: null, longTasks: [],
+  lastDetections: null, lastLandmarks: null, lastROI: null, lastMask: null, lastImage: null, longTasks: [],
 };
 try {
   new PerformanceObserver((list) => {
@@ -662,7 +662,8 @@ function resizeCrop(src, inW, inH, channels, outW, outH, x0, y0, cw, ch) {
 
 // Decode the photo without colour management (as Pillow reads it), resize and crop it as the
 // model's metadata says, show what the model sees. Returns H*W*3 RGB bytes.
-async function photoToRGB(name, source, pre, w, h) {
+// planFor(W, H): where in the photo the model looks (default: the sidecar's preprocessing).
+async function photoToRGB(name, source, pre, w, h, planFor = null) {
   let bitmap;
   try {
     bitmap = await createImageBitmap(source, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
@@ -677,7 +678,7 @@ async function photoToRGB(name, source, pre, w, h) {
   bitmap.close();
   const W = full.width, H = full.height;
   const rgba = fctx.getImageData(0, 0, W, H).data;
-  const plan = preprocessPlan(pre, W, H, w, h);
+  const plan = planFor ? planFor(W, H) : preprocessPlan(pre, W, H, w, h);
   let rgb = resizeCrop(rgba, W, H, 4, plan.rw, plan.rh, plan.x0, plan.y0, plan.cw, plan.ch);
   if (plan.cw !== w || plan.ch !== h) {
     rgb = resizeCrop(rgb, plan.cw, plan.ch, 3, w, h, 0, 0, w, h); // a crop that is not the input size
@@ -847,6 +848,7 @@ function clearShown() {
   window.qnnwebDemo.lastTop = null;
   window.qnnwebDemo.lastDetections = null;
   window.qnnwebDemo.lastLandmarks = null;
+  window.qnnwebDemo.lastROI = null;
   window.qnnwebDemo.lastMask = null;
   window.qnnwebDemo.lastImage = null;
   $("result-image").hidden = true;
@@ -878,13 +880,18 @@ async function runOnce(photoOrPromise) {
   const { h, w, layout } = inputSize(info.inputs[0]);
   const pre = record.preprocess || {};
   const t0 = performance.now();
-  const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.frame || photo.blob, pre, w, h);
+  const task = record.task || "classification";
+  // a landmark model fed by a detector (Face Mesh after BlazeFace, as MediaPipe runs them): the
+  // detector finds the face first, the landmark model sees that square of the photo
+  const roi = task === "landmarks" && (record.postprocess || {}).roi
+    ? await detectorROI(record, photo.name, photo.frame || photo.blob, w, h) : null;
+  const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.frame || photo.blob, pre, w, h,
+                                                    roi && roi.planFor);
   if (!photo.frame) showPhoto(photo.name, photo.blob);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
   $("preprocess").textContent =
     `${plan.text} (Pillow's bilinear); (pixel − [${mean}]) / [${std}]; ${layout} ${info.inputs[0].dtype}`;
-  const task = record.task || "classification";
   const show = TASKS[task];
   if (!show) throw new Error(`${record.file} is a ${task} model: the page cannot show its outputs yet`);
   let result;
@@ -898,7 +905,7 @@ async function runOnce(photoOrPromise) {
     window.qnnwebDemo.lastOutput = result.outputs;
   }
   const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
-  show(record, result, { plan, photoSize, meta, info });
+  show(record, result, { plan, photoSize, meta, info, roi });
   const total = performance.now() - t0;
 
   // latencies are kept per model, photo, variant and thread count: a median never mixes inputs
@@ -961,15 +968,56 @@ function dot(ctx, x, y, radius) {
   ctx.fill();
 }
 
-function showDetections(record, result, { plan, photoSize, meta }) {
+// A detector's outputs as detections (SSD anchors, sigmoid scores, non-maximum suppression), as its
+// sidecar's postprocess says.
+function detections(record, outputs) {
   const pp = record.postprocess || {};
   const a = pp.anchors;
   if (!a) throw new Error(`${record.file}: its sidecar has no SSD anchor settings (postprocess.anchors)`);
-  const [boxes, scores] = namedOutputs(record, result.outputs, [pp.boxes, pp.scores]);
+  const [boxes, scores] = namedOutputs(record, outputs, [pp.boxes, pp.scores]);
   const anchors = ssdAnchors(a.input_size, a.strides, a.anchors_per_cell, a.offset ?? 0.5);
+  const found = decodeBoxes(boxes, scores, anchors, a.input_size, pp.keypoints || 0, pp.min_score ?? 0.5);
+  return nms(found, pp.iou_threshold ?? 0.3, pp.max_detections ?? null, Boolean(pp.weighted));
+}
+
+// The square of the photo a landmark model should see: the detector named by the sidecar's
+// postprocess.roi finds the best face; its box, squared and scaled by roi.scale (MediaPipe: 1.5), kept
+// inside the photo. Returns {planFor, detection, box: [x0, y0, x1, y1] in photo pixels}, or null when
+// the detector finds nothing.
+async function detectorROI(record, name, source, w, h) {
+  const spec = record.postprocess.roi;
+  const detector = page.models.get(spec.detector);
+  if (!detector) throw new Error(`${record.file}: its sidecar's detector ${spec.detector} is not on this server`);
+  const { key, info } = await getModel(spec.detector);
+  const input = inputSize(info.inputs[0]);
+  const pre = detector.preprocess || {};
+  const { rgb, plan, photoSize } = await photoToRGB(name, source, pre, input.w, input.h);
+  const result = await infer({ op: "run", key, rgb, mean: pre.mean || [0, 0, 0], std: pre.std || [1, 1, 1] });
+  const [best] = detections(detector, result.outputs);
+  if (!best) return null;
+  const at = photoMapper(plan, photoSize);
+  const [W, H] = photoSize;
+  const [x0, y0] = at(best.box[1], best.box[0]);
+  const [x1, y1] = at(best.box[3], best.box[2]);
+  const side = Math.min(Math.max(x1 - x0, y1 - y0) * (spec.scale ?? 1.5), W, H);
+  const left = Math.max(0, Math.min(W - side, (x0 + x1) / 2 - side / 2));
+  const top = Math.max(0, Math.min(H - side, (y0 + y1) / 2 - side / 2));
+  const planFor = () => {
+    // the photo scaled so that the square is w x h, then that window of it
+    const s = w / side;
+    const rw = Math.max(w, Math.round(W * s)), rh = Math.max(h, Math.round(H * s));
+    const px = Math.min(rw - w, Math.round(left * s)), py = Math.min(rh - h, Math.round(top * s));
+    return { rw, rh, x0: px, y0: py, cw: w, ch: h,
+             text: `the face ${spec.detector} found: a ${Math.round(side)} px square at (${Math.round(left)}, ` +
+                   `${Math.round(top)}), resized to ${w}×${h}` };
+  };
+  return { planFor, detection: best, box: [x0, y0, x1, y1] };
+}
+
+function showDetections(record, result, { plan, photoSize, meta }) {
+  const pp = record.postprocess || {};
   const minScore = pp.min_score ?? 0.5;
-  const found = decodeBoxes(boxes, scores, anchors, a.input_size, pp.keypoints || 0, minScore);
-  const kept = nms(found, pp.iou_threshold ?? 0.3, pp.max_detections ?? null, Boolean(pp.weighted));
+  const kept = detections(record, result.outputs);
 
   const at = photoMapper(plan, photoSize);
   const ctx = overlayFor(photoSize, at);
@@ -997,7 +1045,7 @@ function showDetections(record, result, { plan, photoSize, meta }) {
   window.qnnwebDemo.lastDetections = kept;
 }
 
-function showLandmarks(record, result, { plan, photoSize, meta }) {
+function showLandmarks(record, result, { plan, photoSize, meta, roi }) {
   const pp = record.postprocess || {};
   if (!pp.points || !pp.input_size) throw new Error(`${record.file}: its sidecar has no landmark settings (postprocess.points, input_size)`);
   const [values] = namedOutputs(record, result.outputs, [pp.points]);
@@ -1007,12 +1055,16 @@ function showLandmarks(record, result, { plan, photoSize, meta }) {
   const at = photoMapper(plan, photoSize);
   const ctx = overlayFor(photoSize, at);
   ctx.fillStyle = COLORS[1];
-  for (const [u, v] of points) dot(ctx, ...at(u, v), ctx.lineWidth * 0.75);
+  const side = (plan.cw * photoSize[0]) / plan.rw; // the square the model saw, in photo pixels
+  for (const [u, v] of points) dot(ctx, ...at(u, v), Math.max(1, side / 200));
   showResults([[0, score]], record.labels || ["face"], meta, true);
   $("results").querySelector("li").dataset.points = String(points.length);
   $("results-title").textContent = `${points.length} landmarks`;
-  $("scores-kind").textContent = pp.score ? "presence score (sigmoid of the model's logit)" : "";
+  const where = !pp.roi ? "" : roi ? `; in the face ${pp.roi.detector} found (dashed square)`
+    : `; ${pp.roi.detector} found no face: the photo's centre square`;
+  $("scores-kind").textContent = (pp.score ? "presence score (sigmoid of the model's logit)" : "") + where;
   window.qnnwebDemo.lastLandmarks = points;
+  window.qnnwebDemo.lastROI = roi ? { box: roi.box, detection: roi.detection } : null;
 }
 
 // A colour per class (golden-angle hues), RGB.

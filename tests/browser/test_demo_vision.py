@@ -16,6 +16,7 @@ import math
 
 import pytest
 from browser_pages import pillow_input
+from PIL import Image
 
 DETECTOR = "face_detection_short_range"
 MESH = "face_landmark"
@@ -47,7 +48,15 @@ def page_run(demo, demo_folders, variant: str, name: str, photo: str, task: str,
     side = sidecar(demo_folders, name)
     pre = side["preprocess"]
     rgb = bytes(demo.page.evaluate("Array.from(window.qnnwebDemo.lastInput)"))
-    assert rgb == pillow_input(demo_folders["data"] / "samples" / photo, pre), "the page's input is not Pillow's"
+    if (side.get("postprocess") or {}).get("roi"):
+        # the square of the photo the detector's face gave: the photo resized (Pillow) and that window cut out
+        plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+        image = Image.open(demo_folders["data"] / "samples" / photo).convert("RGB")
+        image = image.resize((plan["rw"], plan["rh"]), Image.BILINEAR)
+        window = image.crop((plan["x0"], plan["y0"], plan["x0"] + plan["cw"], plan["y0"] + plan["ch"]))
+        assert rgb == window.tobytes(), "the page's input is not Pillow's"
+    else:
+        assert rgb == pillow_input(demo_folders["data"] / "samples" / photo, pre), "the page's input is not Pillow's"
     want = cpython_outputs(demo_folders, name + suffix, variant, rgb, pre)
     got = demo.page.evaluate("window.qnnwebDemo.lastOutput")
     assert got.keys() == want.keys() and all(got[k] == want[k] for k in want), \
@@ -112,28 +121,40 @@ def test_face_detector_boxes_match_cpython_and_are_drawn(variant_page, demo_fold
     assert drawn > on_top_edge and inside < drawn, "keypoints / box outline not drawn as expected"
 
 
-def test_face_mesh_landmarks_match_cpython_and_are_drawn(variant_page, demo_folders):
+@pytest.mark.parametrize("photo", list(FACES))
+def test_face_mesh_on_the_detected_face_matches_cpython_and_is_drawn(variant_page, demo_folders, photo):
+    """Face Mesh after BlazeFace, as MediaPipe runs them: the detector's face box, squared and scaled
+    1.5x, is what the mesh model sees; its 468 points land on that face."""
     from qnnweb import vision
 
     variant, demo = variant_page
-    photo = "grace_hopper.jpg"
     side, outs = page_run(demo, demo_folders, variant, MESH, photo, "landmarks")
     pp = side["postprocess"]
     want = vision.scale_landmarks(outs[pp["points"]], pp["input_size"], dims=pp["dims"])
     got = demo.page.evaluate("window.qnnwebDemo.lastLandmarks")
     assert len(got) == len(want) == 468
     assert all(close(p, q, 1e-12) for p, q in zip(got, want, strict=True))
-    # the points lie on the face of the centre square (astronaut / Grace Hopper: the upper middle)
-    xs, ys = [p[0] for p in want], [p[1] for p in want]
-    assert 0.2 < sum(xs) / len(xs) < 0.8 and 0.1 < sum(ys) / len(ys) < 0.7
+
+    # the square came from the detector's face, which the detector test checks against CPython
+    roi = demo.page.evaluate("window.qnnwebDemo.lastROI")
+    assert roi is not None, "the detector found no face"
+    x0, y0, x1, y1 = roi["box"]
+    plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+    size = plan["photo"]
+    to_photo = [((plan["x0"] + x * plan["cw"]) * size[0] / plan["rw"], (plan["y0"] + y * plan["ch"]) * size[1] / plan["rh"])
+                for x, y, _ in want]
+    cx, cy = sum(p[0] for p in to_photo) / 468, sum(p[1] for p in to_photo) / 468
+    assert x0 < cx < x1 and y0 < cy < y1, f"the mesh's centre ({cx:.0f}, {cy:.0f}) is not in the face box {roi['box']}"
+    square = plan["cw"] * size[0] / plan["rw"]
+    assert 1.0 * max(x1 - x0, y1 - y0) <= square <= 1.5 * max(x1 - x0, y1 - y0) + 1
 
     items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.points, +e.dataset.score])")
     score = 1 / (1 + math.exp(-outs[pp["score"]][0]))
     assert [(label, points) for label, points, _ in items] == [("face", "468")]
     assert math.isclose(items[0][2], score, rel_tol=1e-12)
     assert demo.text("#results-title") == "468 landmarks"
-    size, drawn = overlay_pixels(demo)
-    assert size == demo.page.evaluate("window.qnnwebDemo.lastPreprocess")["photo"] and drawn > 468
+    drawn_size, drawn = overlay_pixels(demo)
+    assert drawn_size == size and drawn > 468
 
 
 SEGMENTATION = "efficientnet_lite0_segmentation"
