@@ -131,6 +131,38 @@ def test_engine_that_cannot_read_a_model_is_recorded(tmp_path):
     assert m.file.input_bytes is not None and len(m.file.input_bytes) == 96 * 96 * 3 * 4
 
 
+def test_tflite_file_with_int8_edges_runs_in_litertjs_as_its_float_edged_twin(tmp_path):
+    """LiteRT.js's JavaScript tensors cannot carry int8: a TFLite file with int8 inputs / outputs (the
+    face detector, as ai-edge-quantizer writes it) gets a twin with float32 edges (QUANTIZE, DEQUANTIZE)
+    for LiteRT.js only; ai-edge-litert gives the twin's outputs equal to the file's, dequantized."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    models = _bench_module("models")
+    model = REPO / "data" / "models" / "face_detection_short_range.tflite"
+    if not model.is_file():
+        pytest.fail(f"{model} missing: run ./build.sh build", pytrace=False)
+    m = models.BenchModel(0, str(model))
+    m.make_twin(tmp_path)
+    assert m.twin_error is None and (m.twin.input.dtype, m.twin.output.dtype) == ("float32", "float32")
+    assert m.file_for("litert") == (m.twin, None) and m.file_for("qnnweb") == (m.file, None)
+    assert m.file_for("native-litert") == (m.file, None)
+
+    def run(path, x):
+        interpreter = Interpreter(model_path=str(path))
+        interpreter.allocate_tensors()
+        detail = interpreter.get_input_details()[0]
+        interpreter.set_tensor(detail["index"], np.frombuffer(x, detail["dtype"]).reshape(detail["shape"]))
+        interpreter.invoke()
+        return [(interpreter.get_tensor(d["index"]), d["quantization"]) for d in interpreter.get_output_details()]
+
+    for (q, (scale, zero)), (f, _) in zip(run(m.path, m.file.input_bytes), run(m.twin_path, m.twin.input_bytes), strict=True):
+        np.testing.assert_allclose(f, (q.astype(np.float64) - zero) * scale, rtol=0, atol=scale * 1e-4)
+    # a file with float edges needs no twin
+    vww = models.BenchModel(1, str(REPO / "data" / "models" / "visual_wake_words.tflite"))
+    vww.make_twin(tmp_path)
+    assert vww.twin is None and vww.file_for("litert") == (vww.file, None)
+
+
 def test_top5_agree_tolerates_ties_not_differences():
     models = _bench_module("models")
     a = np.array([0.1, 0.5, 0.2, 0.2, 0.0, 0.0, 0.0])

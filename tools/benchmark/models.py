@@ -1,5 +1,6 @@
-"""The models a run measures: the file each engine loads (an ONNX model's TFLite twin for LiteRT.js),
-the input tensor every engine gets, and reading the outputs as scores."""
+"""The models a run measures: the file each engine loads (an ONNX model's TFLite twin for LiteRT.js, and
+a float-edged twin of a TFLite file with int8 inputs or outputs, which LiteRT.js's JavaScript tensors
+cannot carry), the input tensor every engine gets, and reading the outputs as scores."""
 
 from __future__ import annotations
 
@@ -139,14 +140,17 @@ class BenchModel:
         return self.path.stem
 
     def make_twin(self, out_dir: Path) -> None:
-        """ONNX -> int8 TFLite twin for LiteRT.js (qnnweb.exporters.export_tflite)."""
-        if self.format != "onnx":
+        """The TFLite file LiteRT.js runs when it cannot run this one: an ONNX model's int8 TFLite twin,
+        or a TFLite file with int8 edges given float32 ones (qnnweb.exporters.export_tflite)."""
+        if self.format == "tflite" and not self.file.error and "int8" not in (self.file.input.dtype,
+                                                                               self.file.output.dtype):
             return
         try:
             from qnnweb.exporters import export_tflite
             from qnnweb.importers import import_model
 
-            data = export_tflite(import_model(self.file.bytes))
+            graph = import_model(self.file.bytes)
+            data = export_tflite(float_edges(graph) if self.format == "tflite" else graph)
         except Exception as exc:
             self.twin_error = f"the TFLite exporter failed: {type(exc).__name__}: {exc}"
             log(f"{self.name}: {self.twin_error}")
@@ -167,8 +171,11 @@ class BenchModel:
                 return None, "onnxruntime reads only ONNX models (this is a .tflite file)"
             return self.file, None
         if engine in ("litert", "native-litert"):
+            if self.format == "tflite" and engine == "litert" and self.twin_error:
+                return None, f"no float-edged twin for LiteRT.js: {self.twin_error}"
             if self.format == "tflite":
-                return self.file, None
+                # LiteRT.js's tensors are float32 / int32 / uint8 only: int8 edges run as the float-edged twin
+                return (self.twin if engine == "litert" and self.twin is not None else self.file), None
             if self.twin is None or self.twin_error:
                 return None, f"no TFLite twin for this ONNX model: {self.twin_error}"
             return self.twin, None
@@ -196,6 +203,40 @@ class BenchModel:
         if self.labels and 0 <= i < len(self.labels):
             return self.labels[i]
         return str(i)
+
+
+def float_edges(graph):
+    """The graph with float32 inputs and outputs where it has int8 ones: a QUANTIZE after each such input
+    and a DEQUANTIZE before each such output, with the int8 tensors' own quantization (the arithmetic in
+    between is unchanged)."""
+    from dataclasses import replace
+
+    from qnnweb.graph import Op, Tensor
+
+    tensors, ops = list(graph.tensors), list(graph.ops)
+
+    def float_twin(index):
+        t = tensors[index]
+        tensors.append(Tensor(len(tensors), t.name, t.shape, "float32"))
+        tensors[index] = replace(t, name=t.name + "/int8")
+        return len(tensors) - 1
+
+    inputs, outputs, first = [], [], []
+    for i in graph.inputs:
+        if tensors[i].dtype != "int8":
+            inputs.append(i)
+            continue
+        f = float_twin(i)
+        first.append(Op(-1, "QUANTIZE", [f], [i]))
+        inputs.append(f)
+    for i in graph.outputs:
+        if tensors[i].dtype != "int8":
+            outputs.append(i)
+            continue
+        f = float_twin(i)
+        ops.append(Op(-1, "DEQUANTIZE", [i], [f]))
+        outputs.append(f)
+    return replace(graph, tensors=tensors, ops=first + ops, inputs=inputs, outputs=outputs)
 
 
 def top5_agree(a: np.ndarray, b: np.ndarray, k: int = 5) -> tuple[bool, float]:

@@ -84,7 +84,7 @@ def choose_models(args, out: Path) -> list[BenchModel]:
 
 def verify_twin(m: BenchModel) -> None:
     """Native ai-edge-litert on the twin vs native onnxruntime on the ONNX model: same top-5?"""
-    if m.twin is None or m.twin_error or m.file.error:
+    if m.format != "onnx" or m.twin is None or m.twin_error or m.file.error:
         return
     res = {}
     for engine, file in (("native-onnxruntime", m.file), ("native-litert", m.twin)):

@@ -214,7 +214,7 @@ def _options(b, graph, op):
         DepthwiseConv2DOptions.AddDepthMultiplier(b, w.shape[3] // x.shape[3])
         DepthwiseConv2DOptions.AddFusedActivationFunction(b, _activation(op))
         return BuiltinOptions.DepthwiseConv2DOptions, DepthwiseConv2DOptions.End(b)
-    if op.type == "AVERAGE_POOL_2D":
+    if op.type in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
         mode = _padding_mode(graph, op, o["kernel"], o["stride"], (1, 1))
         Pool2DOptions.Start(b)
         Pool2DOptions.AddPadding(b, mode)

@@ -1,7 +1,8 @@
 """Rewrites a Graph into what TFLite can express, before export: weights in TFLite's layouts
 (OHWI, [1,KH,KW,C] depthwise, [out,in] fully connected), explicit convolution padding that is neither
-SAME nor VALID as a PAD op, and the shape/permutation operands RESHAPE and TRANSPOSE take as tensors.
-A graph imported from TFLite passes through unchanged. Only byte slicing: no numpy."""
+SAME nor VALID as a PAD op, the shape/permutation operands RESHAPE and TRANSPOSE take as tensors, the
+ops an importer runs as int8 tables but the source computes in float back between DEQUANTIZE and QUANTIZE,
+and no tensor nothing uses. Only byte slicing: no numpy."""
 
 import dataclasses
 import struct
@@ -39,6 +40,9 @@ def tflite_ready(graph):
     relaid = set()
     for op in graph.ops:
         op = dataclasses.replace(op, inputs=list(op.inputs), options=dict(op.options))
+        if _computed_in_float(op, tensors):
+            ops.extend(_in_float(op, tensors))
+            continue
         layout = op.options.pop("weights_layout", None)
         if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and op.inputs[1] not in relaid:
             _relayout_weights(tensors[op.inputs[1]], op.type, layout)
@@ -57,7 +61,51 @@ def tflite_ready(graph):
         ops.append(op)
     for i, op in enumerate(ops):
         op.index = i
-    return Graph(tensors, ops, list(graph.inputs), list(graph.outputs), graph.format)
+    return _used_only(Graph(tensors, ops, list(graph.inputs), list(graph.outputs), graph.format))
+
+
+def _computed_in_float(op, tensors):
+    """An int8 op the source computes in float (an importer's float island: an activation, or PRELU with
+    float slopes, between a dequantize and a quantize)."""
+    float_slopes = (op.type == "PRELU" and tensors[op.inputs[1]].dtype == "float32"
+                    and tensors[op.inputs[0]].dtype != "float32")
+    return bool(op.options.get("float_island")) or float_slopes
+
+
+def _in_float(op, tensors):
+    """The op as the source has it: DEQUANTIZE, the float op, QUANTIZE (not for a float output)."""
+    if op.options.get("then"):
+        raise ModelError(f"op {op.index} {op.type}: a chain of float ops composed into one has no TFLite form")
+    op.options.pop("float_island", None)
+    ops = []
+
+    def float_tensor(index, suffix):
+        t = tensors[index]
+        tensors.append(Tensor(len(tensors), t.name + suffix, t.shape, "float32"))
+        return len(tensors) - 1
+
+    x, y = op.inputs[0], op.outputs[0]
+    op.inputs[0] = float_tensor(x, "/dequantized")
+    ops.append(Op(op.index, "DEQUANTIZE", [x], [op.inputs[0]]))
+    if tensors[y].dtype == "float32":
+        return [*ops, op]
+    op.outputs = [float_tensor(y, "/float")]
+    return [*ops, op, Op(op.index, "QUANTIZE", list(op.outputs), [y])]
+
+
+def _used_only(graph):
+    """The graph without tensors nothing reads or writes (a source file's leftovers, such as the float16
+    weights behind a DEQUANTIZE the importer folded), renumbered."""
+    used = sorted({i for op in graph.ops for i in (*op.inputs, *op.outputs) if i >= 0}
+                  | set(graph.inputs) | set(graph.outputs))
+    if len(used) == len(graph.tensors):
+        return graph
+    new = {old: k for k, old in enumerate(used)}
+    tensors = [dataclasses.replace(graph.tensors[old], index=k) for k, old in enumerate(used)]
+    for op in graph.ops:
+        op.inputs = [new[i] if i >= 0 else i for i in op.inputs]
+        op.outputs = [new[i] for i in op.outputs]
+    return Graph(tensors, graph.ops, [new[i] for i in graph.inputs], [new[i] for i in graph.outputs], graph.format)
 
 
 def _relayout_weights(w, op_type, layout):
