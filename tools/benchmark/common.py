@@ -14,7 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 ENGINES = ("qnnweb", "qnnweb-js", "litert", "ort")
 QNNWEB_ENGINES = ("qnnweb", "qnnweb-js")   # one slot per kernel variant
 VARIANTS = ("relaxed", "simd128", "scalar")
-DEFAULT_MODELS = ("data/models/efficientnet_lite0_u8s8.onnx", "data/models/mobilenet_v2_u8s8.onnx")
+# the two classifiers of the table, a detector and a segmentation model
+DEFAULT_MODELS = ("data/models/efficientnet_lite0_u8s8.onnx", "data/models/mobilenet_v2_u8s8.onnx",
+                  "data/models/face_detection_short_range.tflite", "data/models/efficientnet_lite0_segmentation.onnx")
 PHOTO = REPO / "data" / "samples" / "coffee.png"
 CHROMIUM = Path(os.environ.get("QNNWEB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

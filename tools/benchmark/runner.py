@@ -75,7 +75,7 @@ def choose_models(args, out: Path) -> list[BenchModel]:
     if args.quick and not args.model:
         # the smallest default model that every engine can run: an ONNX model whose TFLite twin
         # exported (and agrees with onnxruntime, if one does)
-        exported = [m for m in models if m.twin is not None and not m.twin_error]
+        exported = [m for m in models if m.format == "onnx" and m.twin is not None and not m.twin_error]
         usable = [m for m in exported if (m.twin_check or {}).get("agree")] or exported or models
         models = [min(usable, key=lambda m: m.path.stat().st_size)]
         log(f"--quick: {models[0].given}")
