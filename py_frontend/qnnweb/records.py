@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 5
+ABI_VERSION = 6
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -61,13 +61,19 @@ RECORDS = {
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
     "lut_channels": (21, "input output pixels channels tables output_bytes"),
     "lut2d": (22, _BINARY + " table"),
+    # TFLite_Detection_PostProcess, float32 tensors; anchors: [anchor_count, 4] float32 (y, x, h, w)
+    "detection_postprocess": (23, "boxes scores anchors output_boxes output_classes output_scores output_count "
+                                  "anchor_count box_stride classes_with_background classes max_detections "
+                                  "max_classes_per_detection detections_per_class regular_nms score_threshold:f "
+                                  "iou_threshold:f y_scale:f x_scale:f h_scale:f w_scale:f"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
-TENSOR_FIELDS = ("input", "input_a", "input_b", "output")
+TENSOR_FIELDS = ("input", "input_a", "input_b", "output", "boxes", "scores", "output_boxes", "output_classes",
+                 "output_scores", "output_count")
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns", "tables")   # lut2d's "table" too
+                   "columns", "tables", "anchors")   # lut2d's "table" too
 
 
 def _layout(kind):

@@ -1,10 +1,13 @@
 """Post-processing of detection, landmark and segmentation outputs without numpy (Pyodide has none
 offline): SSD anchors and box decoding as MediaPipe's calculators do them (BlazeFace), non-maximum
-suppression (hard, and MediaPipe's weighted form), landmark scaling, per-pixel class argmax. Values come
+suppression (hard, and MediaPipe's weighted form), TFLite's detection post-processing
+(``detection_postprocess``, for SSD models exported without their TFLite_Detection_PostProcess op),
+landmark scaling, per-pixel class argmax. Values come
 in as Python floats (``qnnweb.image.dequantize`` of an output); boxes are (ymin, xmin, ymax, xmax) in
 the model input's normalized [0, 1] coordinates."""
 
 import math
+import struct
 from dataclasses import dataclass, field
 
 
@@ -110,3 +113,137 @@ def mask_argmax(scores, height, width, classes, channels_first=False, min_score=
         best = max(pixel)
         out.append(-1 if min_score is not None and best < min_score else pixel.index(best))
     return out
+
+
+def _f32(x):
+    """x rounded to float32 (round to nearest even), as a Python float."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _iou_f32(a, b):
+    """TFLite's ComputeIntersectionOverUnion, every step rounded to float32."""
+    area_a = _f32(_f32(a[2] - a[0]) * _f32(a[3] - a[1]))
+    area_b = _f32(_f32(b[2] - b[0]) * _f32(b[3] - b[1]))
+    if area_a <= 0 or area_b <= 0:
+        return 0.0
+    h = max(_f32(min(a[2], b[2]) - max(a[0], b[0])), 0.0)
+    w = max(_f32(min(a[3], b[3]) - max(a[1], b[1])), 0.0)
+    inter = _f32(h * w)
+    return _f32(inter / _f32(_f32(area_a + area_b) - inter))
+
+
+def _best_indices(values, count):
+    """TFLite's DecreasingPartialArgSort: the indices of the ``count`` best values, best first: the first
+    maximum for one, else std::partial_sort's order under "values[i] > values[j]" (libstdc++'s heap select
+    and heap sort, which decides how ties come out)."""
+    n = len(values)
+    if count == 1:
+        best = 0
+        for i in range(1, n):
+            if values[i] > values[best]:
+                best = i
+        return [best]
+    first = list(range(n))
+
+    def greater(a, b):
+        return values[a] > values[b]
+
+    def adjust(hole, length, value):
+        top, child = hole, hole
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if greater(first[child], first[child - 1]):
+                child -= 1
+            first[hole] = first[child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            first[hole] = first[child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and greater(first[parent], value):
+            first[hole] = first[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        first[hole] = value
+
+    def pop(length, result):
+        value = first[result]
+        first[result] = first[0]
+        adjust(0, length, value)
+
+    if count >= 2:
+        for parent in range((count - 2) // 2, -1, -1):
+            adjust(parent, count, first[parent])
+    for i in range(count, n):
+        if greater(first[i], first[0]):
+            pop(count, i)
+    for last in range(count - 1, 0, -1):
+        pop(last, last)
+    return first[:count]
+
+
+def detection_postprocess(boxes, scores, anchors, num_classes, max_detections, max_classes_per_detection=1,
+                          detections_per_class=100, use_regular_nms=False, nms_score_threshold=0.0,
+                          nms_iou_threshold=0.6, y_scale=10.0, x_scale=10.0, h_scale=5.0, w_scale=5.0):
+    """TFLite's TFLite_Detection_PostProcess (the op TF Object Detection API SSD models end in), with the same
+    arithmetic as its kernel (and qnnweb's): ``boxes`` per anchor (y, x, h, w, ...) flat, ``scores`` per anchor
+    (a leading background column when there are num_classes + 1), ``anchors`` per anchor (y, x, h, w), all
+    floats (dequantized). The options are the op's. Returns (boxes [(ymin, xmin, ymax, xmax)], classes, scores,
+    count) for the count detections (max_classes_per_detection entries each with fast NMS)."""
+    n = len(anchors) // 4
+    stride = len(boxes) // n
+    with_background = len(scores) // n
+    offset = with_background - num_classes
+    if stride < 4 or len(scores) != n * with_background or not 0 <= offset <= 1:
+        raise ValueError(f"{len(boxes)} box values, {len(scores)} scores and {len(anchors)} anchor values do not "
+                         f"describe the same anchors for {num_classes} classes")
+    ys, xs, hs, ws = (float(_f32(v)) for v in (y_scale, x_scale, h_scale, w_scale))
+    decoded = []
+    for i in range(n):
+        by, bx, bh, bw = (_f32(v) for v in boxes[i * stride:i * stride + 4])
+        ay, ax, ah, aw = (_f32(v) for v in anchors[4 * i:4 * i + 4])
+        yc, xc = _f32(by / ys * ah + ay), _f32(bx / xs * aw + ax)
+        half_h, half_w = _f32(0.5 * math.exp(bh / hs) * ah), _f32(0.5 * math.exp(bw / ws) * aw)
+        decoded.append((_f32(yc - half_h), _f32(xc - half_w), _f32(yc + half_h), _f32(xc + half_w)))
+    scores = [_f32(v) for v in scores]
+    threshold, iou_threshold = _f32(nms_score_threshold), _f32(nms_iou_threshold)
+
+    def single_class(class_scores, limit):
+        kept = [i for i, v in enumerate(class_scores) if v >= threshold]
+        kept.sort(key=lambda i: -class_scores[i])          # stable: equal scores keep anchor order
+        selected, active = [], [True] * len(kept)
+        for i, anchor in enumerate(kept):
+            if len(selected) >= min(len(kept), limit):
+                break
+            if not active[i]:
+                continue
+            selected.append(anchor)
+            for j in range(i + 1, len(kept)):
+                if active[j] and _iou_f32(decoded[anchor], decoded[kept[j]]) > iou_threshold:
+                    active[j] = False
+        return selected
+
+    out = []
+    if use_regular_nms:
+        merged = []   # (score, anchor, class), best first, at most max_detections
+        for c in range(num_classes):
+            column = [scores[a * with_background + c + offset] for a in range(n)]
+            merged += [(column[a], a, c) for a in single_class(column, detections_per_class)]
+            merged = sorted(merged, key=lambda e: -e[0])[:max_detections]   # stable, as LiteRT's regular NMS
+        out = [(decoded[a], c, s) for s, a, c in merged]
+        count = len(out)
+    else:
+        categories = min(max_classes_per_detection, num_classes)
+        best, best_scores = [], []
+        for a in range(n):
+            row = scores[a * with_background + offset:(a + 1) * with_background]
+            order = _best_indices(row, categories)
+            best.append(order)
+            best_scores.append(row[order[0]])
+        selected = single_class(best_scores, max_detections)
+        for a in selected:
+            row = scores[a * with_background + offset:(a + 1) * with_background]
+            out += [(decoded[a], c, row[c]) for c in best[a]]
+        count = len(selected)
+    return [b for b, _, _ in out], [c for _, c, _ in out], [s for _, _, s in out], count

@@ -262,6 +262,13 @@ def valid_fields(k, kind):
         "copy": dict(common, bytes=100),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
                        rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304)),
+        # 8 anchors, 2 classes + background, 5 detections
+        "detection_postprocess": dict(
+            boxes=0, scores=256, anchors=k.constant(np.tile(np.float32([0.5, 0.5, 0.2, 0.2]), 8), 4096), output_boxes=512,
+            output_classes=640, output_scores=704, output_count=768, anchor_count=8, box_stride=4,
+            classes_with_background=3, classes=2, max_detections=5, max_classes_per_detection=1,
+            detections_per_class=10, regular_nms=0, score_threshold=0.0, iou_threshold=0.5, y_scale=10.0,
+            x_scale=10.0, h_scale=5.0, w_scale=5.0),
     }[kind]
 
 
@@ -292,8 +299,10 @@ def test_valid_records_are_accepted_and_run(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", sorted(RECORDS))
 def test_tensor_outside_arena_rejected(variant, kind):
-    for field in ("input", "input_a", "output"):
-        for offset in (4096 - 8, 4096, 1 << 30, -1, -(1 << 31)):
+    for field in ("input", "input_a", "output", "boxes", "scores", "output_boxes", "output_classes", "output_scores",
+                  "output_count"):
+        # 8 bytes before the end: past it for every tensor but a 4-byte count (2 before the end for that)
+        for offset in (4096 - (2 if field == "output_count" else 8), 4096, 1 << 30, -1, -(1 << 31)):
             k = Kernel(variant)
             fields = valid_fields(k, kind)
             if field not in fields:
@@ -575,3 +584,21 @@ def test_resize_tables_outside_the_input_rejected(variant, entry):
     rows[5] = entry
     fields["rows"] = k.constant(rows, 2560)
     assert_rejected(k, k.add_record("resize", **fields), "resize rows", "[0, 2048]")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_bad_detection_postprocess_records_rejected(variant):
+    for changes, words in [
+        (dict(anchor_count=0), ("detection_postprocess",)), (dict(max_detections=-1), ("detection_postprocess",)),
+        (dict(detections_per_class=0), ("detection_postprocess",)), (dict(box_stride=3), ("box_stride",)),
+        (dict(classes_with_background=4), ("classes",)), (dict(iou_threshold=0.0), ("threshold",)),
+        (dict(iou_threshold=1.5), ("threshold",)),
+        (dict(boxes=2), ("aligned",)), (dict(max_detections=1 << 20, max_classes_per_detection=1 << 10), ("arena",)),
+    ]:
+        k = Kernel(variant)
+        fields = dict(valid_fields(k, "detection_postprocess"), **changes)
+        assert_rejected(k, k.add_record("detection_postprocess", **fields), *words)
+    k = Kernel(variant)   # an anchor with a negative height: TFLite refuses such boxes at every run
+    fields = dict(valid_fields(k, "detection_postprocess"),
+                  anchors=k.constant(np.tile(np.float32([0.5, 0.5, -0.2, 0.2]), 8), 4096))
+    assert_rejected(k, k.add_record("detection_postprocess", **fields), "negative")

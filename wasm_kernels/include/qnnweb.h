@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 5
+#define QNN_ABI_VERSION 6
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -55,7 +55,8 @@ enum qnn_op_type {
   QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's q11 weights) or nearest-neighbour resize, separable tables */
   QNN_OP_LUT_CHANNELS = 21, /* byte -> byte through one 256-entry table per channel (PRELU) */
   QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
-  QNN_OP_TYPE_COUNT = 23,
+  QNN_OP_DETECTION_POSTPROCESS = 23, /* SSD box decoding + non-maximum suppression (TFLite's custom op), float32 */
+  QNN_OP_TYPE_COUNT = 24,
 };
 
 enum qnn_status {
@@ -373,6 +374,23 @@ struct qnn_resize_record {
   int32_t batch, input_height, input_width, channels, output_height, output_width;
   int32_t rows;             /* address: output_height x 3 int32 (copied at qnn_plan_add) */
   int32_t columns;          /* address: output_width x 3 int32 (copied at qnn_plan_add) */
+};
+
+/* TFLite_Detection_PostProcess on float32 tensors: box encodings [anchor_count, box_stride] (y, x, h, w
+ * first), class scores [anchor_count, classes_with_background] (a leading background class when it is
+ * classes + 1), anchors [anchor_count, 4] (y, x, h, w; copied at qnn_plan_add). Outputs: boxes
+ * [slots, 4] (ymin, xmin, ymax, xmax), classes [slots], scores [slots], count [1], all float32, slots =
+ * max_detections * max_classes_per_detection; slots past the count are zero. Fast NMS (regular_nms 0)
+ * or per-class NMS (1), with TFLite's arithmetic (src/operators/detection_postprocess.c). */
+struct qnn_detection_postprocess_record {
+  int32_t op, words;
+  int32_t boxes, scores, anchors;
+  int32_t output_boxes, output_classes, output_scores, output_count;
+  int32_t anchor_count, box_stride, classes_with_background, classes;  /* all > 0 */
+  int32_t max_detections, max_classes_per_detection, detections_per_class;  /* all > 0 */
+  int32_t regular_nms;
+  float score_threshold, iou_threshold;     /* iou_threshold in (0, 1] */
+  float y_scale, x_scale, h_scale, w_scale;
 };
 
 /* Exports (identical in the scalar, simd128 and relaxed modules):

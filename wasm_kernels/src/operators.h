@@ -32,5 +32,6 @@ QNN_DECLARE_OPERATOR(lut2d)
 QNN_DECLARE_OPERATOR(quantize_channels)
 QNN_DECLARE_OPERATOR(dequantize_channels)
 QNN_DECLARE_OPERATOR(resize)
+QNN_DECLARE_OPERATOR(detection_postprocess)
 
 #endif

@@ -9,6 +9,7 @@ fields that converters use for large models).
 from importlib import import_module
 
 import flatbuffers
+from flatbuffers import flexbuffers
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
@@ -85,20 +86,20 @@ def _build(graph, description, external):
 
     codes, code_index = [], {}
     for op in graph.ops:
-        code = getattr(BuiltinOperator, op.type, None)
-        if code is None:
-            raise ModelError(f"op {op.index} {op.type} has no TFLite builtin")
-        code_index.setdefault(code, len(code_index))
-    for code in code_index:
+        code_index.setdefault(_code(op), len(code_index))
+    for code, custom in code_index:
+        name = b.CreateString(custom) if custom else None
         OperatorCode.Start(b)
         OperatorCode.AddDeprecatedBuiltinCode(b, min(code, 127))
         OperatorCode.AddBuiltinCode(b, code)
+        if name is not None:
+            OperatorCode.AddCustomCode(b, name)
         OperatorCode.AddVersion(b, 1)
         codes.append(OperatorCode.End(b))
     codes_vector = _vector(b, Model.StartOperatorCodesVector, codes)
 
     tensors = [_tensor(b, t, buffer_of.get(t.index, 0)) for t in graph.tensors]
-    operators = [_operator(b, graph, op, code_index[getattr(BuiltinOperator, op.type)]) for op in graph.ops]
+    operators = [_operator(b, graph, op, code_index[_code(op)]) for op in graph.ops]
     tensors_vector = _vector(b, SubGraph.StartTensorsVector, tensors)
     operators_vector = _vector(b, SubGraph.StartOperatorsVector, operators)
     inputs_vector = _int_vector(b, SubGraph.StartInputsVector, graph.inputs)
@@ -272,8 +273,27 @@ def _options(b, graph, op):
     return BuiltinOptions.NONE, None
 
 
+# IR op types that are TFLite custom ops: their custom_code (options as a flexbuffer map)
+CUSTOM_CODES = {"DETECTION_POSTPROCESS": "TFLite_Detection_PostProcess"}
+
+
+def _code(op):
+    """(builtin code, custom code or None) of an op."""
+    if op.type in CUSTOM_CODES:
+        return BuiltinOperator.CUSTOM, CUSTOM_CODES[op.type]
+    code = getattr(BuiltinOperator, op.type, None)
+    if code is None:
+        raise ModelError(f"op {op.index} {op.type} has no TFLite builtin")
+    return code, None
+
+
 def _operator(b, graph, op, code_index):
-    options_type, options = _options(b, graph, op)
+    custom = None
+    if op.type in CUSTOM_CODES:
+        options_type, options = BuiltinOptions.NONE, None
+        custom = b.CreateByteVector(flexbuffers.Dumps(dict(op.options)))
+    else:
+        options_type, options = _options(b, graph, op)
     inputs = _int_vector(b, Operator.StartInputsVector, op.inputs)
     outputs = _int_vector(b, Operator.StartOutputsVector, op.outputs)
     Operator.Start(b)
@@ -283,6 +303,9 @@ def _operator(b, graph, op, code_index):
     Operator.AddBuiltinOptionsType(b, options_type)
     if options is not None:
         Operator.AddBuiltinOptions(b, options)
+    if custom is not None:
+        Operator.AddCustomOptions(b, custom)
+        Operator.AddCustomOptionsFormat(b, 0)  # FLEXBUFFERS
     return Operator.End(b)
 
 

@@ -7,6 +7,7 @@ problems of a model are reported together.
 import struct
 
 import flatbuffers
+from flatbuffers import flexbuffers
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.AddOptions import AddOptions
 from tflite.BuiltinOperator import BuiltinOperator
@@ -67,7 +68,10 @@ def import_tflite(data, input_shapes=None):
 # vtable slots of the fields read here (schema.fbs field order: slot = 4 + 2 * field id)
 MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, MODEL_BUFFERS = 6, 8, 12
 SUBGRAPH_TENSORS, SUBGRAPH_INPUTS, SUBGRAPH_OUTPUTS, SUBGRAPH_OPERATORS = 4, 6, 8, 10
-CODE_DEPRECATED_BUILTIN, CODE_BUILTIN = 4, 10
+CODE_DEPRECATED_BUILTIN, CODE_CUSTOM, CODE_BUILTIN = 4, 6, 10
+OPERATOR_CUSTOM_OPTIONS = 14
+# custom ops qnnweb runs, by their custom_code: the IR op type
+CUSTOM_OPS = {b"TFLite_Detection_PostProcess": "DETECTION_POSTPROCESS"}
 TENSOR_FIELDS = 5            # shape, type, buffer, name, quantization (what _tensor reads)
 QUANTIZATION_FIELDS = 7      # min, max, scale, zero_point, details_type, details, quantized_dimension
 OPERATOR_FIELDS = 5          # opcode_index, inputs, outputs, builtin_options_type, builtin_options
@@ -84,7 +88,8 @@ def _read(data, input_shapes):
     if not subgraphs:
         raise ModelError("TFLite model has no subgraph")
     subgraph = subgraphs[0]
-    opcodes = [_builtin_code(code) for code in model.tables(MODEL_OPERATOR_CODES, "operator code")]
+    codes = model.tables(MODEL_OPERATOR_CODES, "operator code")
+    opcodes = [_builtin_code(code) for code in codes]
     buffers = model.tables(MODEL_BUFFERS, "buffer")
     tensor_positions = subgraph.table_positions(SUBGRAPH_TENSORS, "tensor")
     tensors = [_tensor(buf, pos, i, buffers) for i, pos in enumerate(tensor_positions)]
@@ -96,12 +101,14 @@ def _read(data, input_shapes):
         if code_index >= len(opcodes):
             raise ModelError(f"corrupt TFLite flatbuffer: op {i} has opcode index {code_index}")
         op_type = OP_NAMES.get(opcodes[code_index], f"BUILTIN_{opcodes[code_index]}")
+        options = {}
+        if op_type == "CUSTOM":
+            op_type, options = _custom_op(i, codes[code_index], Table(buf, pos))
         inputs = list(scalars_at(buf, pos + inputs_at, "i", "op input")) if inputs_at else []
         outputs = list(scalars_at(buf, pos + outputs_at, "i", "op output")) if outputs_at else []
         for t in inputs + outputs:
             if t >= n_tensors or t < -1:
                 raise ModelError(f"corrupt TFLite flatbuffer: op {i} refers to tensor {t}")
-        options = {}
         if op_type in OPTIONS:
             options_class, options_type, read = OPTIONS[op_type]
             stored_type = _U8(buf, pos + options_type_at)[0] if options_type_at else 0
@@ -122,7 +129,55 @@ def _read(data, input_shapes):
                          "first: TensorFlow's converter with full-integer post-training quantization, or "
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
     ops = _quantized_float_islands(tensors, _fold_shape_arithmetic(tensors, ops), graph_outputs)
+    ops = _detection_inputs_in_float(tensors, ops)
     return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source)
+
+
+def _custom_op(index, code, operator):
+    """(IR op type, options) of a CUSTOM op: a custom op qnnweb runs with its flexbuffer options read, any
+    other named so that the error says which custom op it is."""
+    name = code.string(CODE_CUSTOM) or b""
+    if name not in CUSTOM_OPS:
+        return f"CUSTOM {name.decode('utf-8', 'replace') or '(unnamed)'}", {}
+    start, size = operator.bytes_span(OPERATOR_CUSTOM_OPTIONS)
+    blob = bytes(operator.bytes[start:start + size])
+    try:
+        options = flexbuffers.Loads(blob) if size else None
+    except Exception as e:  # the reader raises whatever a malformed blob makes it trip on
+        raise ModelError(f"op {index} {name.decode()}: its custom options are not a valid flexbuffer ({e})") from None
+    if not isinstance(options, dict):
+        raise ModelError(f"op {index} {name.decode()}: its custom options are not a flexbuffer map")
+    return CUSTOM_OPS[name], options
+
+
+def _detection_inputs_in_float(tensors, ops):
+    """TFLite's detection post-processing dequantizes uint8 box encodings and class predictions itself:
+    here a DEQUANTIZE before the op does it (int8 too, which TFLite's kernel refuses), and quantized
+    anchors become float32 constants, (float(q) - zero point) * scale in float32 as that kernel computes them."""
+    out = []
+    for op in ops:
+        if op.type != "DETECTION_POSTPROCESS" or len(op.inputs) != 3 or not all(0 <= i < len(tensors) for i in op.inputs):
+            out.append(op)
+            continue
+        inputs = list(op.inputs)
+        for k in (0, 1, 2):
+            t = tensors[inputs[k]]
+            if t.dtype not in ("uint8", "int8") or len(t.scale) != 1:
+                continue
+            if k == 0 and t.dtype == "uint8" and tensors[inputs[2]].dtype != "uint8":
+                continue  # TFLite reads the anchors as uint8 too then: left for lowering to refuse
+            index = len(tensors)
+            if k == 2 and t.is_constant:
+                scale, zp = struct.unpack("<f", struct.pack("<f", t.scale[0]))[0], t.zero_point[0]
+                values = struct.unpack(f"<{len(t.data)}{'B' if t.dtype == 'uint8' else 'b'}", bytes(t.data))
+                data = struct.pack(f"<{len(values)}f", *((q - zp) * scale for q in values))
+                tensors.append(Tensor(index, t.name + "/float", t.shape, "float32", data=data))
+            else:
+                tensors.append(Tensor(index, t.name + "/dequantized", t.shape, "float32"))
+                out.append(Op(op.index, "DEQUANTIZE", [inputs[k]], [index]))
+            inputs[k] = index
+        out.append(Op(op.index, op.type, inputs, list(op.outputs), op.options))
+    return out
 
 
 def _source(model, tensor_positions, tensors, graph_inputs, graph_outputs, input_shapes):

@@ -28,11 +28,17 @@ class Step:
 
     @property
     def inputs(self):
-        return [self.fields[f] for f in ("input", "input_a", "input_b") if f in self.fields]
+        return [self.fields[f] for f in INPUT_FIELDS if f in self.fields]
 
     @property
     def outputs(self):
-        return [self.fields["output"]]
+        """The tensors it writes, the main one first."""
+        return [self.fields[f] for f in OUTPUT_FIELDS if f in self.fields]
+
+
+# Record fields that name the tensors a step reads and writes (records.TENSOR_FIELDS: both)
+INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
+OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")
 
 
 LOWERINGS = {}
@@ -57,6 +63,7 @@ ARITY = {
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
+    "DETECTION_POSTPROCESS": (3, 3, 4),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -130,7 +137,8 @@ def _role(k, inputs):
 
 
 def lower(graph):
-    from . import conv, elementwise, pooling, prelu, resize, shape, slicing, softmax, unary  # noqa: F401  (registers lowerings)
+    from . import (conv, detection, elementwise, pooling, prelu, resize, shape, slicing, softmax,  # noqa: F401
+                   unary)  # (registers lowerings)
 
     problems, steps, checked = [], [], {}
     for op in graph.ops:

@@ -90,10 +90,13 @@ def lower_quantize(graph, op):
 @lowering("DEQUANTIZE")
 def lower_dequantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    if x.dtype == "uint8":
-        raise Unsupported("DEQUANTIZE of uint8 is not supported (QUANTIZE it to int8 first)")
     if y.dtype != "float32" or x.size != y.size:
         raise Unsupported(f"output must be float32 of the input's size, got {y.dtype} {list(y.shape)}")
+    if x.dtype == "uint8":
+        # (q - zero point) * scale for each of the 256 bytes, in float32 (TFLite's uint8 dequantization)
+        scale, zp = require_byte_quantized(x, "input")
+        table = struct.pack("<256f", *((q - zp) * float32(scale) for q in range(256)))
+        return [Step("lut_f32", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
     if _per_axis(x):
         fields, constants = _channel_fields(x, "input")
         return [Step("dequantize_channels", dict(fields, input=op.inputs[0], output=op.outputs[0]), constants)]
