@@ -59,7 +59,7 @@ def test_fixtures_are_complete_and_intact():
         assert entry["recipe"] in MANIFEST["recipes"]
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
     # 15.5 MB of classifiers and random graphs, 1.6 MB of MediaPipe's face models (trained weights)
-    assert total < 18_000_000, f"tests/data/tflite holds {total} bytes"
+    assert total < 20_000_000, f"tests/data/tflite holds {total} bytes"
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

@@ -17,7 +17,11 @@ seeded data. The fixtures:
   these three are calibrated on the 16 packaged photos of tools/prepare_onnx_models.py (scikit-image,
   matplotlib's grace_hopper, Debian darknet's), preprocessed as there, NHWC;
 - ``random/<case>_<recipe>.tflite``: small seeded torch graphs (CASES) x every full-int8 mode of
-  ai-edge-quantizer (RECIPES), calibrated on seeded normal noise.
+  ai-edge-quantizer (RECIPES), calibrated on seeded normal noise;
+- ``arch/<name>.tflite``: whole architectures of the workload families beyond classification
+  (tools/converters/architectures.py: DeepLabV3 on MobileNetV2, an SSDLite FPN detector, a CartoonGAN
+  generator, ESPCN, a tiny YOLO), narrow and small-input, ``static_wi8_ai8``, calibrated on the 16 photos
+  resized to their input.
 
 Next to each model ``<name>.npz`` holds ``input_0`` (a batch of inputs in the model's input dtype,
 stacked on a new axis 0; ``input_0_float`` too when the model quantizes its input itself) and
@@ -47,6 +51,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import prepare_onnx_models as pom  # noqa: E402  (tools/ is a folder of scripts)
+from converters.architectures import ARCHITECTURES  # noqa: E402
+from converters import architectures  # noqa: E402
 from files import write_if_changed  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "tflite"
@@ -748,7 +754,7 @@ def versions() -> dict:
 
 
 def all_names() -> list[str]:
-    names = list(LARGE) + list(FACE)
+    names = list(LARGE) + list(FACE) + [f"arch/{name}" for name in ARCHITECTURES]
     cases = random_cases()
     names += [f"random/{case}_{recipe}" for case in cases for recipe in RECIPES]
     return names
@@ -825,6 +831,35 @@ def main(argv: list[str] | None = None) -> int:
             for ext in ("tflite", "npz"):
                 (OUT / f"{name}.{ext}").unlink(missing_ok=True)
             entries.pop(f"{name}.tflite", None)
+
+    if any(wanted(f"arch/{name}") for name in ARCHITECTURES):
+        batches = pom.photo_batches(photos)      # [-1, 1] NCHW 224 crops, resized by architectures.build
+        by_name = {p["name"]: p for p in photos}
+        for name, (description, shape, _) in ARCHITECTURES.items():
+            rel = f"arch/{name}"
+            if not wanted(rel):
+                continue
+            entries.pop(f"{rel}.tflite", None)
+            failures.pop(rel, None)
+
+            def sized(path, shape=shape):
+                x = torch.from_numpy(pom.preprocess(path)[None])
+                x = torch.nn.functional.interpolate(x, size=shape[2:], mode="bilinear", antialias=True)
+                return nhwc(x[0].numpy())
+
+            try:
+                model = architectures.build(name, batches)
+                float_model = convert(model, shape)
+                data = quantize(float_model, "mmpc", [sized(p["path"]) for p in photos])
+            except Exception as e:  # noqa: BLE001 - recorded and reported
+                failures[rel] = f"{type(e).__name__}: {e}"[:2000]
+                log(f"{rel}: FAILED: {failures[rel][:300]}")
+                continue
+            write_fixture(rel, data, [sized(by_name[n]["path"]) for n in LARGE_SAMPLES],
+                          {"recipe": "mmpc", "model": description, "input_nchw": list(shape),
+                           "float_size": len(float_model),
+                           "calibration": f"{len(photos)} photos (manifest 'calibration_photos'), resized to the input",
+                           "sample_photos": LARGE_SAMPLES}, entries)
 
     for case, (description, shape, factory) in random_cases().items():
         rels = [f"random/{case}_{r}" for r in RECIPES]

@@ -1,0 +1,111 @@
+"""Whole architectures of the workload families beyond classification (tools/converters/architectures.py:
+DeepLabV3 on MobileNetV2 at output stride 16, an SSDLite FPN detector, a CartoonGAN generator, ESPCN, a tiny
+YOLO; seeded weights, BatchNorm statistics from the calibration photos) exported by torch.onnx and quantized
+by onnxruntime's quantize_static (QDQ, per-channel int8 weights; uint8 and int8 activations), against
+onnxruntime, every variant: every output within one quantum of onnxruntime's on >= 99.9 % of its elements
+(one quantum: the scale of the int8 tensor the output is dequantized from), on two photos. The share that is
+bit-exact is reported in the failure message. Their TFLite twins (litert-torch + ai-edge-quantizer) are
+fixtures of tests/models/test_converter_tflite.py."""
+
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from reference.onnxruntime_session import ReferenceSession
+
+import qnnweb
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+sys.path.insert(0, str(TOOLS))
+import prepare_onnx_models as pom  # noqa: E402  (tools/ is a folder of scripts)
+from converters.architectures import ARCHITECTURES, build  # noqa: E402
+
+SAMPLES = ["chelsea.png", "coffee.png"]
+
+
+@pytest.fixture(scope="module")
+def photos():
+    found = pom.find_photos()
+    return found, pom.photo_batches(found)
+
+
+def sized(path, shape):
+    import torch
+
+    x = torch.from_numpy(pom.preprocess(path)[None])
+    return torch.nn.functional.interpolate(x, size=shape[2:], mode="bilinear", antialias=True).numpy()
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, feeds):
+        self.feeds = iter(feeds)
+
+    def get_next(self):
+        return next(self.feeds, None)
+
+
+@pytest.fixture(scope="module")
+def quantized(photos):
+    """(name, activation type) -> (model bytes, sample inputs), made once."""
+    import torch
+
+    found, batches = photos
+    cache = {}
+
+    def get(name, activation):
+        if (name, activation) not in cache:
+            _, shape, _ = ARCHITECTURES[name]
+            model = build(name, batches)
+            with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), torch.no_grad():
+                warnings.simplefilter("ignore")
+                src, dst = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
+                torch.onnx.export(model, (torch.zeros(shape),), str(src), input_names=["x"], opset_version=13,
+                                  dynamo=False)
+                feeds = [{"x": sized(p["path"], shape)} for p in found]
+                quantize_static(str(src), str(dst), _Reader(feeds), quant_format=QuantFormat.QDQ, per_channel=True,
+                                activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
+                by_name = {p["name"]: p for p in found}
+                cache[name, activation] = (dst.read_bytes(), [sized(by_name[n]["path"], shape) for n in SAMPLES])
+        return cache[name, activation]
+
+    return get
+
+
+def output_quanta(data):
+    """Per graph output, the scale of the DequantizeLinear that makes it (through layout ops)."""
+    graph = onnx.load_from_string(data).graph
+    producer = {o: n for n in graph.node for o in n.output}
+    scales = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
+    quanta = []
+    for out in graph.output:
+        node = producer[out.name]
+        while node.op_type != "DequantizeLinear":
+            node = producer[node.input[0]]
+        quanta.append(float(scales[node.input[1]].reshape(-1)[0]))
+    return quanta
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("name", list(ARCHITECTURES))
+def test_architecture_matches_onnxruntime(name, activation, quantized):
+    data, samples = quantized(name, activation)
+    reference = ReferenceSession(data)
+    quanta = output_quanta(data)
+    for variant in qnnweb.VARIANTS:
+        model = qnnweb.load(data, variant=variant)
+        for x in samples:
+            theirs = reference.run({"x": x})
+            ours = model.run(x)
+            for k, (got, want, quantum) in enumerate(zip(ours, theirs, quanta, strict=True)):
+                assert got.shape == want.shape
+                steps = np.abs(np.round((got - want) / quantum))
+                within, exact = (steps <= 1).mean(), (steps == 0).mean()
+                report = f"{name} {activation} {variant} output {k}: {within:.4%} within one quantum " \
+                         f"({exact:.4%} bit-exact, up to {steps.max():.0f} quanta off)"
+                print(report)
+                assert within >= 0.999, report
