@@ -67,8 +67,10 @@ def transpose_convs_as_convs(graph):
     XNNPACK's subconvolutions, with no zero-stuffed input. Output pixel (s*j + p) takes input rows j + u
     with kernel row p + padding - s*u: every phase reads the same window of input rows (the union of
     theirs; a tap a phase lacks gets the weights' zero point, so it adds nothing), and the sums, bias
-    and requantization are the transposed convolution's own. Ops that cannot be rewritten stay, with
-    the reason in options["problem"] for lowering to report."""
+    and requantization are the transposed convolution's own. A dilated kernel's taps sit d rows apart in
+    that window; groups (ONNX) make the convolution grouped, its output channels group by group, each
+    group's phases together. Ops that cannot be rewritten stay, with the reason in options["problem"] for
+    lowering to report."""
     if not any(op.type == "TRANSPOSE_CONV" for op in graph.ops):
         return graph
     tensors, ops = list(graph.tensors), []
@@ -103,33 +105,40 @@ def _phases_as_conv(graph, tensors, op):
     oc, kh, kw, ic = w.shape
     n, ih, iw, in_c = x.shape
     on, oh, ow, out_c = y.shape
-    if (in_c, n) != (ic, on) or out_c != oc:
-        raise Unsupported(f"weights {list(w.shape)} do not fit input {list(x.shape)} and output {list(y.shape)}")
+    groups = op.options.get("groups", 1)
+    if (in_c, n) != (ic * groups, on) or out_c != oc or oc % groups:
+        raise Unsupported(f"weights {list(w.shape)} do not fit input {list(x.shape)} and output {list(y.shape)}"
+                          + (f" in {groups} groups" if groups > 1 else ""))
     if len(set(w.zero_point)) > 1:
         raise Unsupported("weights with a zero point per channel")
     w_zp = w.zero_point[0] if w.zero_point else 0
     (sh, sw), (top, _, left, _) = op.options["stride"], op.options["padding"]
+    dh, dw = op.options.get("dilation", (1, 1))
     if max(sh, sw) > MAX_TRANSPOSE_CONV_STRIDE:
         raise Unsupported(f"strides {[sh, sw]}; at most {MAX_TRANSPOSE_CONV_STRIDE} are supported")
-    (uh, kh2), (uw, kw2) = _phase_window(sh, top, kh), _phase_window(sw, left, kw)
+    # the dilated kernel spans (k - 1) * d + 1 positions; taps sit at multiples of d
+    (uh, kh2), (uw, kw2) = _phase_window(sh, top, (kh - 1) * dh + 1), _phase_window(sw, left, (kw - 1) * dw + 1)
     if uh > 0 or uw > 0:
         raise Unsupported(f"padding {op.options['padding']} is larger than the kernel")
     hc = max(-(-oh // sh), ih - uh - kh2 + 1)
     wc = max(-(-ow // sw), iw - uw - kw2 + 1)
     fill = bytes([w_zp & 0xFF]) * ic
+    group_oc = oc // groups
+    order = [g * group_oc + o for g in range(groups) for _ in range(sh * sw) for o in range(group_oc)]
     rows = []
-    for ph in range(sh):
-        for pw in range(sw):
-            for o in range(oc):
-                for a in range(kh2):
-                    ky = ph + top - sh * (uh + a)
-                    for b in range(kw2):
-                        kx = pw + left - sw * (uw + b)
-                        if 0 <= ky < kh and 0 <= kx < kw:
-                            at = ((o * kh + ky) * kw + kx) * ic
-                            rows.append(bytes(data[at:at + ic]))
-                        else:
-                            rows.append(fill)
+    for g in range(groups):            # output channels: group, then phase, then the group's channel
+        for ph in range(sh):
+            for pw in range(sw):
+                for o in range(g * group_oc, (g + 1) * group_oc):
+                    for a in range(kh2):
+                        ey = ph + top - sh * (uh + a)
+                        for b in range(kw2):
+                            ex = pw + left - sw * (uw + b)
+                            if 0 <= ey < (kh - 1) * dh + 1 and 0 <= ex < (kw - 1) * dw + 1 and ey % dh == 0 == ex % dw:
+                                at = ((o * kh + ey // dh) * kw + ex // dw) * ic
+                                rows.append(bytes(data[at:at + ic]))
+                            else:
+                                rows.append(fill)
     phases = sh * sw
 
     def tensor(name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
@@ -138,12 +147,13 @@ def _phases_as_conv(graph, tensors, op):
         return len(tensors) - 1
 
     weights = tensor("phase_weights", (phases * oc, kh2, kw2, ic), "int8",
-                     w.scale if len(w.scale) <= 1 else list(w.scale) * phases,
-                     w.zero_point if len(w.zero_point) <= 1 else list(w.zero_point) * phases, b"".join(rows))
+                     w.scale if len(w.scale) <= 1 else [w.scale[c] for c in order],
+                     w.zero_point if len(w.zero_point) <= 1 else [w.zero_point[c] for c in order], b"".join(rows))
     inputs = [op.inputs[2], weights]
     if bias is not None:
-        inputs.append(tensor("phase_bias", (phases * oc,), "int32", data=bytes(require_constant(bias, "bias", "int32"))
-                             * phases))
+        values = struct.unpack(f"<{oc}i", bytes(require_constant(bias, "bias", "int32")))
+        inputs.append(tensor("phase_bias", (phases * oc,), "int32", data=struct.pack(f"<{len(order)}i",
+                                                                                    *(values[c] for c in order))))
     conv = tensor("phases", (n, hc, wc, phases * oc), "int8", y.scale, y.zero_point)
     padding = [-uh, hc + kh2 - 1 - ih + uh, -uw, wc + kw2 - 1 - iw + uw]
     out = [Op(op.index, "CONV_2D", inputs, [conv], {"stride": (1, 1), "dilation": (1, 1), "padding": padding,
@@ -152,12 +162,18 @@ def _phases_as_conv(graph, tensors, op):
     def int32s(name, values):
         return tensor(name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
 
-    split = tensor("phases_split", (n, hc, wc, sh, sw, oc), "int8", y.scale, y.zero_point)
-    moved = tensor("interleaved", (n, hc, sh, wc, sw, oc), "int8", y.scale, y.zero_point)
+    if groups == 1:
+        split = tensor("phases_split", (n, hc, wc, sh, sw, oc), "int8", y.scale, y.zero_point)
+        moved = tensor("interleaved", (n, hc, sh, wc, sw, oc), "int8", y.scale, y.zero_point)
+        perm = [0, 1, 3, 2, 4, 5]
+    else:   # [n, hc, wc, groups, sh, sw, group_oc] -> [n, hc, sh, wc, sw, groups, group_oc]
+        split = tensor("phases_split", (n, hc, wc, groups, sh, sw, group_oc), "int8", y.scale, y.zero_point)
+        moved = tensor("interleaved", (n, hc, sh, wc, sw, groups, group_oc), "int8", y.scale, y.zero_point)
+        perm = [0, 1, 4, 2, 5, 3, 6]
     full = y.index if (hc * sh, wc * sw) == (oh, ow) else tensor("uncropped", (n, hc * sh, wc * sw, oc), "int8",
                                                                  y.scale, y.zero_point)
     out += [Op(op.index, "RESHAPE", [conv], [split]),
-            Op(op.index, "TRANSPOSE", [split, int32s("perm", [0, 1, 3, 2, 4, 5])], [moved]),
+            Op(op.index, "TRANSPOSE", [split, int32s("perm", perm)], [moved]),
             Op(op.index, "RESHAPE", [moved], [full])]
     if full != y.index:
         out.append(Op(op.index, "SLICE", [full, int32s("begin", [0, 0, 0, 0]), int32s("size", [n, oh, ow, oc])],

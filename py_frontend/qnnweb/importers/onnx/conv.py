@@ -3,7 +3,7 @@
 
 import struct
 
-from .base import Skip
+from .base import Skip, permuted_bytes
 
 
 class ConvMixin:
@@ -60,40 +60,56 @@ class ConvMixin:
         self._conv(node, attrs, x, w, node.input[2] if len(node.input) > 2 else "", out_names, params, activation)
 
     def _op_ConvTranspose(self, node, attrs):
-        """QDQ ConvTranspose (group 1, no dilation, explicit pads and output_padding) as IR TRANSPOSE_CONV:
-        weights [I, O, KH, KW] transposed to TFLite's [O, KH, KW, I], the output size from ONNX's rule."""
+        """QDQ ConvTranspose (any group and dilations, explicit pads and output_padding) as IR TRANSPOSE_CONV:
+        weights [I, O / group, KH, KW] rearranged to TFLite's [O, KH, KW, I / group] (each group's output
+        channels reading their group's input channels), the output size from ONNX's rule."""
         x_name = self._activation_input(node.input[0])
         w_index = self._weights(node.input[1])
         out_names, params, activation = self._quantized_output(node)
         x = self._nhwc(x_name)
         n, h, w_, c = self.tensors[x].shape
         weights = self.tensors[w_index]
-        if len(weights.shape) != 4 or weights.shape[0] != c:
-            raise Skip(f"weights {list(weights.shape)} do not fit {c} input channels")
-        if attrs.get("group", 1) != 1:
-            raise Skip("grouped ConvTranspose is not supported")
-        if list(attrs.get("dilations", [1, 1])) != [1, 1]:
-            raise Skip("dilated ConvTranspose is not supported")
+        group = attrs.get("group", 1)
+        if len(weights.shape) != 4 or weights.shape[0] != c or not isinstance(group, int) or group < 1 or c % group:
+            raise Skip(f"weights {list(weights.shape)} and group {group} do not fit {c} input channels")
+        dilations = list(attrs.get("dilations", [1, 1]))
+        if len(dilations) != 2 or min(dilations) < 1:
+            raise Skip(f"dilations {dilations}")
         if "output_shape" in attrs or attrs.get("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
             raise Skip("ConvTranspose with output_shape or auto_pad SAME is not supported (give pads)")
-        _, oc, kh, kw = weights.shape
+        _, group_oc, kh, kw = weights.shape
+        oc = group_oc * group
         strides = list(attrs.get("strides", [1, 1]))
-        top, bottom, left, right = self._pads(attrs, (h, w_), (kh, kw), strides, [1, 1])
+        top, bottom, left, right = self._pads(attrs, (h, w_), (kh, kw), strides, dilations)
         extra = list(attrs.get("output_padding", [0, 0]))
-        if len(extra) != 2 or not all(0 <= e < s for e, s in zip(extra, strides)):
-            raise Skip(f"output_padding {extra} must be below the strides {strides}")
-        out_h = strides[0] * (h - 1) + extra[0] + kh - top - bottom
-        out_w = strides[1] * (w_ - 1) + extra[1] + kw - left - right
-        ohwi = self._transpose(w_index, (1, 2, 3, 0))
-        bias = self._bias(node.input[2] if len(node.input) > 2 else "", self.tensors[x].scale[0], list(weights.scale),
-                          oc)
+        if len(extra) != 2 or not all(0 <= e < max(s, d) for e, s, d in zip(extra, strides, dilations)):
+            raise Skip(f"output_padding {extra} must be below the strides {strides} or dilations {dilations}")
+        out_h = strides[0] * (h - 1) + extra[0] + (kh - 1) * dilations[0] + 1 - top - bottom
+        out_w = strides[1] * (w_ - 1) + extra[1] + (kw - 1) * dilations[1] + 1 - left - right
+        scales = list(weights.scale)
+        if group == 1:
+            ohwi = self._transpose(w_index, (1, 2, 3, 0))
+        else:   # [group, I / group, O / group, KH, KW] -> [group, O / group, KH, KW, I / group]
+            if len(scales) not in (1, group_oc) or (len(scales) > 1 and weights.quantized_dimension != 1):
+                raise Skip(f"grouped weights quantized along axis {weights.quantized_dimension} with {len(scales)} "
+                           f"scales (expected one, or one per output channel of a group along axis 1)")
+            if len(scales) > 1:   # the same scale for a group-local channel in every group
+                scales *= group
+            zero_points = list(weights.zero_point) * (group if len(weights.zero_point) > 1 else 1)
+            grouped = (group, c // group, group_oc, kh, kw)
+            data = permuted_bytes(weights.data, grouped, (0, 2, 3, 4, 1), 1)
+            ohwi = self._tensor(weights.name + "/grouped", (oc, kh, kw, c // group), weights.dtype, scales,
+                                zero_points, data)
+        bias = self._bias(node.input[2] if len(node.input) > 2 else "", self.tensors[x].scale[0], scales, oc)
         out = self._new_output(out_names, (n, out_h, out_w, oc), params, True)
         shape = self._tensor(f"{node.output[0]}/output_shape", [4], "int32",
                              data=struct.pack("<4i", n, out_h, out_w, oc))
         # padding: where the output starts inside the full transposed convolution (top, left); the
         # output shape fixes the rest (bottom / right as ONNX gives them, output_padding aside)
-        self._op("TRANSPOSE_CONV", [shape, ohwi, x] + ([bias] if bias >= 0 else []), [out], stride=tuple(strides),
-                 padding=[top, bottom, left, right], activation=activation)
+        options = dict(stride=tuple(strides), padding=[top, bottom, left, right], activation=activation)
+        if group > 1 or dilations != [1, 1]:    # (TFLite's TRANSPOSE_CONV has neither)
+            options.update(groups=group, dilation=tuple(dilations))
+        self._op("TRANSPOSE_CONV", [shape, ohwi, x] + ([bias] if bias >= 0 else []), [out], **options)
 
     def _op_QLinearConv(self, node, attrs):
         i = list(node.input) + [""] * (9 - len(node.input))
