@@ -101,10 +101,12 @@ def lower_mean(graph, op):
         raise Unsupported(f"the mean over axes {axes}: only adjacent axes are supported")
     outer, reduced = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1])
     inner = math.prod(x.shape[axes[-1] + 1:])
+    # ONNX ReduceMean (left in float by quantize_static): onnxruntime's float mean of the dequantized taps
+    onnx = ARITHMETIC_ONNX_FLOAT if getattr(graph, "format", "tflite") == "onnx" else None
     if len(x.shape) == 4 and axes == [1, 2]:
         _, h, w, _ = x.shape
-        return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE")
-    # LiteRT runs these with TFLite's builtin MEAN (only TFLite models have MEAN)
+        return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE", arithmetic=onnx)
+    # LiteRT runs these with TFLite's builtin MEAN
     return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
-                    view=(outer, reduced, 1, inner), arithmetic=ARITHMETIC_TFLITE_MEAN)
+                    view=(outer, reduced, 1, inner), arithmetic=onnx if onnx is not None else ARITHMETIC_TFLITE_MEAN)
 

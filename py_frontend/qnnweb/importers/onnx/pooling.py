@@ -1,7 +1,7 @@
-"""AveragePool, GlobalAveragePool, MaxPool and their QLinear forms."""
+"""AveragePool, GlobalAveragePool, MaxPool and their QLinear forms; ReduceMean."""
 
 
-from .base import Skip
+from .base import NCHW_TO_NHWC, Skip
 
 
 class PoolingMixin:
@@ -89,3 +89,38 @@ class PoolingMixin:
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
         params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
         self._pool("AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE", global_pool=True)
+
+    def _op_ReduceMean(self, node, attrs):
+        """ReduceMean as quantize_static leaves it (in float between a DequantizeLinear and the next
+        QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes that are adjacent once a feature
+        map is NHWC: the IR MEAN, averaged as onnxruntime's float kernels do (dequantized taps summed in
+        float32, divided, quantized half to even; within one quantum where its float sum rounds otherwise)."""
+        x = self._activation_input(node.input[0])
+        out_names, params, activation = self._quantized_output(node)
+        if activation != "NONE":
+            raise Skip(f"a {activation} after ReduceMean is not supported")
+        shape = self._onnx_shape(x)
+        rank = len(shape)
+        if len(node.input) > 1 and node.input[1]:          # opset 18: axes is an input
+            axes = self._ints(node.input[1], "axes")
+        else:
+            axes = list(attrs.get("axes", []))
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                raise Skip("ReduceMean with no axes and noop_with_empty_axes is not supported")
+            axes = list(range(rank))
+        if not all(-rank <= a < rank for a in axes):
+            raise Skip(f"axes {axes} for a tensor of rank {rank}")
+        axes = sorted({a % rank for a in axes})
+        keep = attrs.get("keepdims", 1)
+        moved = sorted(NCHW_TO_NHWC.index(a) for a in axes) if self.values[x].nhwc else axes
+        # a feature map is averaged in NHWC when the axes stay adjacent there and the output keeps its
+        # rank; else in ONNX's own layout (one transpose back)
+        nhwc = self.values[x].nhwc and keep and moved == list(range(moved[0], moved[-1] + 1))
+        index, ir_axes = (self.values[x].index, moved) if nhwc else (self._plain(x), axes)
+        ir_shape = list(self.tensors[index].shape)
+        out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
+                     else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
+        out = self._new_output(out_names, out_shape, params, nhwc)
+        self._op("MEAN", [index, self._constant_ints(f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))
+        self._edge_uint8(out_names[0], params)
