@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
-from .ops.common import require_constant
+from .ops.common import constant_ints, require_constant
 from .ops.shape import pad_amounts, pad_value
 
 
@@ -179,3 +179,47 @@ def _phases_as_conv(graph, tensors, op):
         out.append(Op(op.index, "SLICE", [full, int32s("begin", [0, 0, 0, 0]), int32s("size", [n, oh, ow, oc])],
                       [y.index]))
     return out
+
+
+def means_over_adjacent_axes(graph):
+    """A copy of the graph where each MEAN over axes that are not adjacent (TFLite MEAN over [1, 3], say)
+    first moves its reduced axes to the end (a TRANSPOSE, one strided copy), averages over those, and takes
+    the keep_dims shape back (a RESHAPE, no copy). The average of the same values is the same: the
+    lowering's MEAN needs adjacent axes. Malformed ops stay for lowering to report."""
+    def needs_moving(op):
+        if op.type != "MEAN" or op_problem(graph, op):
+            return None
+        x = graph.tensors[op.inputs[0]]
+        try:
+            axes = sorted({a % max(len(x.shape), 1) for a in constant_ints(graph, op.inputs[1], "reduction axes")})
+        except Unsupported:
+            return None
+        return axes if axes and axes != list(range(axes[0], axes[-1] + 1)) else None
+
+    if not any(needs_moving(op) for op in graph.ops):
+        return graph
+    tensors, ops = list(graph.tensors), []
+    for op in graph.ops:
+        axes = needs_moving(op)
+        if axes is None:
+            ops.append(op)
+            continue
+        x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+        kept = [k for k in range(len(x.shape)) if k not in axes]
+        perm = kept + axes
+
+        def tensor(name, shape, dtype, scale=(), zero_point=(), data=None):
+            tensors.append(Tensor(len(tensors), f"{y.name}/{name}", tuple(shape), dtype, tuple(scale),
+                                  tuple(zero_point), 0, data))
+            return len(tensors) - 1
+
+        def int32s(name, values):
+            return tensor(name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
+
+        moved = tensor("axes_last", [x.shape[k] for k in perm], x.dtype, x.scale, x.zero_point)
+        last = list(range(len(kept), len(perm)))
+        averaged = tensor("mean", [x.shape[k] for k in kept] or [1], y.dtype, y.scale, y.zero_point)
+        ops += [Op(op.index, "TRANSPOSE", [op.inputs[0], int32s("perm", perm)], [moved]),
+                Op(op.index, "MEAN", [moved, int32s("axes", last)], [averaged], dict(op.options, keep_dims=False)),
+                Op(op.index, "RESHAPE", [averaged], [op.outputs[0]])]
+    return dataclasses.replace(graph, tensors=tensors, ops=ops)

@@ -2,7 +2,8 @@
 keep_dims or not) against ai-edge-litert, every variant: bit-exact with TFLite's builtin MEAN (float32
 mean, rounded half away from zero) over several axes and on rank 2 / 3 tensors. LiteRT reduces one axis
 of a rank-4 tensor otherwise (it agrees with the float32 mean except on exact ties, whose rule is not
-found yet): those are checked within one quantum, with exact ties (x_scale / y_scale = 2.5) in them."""
+found yet): those are checked within one quantum, with exact ties (x_scale / y_scale = 2.5) in them. Axes
+that are not adjacent (MEAN over [1, 3]) are moved last and averaged there (passes.means_over_adjacent_axes)."""
 
 from importlib import import_module
 
@@ -10,7 +11,6 @@ import numpy as np
 import pytest
 import qnnweb
 from litert_check import assert_matches_litert, litert
-from qnnweb import UnsupportedModelError
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite_builder import ModelBuilder
 
@@ -53,6 +53,10 @@ def test_one_axis_of_rank_4_within_one_quantum(shape, axes):
         assert (got == expected).mean() >= 0.8, variant
 
 
-def test_axes_apart_are_refused():
-    with pytest.raises(UnsupportedModelError, match="only adjacent axes"):
-        qnnweb.load(mean_model([1, 4, 4, 8], [1, 3], True))
+@pytest.mark.parametrize("keep_dims", [True, False])
+@pytest.mark.parametrize("shape, axes", [([1, 4, 4, 8], [1, 3]), ([2, 5, 6, 7], [0, 2]), ([3, 4, 5, 6], [0, 1, 3])],
+                         ids=str)
+def test_axes_apart(shape, axes, keep_dims):
+    """Axes that are not adjacent: the reduced ones are moved last (one strided copy) and averaged there."""
+    x = np.random.default_rng(len(shape) + sum(axes)).integers(-128, 128, shape).astype(np.int8)
+    assert_matches_litert(mean_model(shape, axes, keep_dims), x)
