@@ -164,8 +164,9 @@ def versions() -> dict:
     return out
 
 
-def build_key(vers: dict, photos: list[dict]) -> str:
-    blob = json.dumps({"tool": sha256_file(Path(__file__)), "versions": vers,
+def build_key(vers: dict, photos: list[dict], tool: Path = Path(__file__)) -> str:
+    """What the models are made from: the making tool's source, the package versions, the photos."""
+    blob = json.dumps({"tool": sha256_file(tool), "versions": vers,
                        "photos": [(p["name"], p["sha256"]) for p in photos]}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from files import write_if_changed  # tools/ is on sys.path when run as a script
-from prepare_onnx_models import (EFFNET_SOURCE, efficientnet_lite0, find_photos, json_bytes, load_labels,
-                                 op_counts, sha256_file, tidy, versions)
+from prepare_onnx_models import (EFFNET_SOURCE, build_key, efficientnet_lite0, find_photos, json_bytes,
+                                 load_labels, op_counts, sha256_file, tidy, versions)
 
 ROOT = Path(__file__).resolve().parent.parent
 OPSET = 13
@@ -57,12 +57,6 @@ SR_SOURCE = ("ESPCN architecture (Shi et al. 2016) written in tools/prepare_pixe
 
 def log(msg: str) -> None:
     print(f"[prepare_pixel_models] {msg}", flush=True)
-
-
-def build_key(vers: dict, photos: list[dict]) -> str:
-    blob = json.dumps({"tool": sha256_file(Path(__file__)), "versions": vers,
-                       "photos": [(p["name"], p["sha256"]) for p in photos]}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def up_to_date(out: Path, key: str, names: list[str]) -> bool:
@@ -322,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     vers = versions()
     photos = find_photos()
-    key = build_key(vers, photos)
+    key = build_key(vers, photos, Path(__file__))
     names = ["efficientnet_lite0_segmentation", "espcn_x2"]
     if not args.force and up_to_date(args.out, key, names):
         log(f"{len(names)} per-pixel models up to date")

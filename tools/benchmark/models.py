@@ -221,22 +221,11 @@ def float_edges(graph):
         tensors[index] = replace(t, name=t.name + "/int8")
         return len(tensors) - 1
 
-    inputs, outputs, first = [], [], []
-    for i in graph.inputs:
-        if tensors[i].dtype != "int8":
-            inputs.append(i)
-            continue
-        f = float_twin(i)
-        first.append(Op(-1, "QUANTIZE", [f], [i]))
-        inputs.append(f)
-    for i in graph.outputs:
-        if tensors[i].dtype != "int8":
-            outputs.append(i)
-            continue
-        f = float_twin(i)
-        ops.append(Op(-1, "DEQUANTIZE", [i], [f]))
-        outputs.append(f)
-    return replace(graph, tensors=tensors, ops=first + ops, inputs=inputs, outputs=outputs)
+    inputs = [float_twin(i) if tensors[i].dtype == "int8" else i for i in graph.inputs]
+    outputs = [float_twin(i) if tensors[i].dtype == "int8" else i for i in graph.outputs]
+    first = [Op(-1, "QUANTIZE", [f], [i]) for f, i in zip(inputs, graph.inputs) if f != i]
+    last = [Op(-1, "DEQUANTIZE", [i], [f]) for f, i in zip(outputs, graph.outputs) if f != i]
+    return replace(graph, tensors=tensors, ops=first + ops + last, inputs=inputs, outputs=outputs)
 
 
 def top5_agree(a: np.ndarray, b: np.ndarray, k: int = 5) -> tuple[bool, float]:
