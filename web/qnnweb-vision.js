@@ -113,3 +113,135 @@ export function maskArgmax(scores, height, width, classes, channelsFirst = false
 export function sigmoid(x) {
   return 1.0 / (1.0 + Math.exp(-x));
 }
+
+// ---------------------------------------------------------------- TFLite_Detection_PostProcess
+
+const f32 = Math.fround;
+
+// TFLite's ComputeIntersectionOverUnion, every step rounded to float32.
+function iouF32(a, b) {
+  const areaA = f32(f32(a[2] - a[0]) * f32(a[3] - a[1]));
+  const areaB = f32(f32(b[2] - b[0]) * f32(b[3] - b[1]));
+  if (areaA <= 0 || areaB <= 0) return 0.0;
+  const h = Math.max(f32(Math.min(a[2], b[2]) - Math.max(a[0], b[0])), 0.0);
+  const w = Math.max(f32(Math.min(a[3], b[3]) - Math.max(a[1], b[1])), 0.0);
+  const inter = f32(h * w);
+  return f32(inter / f32(f32(areaA + areaB) - inter));
+}
+
+// TFLite's DecreasingPartialArgSort (vision._best_indices): the first maximum for one, else
+// std::partial_sort's order under "values[i] > values[j]" as libstdc++ computes it (heap select, heap sort).
+function bestIndices(values, count) {
+  const n = values.length;
+  if (count === 1) {
+    let best = 0;
+    for (let i = 1; i < n; i++) if (values[i] > values[best]) best = i;
+    return [best];
+  }
+  const first = Array.from({ length: n }, (_, i) => i);
+  const greater = (a, b) => values[a] > values[b];
+  const adjust = (hole, length, value) => {
+    const top = hole;
+    let child = hole;
+    while (child < Math.trunc((length - 1) / 2)) {
+      child = 2 * (child + 1);
+      if (greater(first[child], first[child - 1])) child--;
+      first[hole] = first[child];
+      hole = child;
+    }
+    if (length % 2 === 0 && child === Math.trunc((length - 2) / 2)) {
+      child = 2 * (child + 1);
+      first[hole] = first[child - 1];
+      hole = child - 1;
+    }
+    let parent = Math.trunc((hole - 1) / 2);
+    while (hole > top && greater(first[parent], value)) {
+      first[hole] = first[parent];
+      hole = parent;
+      parent = Math.trunc((hole - 1) / 2);
+    }
+    first[hole] = value;
+  };
+  const pop = (length, result) => {
+    const value = first[result];
+    first[result] = first[0];
+    adjust(0, length, value);
+  };
+  if (count >= 2) for (let parent = Math.trunc((count - 2) / 2); parent >= 0; parent--) adjust(parent, count, first[parent]);
+  for (let i = count; i < n; i++) if (greater(first[i], first[0])) pop(count, i);
+  for (let last = count - 1; last > 0; last--) pop(last, last);
+  return first.slice(0, count);
+}
+
+/** TFLite's TFLite_Detection_PostProcess with its kernel's arithmetic (vision.detection_postprocess), for SSD
+ * models exported without the op: boxes per anchor (y, x, h, w, ...), scores per anchor (a leading background
+ * column when there are numClasses + 1), anchors (y, x, h, w), all flat and dequantized. Returns
+ * {boxes: [[ymin, xmin, ymax, xmax]], classes, scores, count}. */
+export function detectionPostprocess(boxes, scores, anchors, {
+  numClasses, maxDetections, maxClassesPerDetection = 1, detectionsPerClass = 100, useRegularNms = false,
+  nmsScoreThreshold = 0.0, nmsIouThreshold = 0.6, yScale = 10.0, xScale = 10.0, hScale = 5.0, wScale = 5.0,
+}) {
+  const n = Math.trunc(anchors.length / 4);
+  const stride = Math.trunc(boxes.length / n);
+  const withBackground = Math.trunc(scores.length / n);
+  const offset = withBackground - numClasses;
+  if (stride < 4 || scores.length !== n * withBackground || offset < 0 || offset > 1) {
+    throw new RangeError(`${boxes.length} box values, ${scores.length} scores and ${anchors.length} anchor values ` +
+                         `do not describe the same anchors for ${numClasses} classes`);
+  }
+  const [ys, xs, hs, ws] = [yScale, xScale, hScale, wScale].map(f32);
+  const decoded = [];
+  for (let i = 0; i < n; i++) {
+    const [by, bx, bh, bw] = [0, 1, 2, 3].map((k) => f32(boxes[i * stride + k]));
+    const [ay, ax, ah, aw] = [0, 1, 2, 3].map((k) => f32(anchors[4 * i + k]));
+    const yc = f32((by / ys) * ah + ay), xc = f32((bx / xs) * aw + ax);
+    const halfH = f32(0.5 * Math.exp(bh / hs) * ah), halfW = f32(0.5 * Math.exp(bw / ws) * aw);
+    decoded.push([f32(yc - halfH), f32(xc - halfW), f32(yc + halfH), f32(xc + halfW)]);
+  }
+  const s = Array.from(scores, f32);
+  const threshold = f32(nmsScoreThreshold), iouThreshold = f32(nmsIouThreshold);
+  const singleClass = (classScores, limit) => {
+    const kept = [];
+    classScores.forEach((v, i) => { if (v >= threshold) kept.push(i); });
+    kept.sort((a, b) => classScores[b] - classScores[a]);   // stable: equal scores keep anchor order
+    const selected = [], active = kept.map(() => true);
+    for (let i = 0; i < kept.length && selected.length < Math.min(kept.length, limit); i++) {
+      if (!active[i]) continue;
+      selected.push(kept[i]);
+      for (let j = i + 1; j < kept.length; j++) {
+        if (active[j] && iouF32(decoded[kept[i]], decoded[kept[j]]) > iouThreshold) active[j] = false;
+      }
+    }
+    return selected;
+  };
+  const out = [];
+  let count;
+  if (useRegularNms) {
+    let merged = [];
+    for (let c = 0; c < numClasses; c++) {
+      const column = Array.from({ length: n }, (_, a) => s[a * withBackground + c + offset]);
+      for (const a of singleClass(column, detectionsPerClass)) merged.push([column[a], a, c]);
+      // stable, best first: equal scores keep the order they were found in (as LiteRT's regular NMS)
+      merged = merged.map((e, i) => [e, i]).sort((p, q) => q[0][0] - p[0][0] || p[1] - q[1]).map((p) => p[0])
+        .slice(0, maxDetections);
+    }
+    for (const [score, a, c] of merged) out.push([decoded[a], c, score]);
+    count = out.length;
+  } else {
+    const categories = Math.min(maxClassesPerDetection, numClasses);
+    const best = [], bestScores = [];
+    for (let a = 0; a < n; a++) {
+      const row = s.slice(a * withBackground + offset, (a + 1) * withBackground);
+      const order = bestIndices(row, categories);
+      best.push(order);
+      bestScores.push(row[order[0]]);
+    }
+    const selected = singleClass(bestScores, maxDetections);
+    for (const a of selected) {
+      const row = s.slice(a * withBackground + offset, (a + 1) * withBackground);
+      for (const c of best[a]) out.push([decoded[a], c, row[c]]);
+    }
+    count = selected.length;
+  }
+  return { boxes: out.map((e) => e[0]), classes: out.map((e) => e[1]), scores: out.map((e) => e[2]), count };
+}

@@ -225,3 +225,39 @@ def test_model_list_shows_titles_tasks_and_sizes(open_demo, demo_folders):
         assert title == side["title"] and task == side.get("task", "classification")
         assert size.endswith(("KB", "MB"))
     assert options["corrupt"].startswith("corrupt · classification · ") and options["corrupt"].endswith(" · unusable")
+
+
+def test_detection_postprocess_helper_in_javascript_is_python_s(browser, server_url):
+    """web/qnnweb-vision.js detectionPostprocess, the JavaScript twin of qnnweb.vision.detection_postprocess
+    (TFLite_Detection_PostProcess for SSD models exported without the op), gives the same detections on random
+    heads: fast NMS with 1 and 2 classes per detection (ties between classes included), regular NMS, with and
+    without a background column."""
+    import numpy as np
+    from browser_pages import open_page
+    from qnnweb import vision
+
+    context, page, errors = open_page(browser, server_url)
+    try:
+        rng = np.random.default_rng(11)
+        for case, options in enumerate([dict(num_classes=3, max_detections=10),
+                                        dict(num_classes=4, max_detections=8, max_classes_per_detection=2),
+                                        dict(num_classes=5, max_detections=12, use_regular_nms=True, detections_per_class=4),
+                                        dict(num_classes=3, max_detections=6, nms_iou_threshold=0.3)]):
+            n, columns = 80, options["num_classes"] + (case % 2)
+            boxes = ((rng.integers(-128, 128, n * 4) - 3) * np.float32(0.05)).astype(np.float32).tolist()
+            scores = ((rng.integers(0, 256, n * columns)) * np.float32(1 / 256)).astype(np.float32).tolist()
+            anchors = np.stack([rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.uniform(0.05, 0.4, n),
+                                rng.uniform(0.05, 0.4, n)], 1).astype(np.float32).ravel().tolist()
+            options = dict(nms_score_threshold=0.3, **options)
+            want = vision.detection_postprocess(boxes, scores, anchors, **options)
+            js = {"".join(w.capitalize() if k else w for k, w in enumerate(key.split("_"))): v for key, v in options.items()}
+            got = page.evaluate("""async ([boxes, scores, anchors, options]) => {
+              const vision = await import("/static/qnnweb-vision.js");
+              return vision.detectionPostprocess(boxes, scores, anchors, options);
+            }""", [boxes, scores, anchors, js])
+            assert got["count"] == want[3] and want[3] > 0, (case, got["count"], want[3])
+            assert got["classes"] == want[1] and got["scores"] == want[2], case
+            assert [list(b) for b in want[0]] == got["boxes"], case
+        assert errors == []
+    finally:
+        context.close()
