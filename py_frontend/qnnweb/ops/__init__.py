@@ -58,7 +58,7 @@ def lowering(*op_types):
 # here, so no lowering function (and no pass) indexes op.inputs / op.outputs past their end.
 ARITY = {
     "CONV_2D": (2, 3, 1), "DEPTHWISE_CONV_2D": (2, 3, 1), "FULLY_CONNECTED": (2, 3, 1),
-    "ADD": (2, 2, 1), "SUB": (2, 2, 1), "MUL": (2, 2, 1), "MAXIMUM": (2, 2, 1), "MINIMUM": (2, 2, 1), "QUANTIZE": (1, 1, 1), "DEQUANTIZE": (1, 1, 1),
+    "ADD": (2, 2, 1), "SUB": (2, 2, 1), "DIV": (2, 2, 1), "MUL": (2, 2, 1), "MAXIMUM": (2, 2, 1), "MINIMUM": (2, 2, 1), "QUANTIZE": (1, 1, 1), "DEQUANTIZE": (1, 1, 1),
     "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),

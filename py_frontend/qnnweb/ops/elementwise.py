@@ -159,6 +159,16 @@ def lower_add(graph, op):
     return [Step("add", *_add_fields(graph, op))]
 
 
+@lowering("DIV")
+def lower_div(graph, op):
+    """ONNX's Div left in float by the quantizer (by a constant): onnxruntime's float32 division."""
+    if not _is_onnx(graph):
+        raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
+    if op.inputs[1] != _binary_operands(graph, op)[1]:
+        raise Unsupported("only a division by a constant")
+    return [_onnx_float_binary(graph, op, lambda a, b: a / b)]
+
+
 @lowering("SUB")
 def lower_sub(graph, op):
     """TFLite's SUB: the add record with the second input's multiplier negative (XNNPACK's
@@ -186,6 +196,11 @@ def _onnx_float_binary(graph, op, function):
     fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
     a_values = [float32(float32(a_scale) * (v - a_zp)) for v in range(-128, 128)]
     b_values = [float32(float32(b_scale) * (v - b_zp)) for v in range(-128, 128)]
+    coded = op.options.get("float_constant_values")
+    if coded is not None:   # b is a float constant's codes (byte k - 128: the k-th distinct value)
+        if not b.is_constant or len(coded) > 256:
+            raise Unsupported("a float constant's codes must be the constant operand, at most 256 values")
+        b_values = [float32(v) for v in coded] + [1.0] * (256 - len(coded))   # (codes no element has)
     y_scale = float32(y_scale)
     table = bytearray(65536)
     for i, fa in enumerate(a_values):

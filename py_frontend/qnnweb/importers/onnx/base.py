@@ -119,7 +119,7 @@ ARITY = {
     "Transpose": (1, 1, 1, 1), "DepthToSpace": (1, 1, 1, 1), "SpaceToDepth": (1, 1, 1, 1), "Shape": (1, 1, 1, 1), "Gather": (2, 2, 1, 1), "Cast": (1, 1, 1, 1),
     "ConstantOfShape": (1, 1, 1, 1), "Slice": (1, 5, 1, 1), "Split": (1, 2, 1, None),
     "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1), "Resize": (1, 4, 1, 1), "Max": (1, None, 1, 1), "Min": (1, None, 1, 1),
-    "Sub": (2, 2, 1, 1),
+    "Sub": (2, 2, 1, 1), "Div": (2, 2, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
 GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples

@@ -25,7 +25,7 @@ def _span_scalar(a_shape, b_shape, out_shape):
 class ElementwiseMixin:
     """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
 
-    def _binary(self, op_type, node, a_name, b_name, out_names, params, activation):
+    def _binary(self, op_type, node, a_name, b_name, out_names, params, activation, **extra):
         values = []
         for name in (a_name, b_name):
             if name in self.values:
@@ -48,7 +48,7 @@ class ElementwiseMixin:
         else:
             indexes = [self._plain(n) for n in values]
         out = self._new_output(out_names, out_shape, params, nhwc)
-        options = dict(activation=activation)
+        options = dict(activation=activation, **extra)
         if op_type == "ADD":  # onnxruntime's kernel follows its broadcasting and the model's dtype
             options.update(onnxruntime_scalar=_span_scalar(pa, pb, out_shape if not nhwc else
                                                            [max(x, y) for x, y in zip(pa, pb)]),
@@ -151,13 +151,38 @@ class ElementwiseMixin:
     def _op_Sub(self, node, attrs):
         """Sub left in float by the quantizer (onnxruntime has no quantized Sub): IR SUB, computed as
         onnxruntime's float32 Sub of the dequantized operands (ops/elementwise.py, a 256 x 256 table)."""
-        names = []
+        self._float_binary("SUB", node)
+
+    def _op_Div(self, node, attrs):
+        """Div left in float by the quantizer, by a constant (a normalization, x / 6 ...): IR DIV, onnxruntime's
+        float32 division of the dequantized operand, as Sub. Dividing by an activation is not supported."""
+        if node.input[1] not in self.constants:
+            raise Skip("Div by an activation is not supported (only by a constant)")
+        self._float_binary("DIV", node)
+
+    def _float_binary(self, op_type, node):
+        """A binary op onnxruntime computes in float32 on its dequantized operands. A float constant the
+        quantizer left unquantized becomes an int8 tensor of codes, one per distinct value (at most 256), the
+        values themselves in the op's options: the lowering's table takes each code's exact value."""
+        names, options = [], {}
         for n in node.input[:2]:
             if n in self.constants and self.constants[n].dtype == "float32":
-                raise Skip(f"Sub of the float constant '{n}' (not quantized by the quantizer) is not supported")
-            names.append(self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n))
+                values = [float32(v) for v in self.constants[n].values()]
+                distinct = sorted(set(values))
+                if len(distinct) > 256:
+                    raise Skip(f"the float constant '{n}' has {len(distinct)} distinct values (at most 256 are supported)")
+                if op_type == "DIV" and 0.0 in distinct:
+                    raise Skip(f"a division by the constant '{n}', which holds 0")
+                code = {v: k for k, v in enumerate(distinct)}
+                index = self._tensor(n + "/codes", self.constants[n].shape, "int8", (1.0,), (0,),
+                                     bytes((code[v] - 128) & 0xFF for v in values))
+                self.values[n + "/codes"] = Value(index)
+                names.append(n + "/codes")
+                options["float_constant_values"] = distinct
+            else:
+                names.append(self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n))
         out_names, params, activation = self._quantized_output(node)
-        self._binary("SUB", node, names[0], names[1], out_names, params, activation)
+        self._binary(op_type, node, names[0], names[1], out_names, params, activation, **options)
 
     def _qlinear_binary(self, op_type, node):
         a_name, a_s, a_z, b_name, b_s, b_z, y_s = node.input[:7]
