@@ -92,9 +92,9 @@ class PoolingMixin:
 
     def _op_ReduceMean(self, node, attrs):
         """ReduceMean as quantize_static leaves it (in float between a DequantizeLinear and the next
-        QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes that are adjacent once a feature
-        map is NHWC: the IR MEAN, averaged as onnxruntime's float kernels do (dequantized taps summed in
-        float32, divided, quantized half to even; within one quantum where its float sum rounds otherwise)."""
+        QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes: the IR MEAN, averaged as
+        onnxruntime's float kernels do (dequantized taps summed in float32, divided, quantized half to even;
+        within one quantum where its float sum rounds otherwise)."""
         x = self._activation_input(node.input[0])
         out_names, params, activation = self._quantized_output(node)
         if activation != "NONE":
@@ -113,11 +113,11 @@ class PoolingMixin:
             raise Skip(f"axes {axes} for a tensor of rank {rank}")
         axes = sorted({a % rank for a in axes})
         keep = attrs.get("keepdims", 1)
-        moved = sorted(NCHW_TO_NHWC.index(a) for a in axes) if self.values[x].nhwc else axes
-        # a feature map is averaged in NHWC when the axes stay adjacent there and the output keeps its
-        # rank; else in ONNX's own layout (one transpose back)
-        nhwc = self.values[x].nhwc and keep and moved == list(range(moved[0], moved[-1] + 1))
-        index, ir_axes = (self.values[x].index, moved) if nhwc else (self._plain(x), axes)
+        # a feature map is averaged in NHWC when the output keeps its rank (axes apart there are moved
+        # together by passes.means_over_adjacent_axes); else in ONNX's own layout (one transpose back)
+        nhwc = bool(self.values[x].nhwc and keep)
+        index, ir_axes = ((self.values[x].index, sorted(NCHW_TO_NHWC.index(a) for a in axes)) if nhwc
+                          else (self._plain(x), axes))
         ir_shape = list(self.tensors[index].shape)
         out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
                      else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
