@@ -141,10 +141,8 @@ def _phases_as_conv(graph, tensors, op):
                                 rows.append(fill)
     phases = sh * sw
 
-    def tensor(name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
-        tensors.append(Tensor(len(tensors), f"{y.name}/{name}", tuple(shape), dtype, tuple(scale), tuple(zero_point),
-                              axis, data))
-        return len(tensors) - 1
+    def tensor(name, shape, dtype, scale=(), zero_point=(), data=None):
+        return _new_tensor(tensors, f"{y.name}/{name}", shape, dtype, scale, zero_point, data)
 
     weights = tensor("phase_weights", (phases * oc, kh2, kw2, ic), "int8",
                      w.scale if len(w.scale) <= 1 else [w.scale[c] for c in order],
@@ -160,7 +158,7 @@ def _phases_as_conv(graph, tensors, op):
                                                    "activation": op.options.get("activation", "NONE")})]
 
     def int32s(name, values):
-        return tensor(name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
+        return _new_int32s(tensors, f"{y.name}/{name}", values)
 
     if groups == 1:
         split = tensor("phases_split", (n, hc, wc, sh, sw, oc), "int8", y.scale, y.zero_point)
@@ -181,6 +179,17 @@ def _phases_as_conv(graph, tensors, op):
     return out
 
 
+def _new_tensor(tensors, name, shape, dtype, scale=(), zero_point=(), data=None):
+    """Append a tensor a pass makes to ``tensors``; its index."""
+    tensors.append(Tensor(len(tensors), name, tuple(shape), dtype, tuple(scale), tuple(zero_point), 0, data))
+    return len(tensors) - 1
+
+
+def _new_int32s(tensors, name, values):
+    """Append a constant int32 vector (a permutation, axes, a shape); its index."""
+    return _new_tensor(tensors, name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
+
+
 def means_over_adjacent_axes(graph):
     """A copy of the graph where each MEAN over axes that are not adjacent (TFLite MEAN over [1, 3], say)
     first moves its reduced axes to the end (a TRANSPOSE, one strided copy), averages over those, and takes
@@ -196,30 +205,23 @@ def means_over_adjacent_axes(graph):
             return None
         return axes if axes and axes != list(range(axes[0], axes[-1] + 1)) else None
 
-    if not any(needs_moving(op) for op in graph.ops):
+    moving = [needs_moving(op) for op in graph.ops]
+    if not any(moving):
         return graph
     tensors, ops = list(graph.tensors), []
-    for op in graph.ops:
-        axes = needs_moving(op)
+    for op, axes in zip(graph.ops, moving):
         if axes is None:
             ops.append(op)
             continue
         x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
         kept = [k for k in range(len(x.shape)) if k not in axes]
         perm = kept + axes
-
-        def tensor(name, shape, dtype, scale=(), zero_point=(), data=None):
-            tensors.append(Tensor(len(tensors), f"{y.name}/{name}", tuple(shape), dtype, tuple(scale),
-                                  tuple(zero_point), 0, data))
-            return len(tensors) - 1
-
-        def int32s(name, values):
-            return tensor(name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
-
-        moved = tensor("axes_last", [x.shape[k] for k in perm], x.dtype, x.scale, x.zero_point)
+        moved = _new_tensor(tensors, f"{y.name}/axes_last", [x.shape[k] for k in perm], x.dtype, x.scale, x.zero_point)
+        averaged = _new_tensor(tensors, f"{y.name}/mean", [x.shape[k] for k in kept] or [1], y.dtype, y.scale,
+                               y.zero_point)
         last = list(range(len(kept), len(perm)))
-        averaged = tensor("mean", [x.shape[k] for k in kept] or [1], y.dtype, y.scale, y.zero_point)
-        ops += [Op(op.index, "TRANSPOSE", [op.inputs[0], int32s("perm", perm)], [moved]),
-                Op(op.index, "MEAN", [moved, int32s("axes", last)], [averaged], dict(op.options, keep_dims=False)),
+        ops += [Op(op.index, "TRANSPOSE", [op.inputs[0], _new_int32s(tensors, f"{y.name}/perm", perm)], [moved]),
+                Op(op.index, "MEAN", [moved, _new_int32s(tensors, f"{y.name}/axes", last)], [averaged],
+                   dict(op.options, keep_dims=False)),
                 Op(op.index, "RESHAPE", [averaged], [op.outputs[0]])]
     return dataclasses.replace(graph, tensors=tensors, ops=ops)

@@ -70,8 +70,9 @@ RECORDS = {
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
-TENSOR_FIELDS = ("input", "input_a", "input_b", "output", "boxes", "scores", "output_boxes", "output_classes",
-                 "output_scores", "output_count")
+INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
+OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
+TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
                    "columns", "tables", "anchors")   # lut2d's "table" too
 

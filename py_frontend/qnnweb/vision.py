@@ -7,8 +7,9 @@ in as Python floats (``qnnweb.image.dequantize`` of an output); boxes are (ymin,
 the model input's normalized [0, 1] coordinates."""
 
 import math
-import struct
 from dataclasses import dataclass, field
+
+from .ops.common import float32
 
 
 @dataclass
@@ -115,21 +116,16 @@ def mask_argmax(scores, height, width, classes, channels_first=False, min_score=
     return out
 
 
-def _f32(x):
-    """x rounded to float32 (round to nearest even), as a Python float."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
-def _iou_f32(a, b):
+def _ioufloat32(a, b):
     """TFLite's ComputeIntersectionOverUnion, every step rounded to float32."""
-    area_a = _f32(_f32(a[2] - a[0]) * _f32(a[3] - a[1]))
-    area_b = _f32(_f32(b[2] - b[0]) * _f32(b[3] - b[1]))
+    area_a = float32(float32(a[2] - a[0]) * float32(a[3] - a[1]))
+    area_b = float32(float32(b[2] - b[0]) * float32(b[3] - b[1]))
     if area_a <= 0 or area_b <= 0:
         return 0.0
-    h = max(_f32(min(a[2], b[2]) - max(a[0], b[0])), 0.0)
-    w = max(_f32(min(a[3], b[3]) - max(a[1], b[1])), 0.0)
-    inter = _f32(h * w)
-    return _f32(inter / _f32(_f32(area_a + area_b) - inter))
+    h = max(float32(min(a[2], b[2]) - max(a[0], b[0])), 0.0)
+    w = max(float32(min(a[3], b[3]) - max(a[1], b[1])), 0.0)
+    inter = float32(h * w)
+    return float32(inter / float32(float32(area_a + area_b) - inter))
 
 
 def _best_indices(values, count):
@@ -198,16 +194,16 @@ def detection_postprocess(boxes, scores, anchors, num_classes, max_detections, m
     if stride < 4 or len(scores) != n * with_background or not 0 <= offset <= 1:
         raise ValueError(f"{len(boxes)} box values, {len(scores)} scores and {len(anchors)} anchor values do not "
                          f"describe the same anchors for {num_classes} classes")
-    ys, xs, hs, ws = (float(_f32(v)) for v in (y_scale, x_scale, h_scale, w_scale))
+    ys, xs, hs, ws = (float(float32(v)) for v in (y_scale, x_scale, h_scale, w_scale))
     decoded = []
     for i in range(n):
-        by, bx, bh, bw = (_f32(v) for v in boxes[i * stride:i * stride + 4])
-        ay, ax, ah, aw = (_f32(v) for v in anchors[4 * i:4 * i + 4])
-        yc, xc = _f32(by / ys * ah + ay), _f32(bx / xs * aw + ax)
-        half_h, half_w = _f32(0.5 * math.exp(bh / hs) * ah), _f32(0.5 * math.exp(bw / ws) * aw)
-        decoded.append((_f32(yc - half_h), _f32(xc - half_w), _f32(yc + half_h), _f32(xc + half_w)))
-    scores = [_f32(v) for v in scores]
-    threshold, iou_threshold = _f32(nms_score_threshold), _f32(nms_iou_threshold)
+        by, bx, bh, bw = (float32(v) for v in boxes[i * stride:i * stride + 4])
+        ay, ax, ah, aw = (float32(v) for v in anchors[4 * i:4 * i + 4])
+        yc, xc = float32(by / ys * ah + ay), float32(bx / xs * aw + ax)
+        half_h, half_w = float32(0.5 * math.exp(bh / hs) * ah), float32(0.5 * math.exp(bw / ws) * aw)
+        decoded.append((float32(yc - half_h), float32(xc - half_w), float32(yc + half_h), float32(xc + half_w)))
+    scores = [float32(v) for v in scores]
+    threshold, iou_threshold = float32(nms_score_threshold), float32(nms_iou_threshold)
 
     def single_class(class_scores, limit):
         kept = [i for i, v in enumerate(class_scores) if v >= threshold]
@@ -220,7 +216,7 @@ def detection_postprocess(boxes, scores, anchors, num_classes, max_detections, m
                 continue
             selected.append(anchor)
             for j in range(i + 1, len(kept)):
-                if active[j] and _iou_f32(decoded[anchor], decoded[kept[j]]) > iou_threshold:
+                if active[j] and _ioufloat32(decoded[anchor], decoded[kept[j]]) > iou_threshold:
                     active[j] = False
         return selected
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UnsupportedModelError
 from ..graph import DTYPE_SIZES
-from ..records import check_record
+from ..records import INPUT_FIELDS, OUTPUT_FIELDS, check_record
 
 
 class Unsupported(Exception):
@@ -34,11 +34,6 @@ class Step:
     def outputs(self):
         """The tensors it writes, the main one first."""
         return [self.fields[f] for f in OUTPUT_FIELDS if f in self.fields]
-
-
-# Record fields that name the tensors a step reads and writes (records.TENSOR_FIELDS: both)
-INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
-OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")
 
 
 LOWERINGS = {}
