@@ -8,9 +8,13 @@ qnnweb interpolates with XNNPACK's 1/2048 weights); a one-quantum difference gro
 convolutions after it, so linear is checked where it is the model's output."""
 
 import numpy as np
+import onnxruntime
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+
+from qnnweb.ops.common import float32
+from qnnweb.ops.resize import onnx_nearest_axis
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 RNG = np.random.default_rng(66)
@@ -63,3 +67,25 @@ def test_matches_onnxruntime(case, last, quant):
     exact = last and case.startswith("nearest")
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32),
                                ["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"], exact=exact, min_exact=0.5)
+
+
+@pytest.mark.parametrize("mode", ["asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"])
+@pytest.mark.parametrize("nearest", ["round_prefer_ceil", "round_prefer_floor", "floor", "ceil"])
+def test_nearest_source_pixels_match_onnxruntime(mode, nearest):
+    """The source pixel of every output position, for every size pair up to 40 (sizes given, so the scale
+    is float32 out/in): near-ties such as 7 -> 4 (2 / 0.5714286 = 3.4999998) are where rules part."""
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest",
+                            coordinate_transformation_mode=mode, nearest_mode=nearest)
+    graph = helper.make_graph([node], "resize", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "n"]),
+                                                 helper.make_tensor_value_info("sizes", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "m"])])
+    session = onnxruntime.InferenceSession(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString(),
+        providers=["CPUExecutionProvider"])
+    for size_in in range(1, 41):
+        iota = np.arange(size_in, dtype=np.float32)[None]
+        for size_out in range(1, 41):
+            expected = session.run(None, {"x": iota, "sizes": np.array([1, size_out], np.int64)})[0][0]
+            scale = float32(float32(size_out) / float32(size_in))
+            ours = [i for i, _, _ in onnx_nearest_axis(size_in, size_out, scale, mode, nearest)]
+            assert ours == expected.astype(int).tolist(), (size_in, size_out)

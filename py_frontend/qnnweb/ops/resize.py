@@ -72,6 +72,12 @@ def onnx_source(o, input_size, output_size, scale, mode):
     return f32(f32(f32(x + 0.5) / scale) - 0.5)       # half_pixel, pytorch_half_pixel
 
 
+# onnxruntime 1.32 takes a source coordinate within 1e-6 of a half as a tie (2 / (4/7 in float32) =
+# 3.4999998 rounds as 3.5 does): measured for every size pair up to 40 and every mode
+# (tests/models/test_onnx_resize.py); its WebGPU kernel states the same rule (onnxruntime PR 28757)
+NEAREST_TIE = f32(1e-6)
+
+
 def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
     """(index, index, 0) per output position: onnxruntime's nearest pixel, clamped into the input."""
     entries = []
@@ -82,7 +88,7 @@ def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
             i = floor
         elif nearest_mode == "ceil":
             i = math.ceil(v)
-        elif v - floor == 0.5:
+        elif abs(v - floor - 0.5) <= NEAREST_TIE:
             i = floor if nearest_mode == "round_prefer_floor" else floor + 1
         else:
             i = int(math.copysign(math.floor(abs(v) + 0.5), v))   # std::round
