@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 6
+ABI_VERSION = 7
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -57,8 +57,10 @@ RECORDS = {
     "dequantize_channels": (17, "input output outer channels inner scales zero_points"),
     "lut_f32": (18, "input output size table"),
     "maximum": (19, _BINARY + " minimum"),
-    # rows / columns: per output row / column (first input index, second, alpha in 1/2048ths), int32
-    "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns"),
+    # rows / columns: per output row / column (first input index, second, weight of the second: its unit
+    # is the arithmetic's, qnnweb.h), int32
+    "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns "
+                   "arithmetic scale:f zero_point"),
     "lut_channels": (21, "input output pixels channels tables output_bytes"),
     "lut2d": (22, _BINARY + " table"),
     # TFLite_Detection_PostProcess, float32 tensors; anchors: [anchor_count, 4] float32 (y, x, h, w)

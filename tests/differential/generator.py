@@ -354,13 +354,18 @@ def op_pad(b, r, x, shape):
     return b.node("Pad", [x, pads], mode=mode), (n, c, h + top + bottom, w + left + right)
 
 
-def op_resize_nearest(b, r, x, shape):
-    """Nearest upsampling (FPN / YOLO): x2 scales, or sizes, in one of onnxruntime's nearest rules."""
+def op_resize(b, r, x, shape):
+    """Nearest upsampling (FPN / YOLO) in one of onnxruntime's nearest rules, or linear (segmentation
+    heads) in any coordinate rule: x2 scales, or sizes up to twice or down to half."""
     n, c, h, w = shape
     if h * w * c > 3000:
         return None
-    attrs = {"mode": "nearest", "coordinate_transformation_mode": r.choice(["asymmetric", "half_pixel"]),
-             "nearest_mode": r.choice(["floor", "round_prefer_floor", "round_prefer_ceil"])}
+    if r.random() < 0.6:
+        attrs = {"mode": "nearest", "coordinate_transformation_mode": r.choice(["asymmetric", "half_pixel"]),
+                 "nearest_mode": r.choice(["floor", "round_prefer_floor", "round_prefer_ceil"])}
+    else:
+        attrs = {"mode": "linear", "coordinate_transformation_mode": r.choice(
+            ["half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"])}
     roi = b.const(np.zeros(0, np.float32))
     if r.random() < 0.5:
         return b.node("Resize", [x, roi, b.const(np.array([1, 1, 2, 2], np.float32))], **attrs), (n, c, 2 * h, 2 * w)
@@ -409,10 +414,10 @@ def op_softmax(b, r, x, shape):
 
 FEATURE_OPS = [(op_conv, 30), (op_unary, 14), (op_binary_constant, 14), (op_residual, 9), (op_concat, 6),
                (op_pool, 12), (op_transpose, 3), (op_slice, 3), (op_split_swap, 2), (op_gather, 2), (op_pad, 3),
-               (op_resize_nearest, 3), (op_prelu, 3)]
+               (op_resize, 4), (op_prelu, 3)]
 # Ops that move values (and PRelu) do not start a model here: on the float input, before any
 # quantization, they run in float in onnxruntime's models and qnnweb refuses them by name.
-AFTER_FIRST_OP = (op_transpose, op_slice, op_split_swap, op_gather, op_pad, op_resize_nearest, op_prelu)
+AFTER_FIRST_OP = (op_transpose, op_slice, op_split_swap, op_gather, op_pad, op_resize, op_prelu)
 MATRIX_OPS = [(op_dense, 50), (op_unary, 20), (op_binary_constant, 15), (op_softmax, 8)]
 
 

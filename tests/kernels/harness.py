@@ -423,10 +423,18 @@ def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_d
     return run(g, variant, x, fmt=fmt)[0]
 
 
-def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=False, dtype="int8"):
+def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=False, dtype="int8", scale=0.1,
+           zero_point=None, onnx=None):
+    """``onnx``: (coordinate_transformation_mode, arithmetic) of an ONNX Resize (sizes given)."""
     g = GraphBuilder()
-    xi = g.input(x.shape, dtype, 0.1, -3 if dtype == "int8" else 125)
+    zero_point = (-3 if dtype == "int8" else 125) if zero_point is None else zero_point
+    xi = g.input(x.shape, dtype, scale, zero_point)
     size = g.constant(np.array(out_hw, np.int32), "int32")
-    yi = g.output((x.shape[0], *out_hw, x.shape[3]), dtype, 0.1, -3 if dtype == "int8" else 125)
-    g.op(op_type, [xi, size], [yi], align_corners=align_corners, half_pixel_centers=half_pixel_centers)
+    yi = g.output((x.shape[0], *out_hw, x.shape[3]), dtype, scale, zero_point)
+    if onnx is None:
+        g.op(op_type, [xi, size], [yi], align_corners=align_corners, half_pixel_centers=half_pixel_centers)
+    else:
+        scales = tuple(float(np.float32(o) / np.float32(i)) for o, i in zip(out_hw, x.shape[1:3]))
+        g.op(op_type, [xi, size], [yi], coordinate_transformation_mode=onnx[0], onnx_arithmetic=onnx[1],
+             scales=scales)
     return run(g, variant, x)[0]

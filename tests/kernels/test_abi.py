@@ -261,7 +261,8 @@ def valid_fields(k, kind):
                         arithmetic=0, table=0),
         "copy": dict(common, bytes=100),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
-                       rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304)),
+                       rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304),
+                       arithmetic=0, scale=0.1, zero_point=0),
         # 8 anchors, 2 classes + background, 5 detections
         "detection_postprocess": dict(
             boxes=0, scores=256, anchors=k.constant(np.tile(np.float32([0.5, 0.5, 0.2, 0.2]), 8), 4096), output_boxes=512,
@@ -575,15 +576,28 @@ def test_records_added_in_a_batch_stop_at_the_first_refused(variant):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("entry", [(4, 1, 0), (0, -1, 0), (0, 1, -1), (0, 1, 2049)])
-def test_resize_tables_outside_the_input_rejected(variant, entry):
-    """A table entry reading past the input or weighting outside [0, 2048] is refused, not run."""
+@pytest.mark.parametrize("arithmetic, entry", [
+    (0, (4, 1, 0)), (0, (0, -1, 0)), (0, (0, 1, -1)), (0, (0, 1, 2049)), (3, (0, 1, 1025)), (3, (0, 1, -1)),
+    (1, (0, 1, int(np.float32(1.5).view(np.int32)))), (2, (0, 1, int(np.float32(-0.25).view(np.int32)))),
+    (1, (0, 1, int(np.float32(np.nan).view(np.int32))))])
+def test_resize_tables_outside_the_input_rejected(variant, arithmetic, entry):
+    """A table entry reading past the input or weighting outside the arithmetic's range (q11: [0, 2048];
+    q10: [0, 1024]; float32: [0, 1], not NaN) is refused, not run."""
     k = Kernel(variant)
-    fields = valid_fields(k, "resize")
+    fields = dict(valid_fields(k, "resize"), arithmetic=arithmetic)
     rows = resize_table(4, 8)
     rows[5] = entry
     fields["rows"] = k.constant(rows, 2560)
-    assert_rejected(k, k.add_record("resize", **fields), "resize rows", "[0, 2048]")
+    assert_rejected(k, k.add_record("resize", **fields), "resize rows", "arithmetic's range")
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+@pytest.mark.parametrize("changes, words", [(dict(arithmetic=4), "unknown arithmetic"),
+                                            (dict(arithmetic=1, scale=0.0), "scale must be positive"),
+                                            (dict(arithmetic=1, zero_point=128), "zero point an int8")])
+def test_bad_resize_records_rejected(variant, changes, words):
+    k = Kernel(variant)
+    assert_rejected(k, k.add_record("resize", **dict(valid_fields(k, "resize"), **changes)), "resize", words)
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

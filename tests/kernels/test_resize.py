@@ -1,6 +1,6 @@
-"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (the resize record) against the numpy reference of
-LiteRT's arithmetic, in every variant and on 2 and 3 threads: up- and downscaling, every mode,
-channel counts around the SIMD width, batches."""
+"""RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (the resize record) against the numpy references of
+LiteRT's arithmetic and of onnxruntime's three bilinear ones, in every variant and on 2 and 3 threads:
+up- and downscaling, every mode, channel counts around the SIMD width, batches."""
 
 import numpy as np
 import pytest
@@ -48,3 +48,23 @@ def test_resize_nearest_moves_uint8_values(variant):
     x = np.random.default_rng(1).integers(0, 256, (1, 5, 6, 11)).astype(np.uint8)
     got = H.resize(variant, "RESIZE_NEAREST_NEIGHBOR", x, (10, 12), dtype="uint8")
     np.testing.assert_array_equal(got, ref.resize_nearest(x, 10, 12))
+
+
+ONNX_MODES = ["half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"]
+
+
+@st.composite
+def onnx_resize_cases(draw):
+    x, out_hw, _, _ = draw(resize_cases())
+    return (x, out_hw, draw(st.sampled_from(ONNX_MODES)), draw(st.sampled_from(["float", "float_truncate", "q10"])),
+            draw(st.floats(0.0001220703125, 8.0, width=32)), draw(st.integers(-128, 127)))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(60), deadline=None)
+@given(case=onnx_resize_cases())
+def test_resize_bilinear_onnx_matches_reference(variant, case):
+    x, (oh, ow), mode, arithmetic, scale, zero_point = case
+    got = H.resize(variant, "RESIZE_BILINEAR", x, (oh, ow), scale=scale, zero_point=zero_point,
+                   onnx=(mode, arithmetic))
+    np.testing.assert_array_equal(got, ref.resize_bilinear_onnx(x, oh, ow, mode, arithmetic, scale, zero_point))

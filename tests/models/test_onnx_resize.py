@@ -1,11 +1,10 @@
 """ONNX Resize as torch's F.interpolate exports it and onnxruntime's quantize_static leaves it (QDQ and
 QOperator, int8 and uint8): nearest (every nearest_mode; integer and fractional scales, sizes) and
-linear (half_pixel, pytorch_half_pixel, asymmetric, align_corners). Nearest, between convolutions and
-as the last op: within one quantum of onnxruntime in every variant, bit-exact as the last op (it only
-moves values). Linear as the last op: within one quantum, not bit-exact (50-60 % of the elements in
-QOperator form, where onnxruntime interpolates the uint8 / int8 tensor itself, ~93 % in QDQ form;
-qnnweb interpolates with XNNPACK's 1/2048 weights); a one-quantum difference grows through the
-convolutions after it, so linear is checked where it is the model's output."""
+linear (half_pixel, pytorch_half_pixel, asymmetric, align_corners), between convolutions and as the last
+op: bit-exact with onnxruntime in every variant. Linear follows whichever of onnxruntime's three
+arithmetics runs the model: float32 on dequantized values (QDQ), the int8 values in float32 truncated
+(QOperator in NCHW) or 1/1024 integer weights (QOperator after onnxruntime's NHWC transform: which ops
+it reaches is checked here too)."""
 
 import numpy as np
 import onnxruntime
@@ -13,6 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
+import qnnweb
 from qnnweb.ops.common import float32
 from qnnweb.ops.resize import onnx_nearest_axis
 
@@ -56,7 +56,7 @@ def model(case, last):
     return float_model(nodes, [("x", [1, 3, H, W])], [("y", out)], init)
 
 
-FORMS = [(case, last) for case in sorted(CASES) for last in (False, True) if last or case.startswith("nearest")]
+FORMS = [(case, last) for case in sorted(CASES) for last in (False, True)]
 
 
 @pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
@@ -64,9 +64,8 @@ FORMS = [(case, last) for case in sorted(CASES) for last in (False, True) if las
 def test_matches_onnxruntime(case, last, quant):
     feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
     data = quantized(model(case, last), feeds, quant_format=quant[0], activation=quant[1])
-    exact = last and case.startswith("nearest")
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32),
-                               ["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"], exact=exact, min_exact=0.5)
+                               ["RESIZE_NEAREST_NEIGHBOR", "RESIZE_BILINEAR"], exact=True)
 
 
 @pytest.mark.parametrize("mode", ["asymmetric", "half_pixel", "pytorch_half_pixel", "align_corners"])
@@ -89,3 +88,58 @@ def test_nearest_source_pixels_match_onnxruntime(mode, nearest):
             scale = float32(float32(size_out) / float32(size_in))
             ours = [i for i, _, _ in onnx_nearest_axis(size_in, size_out, scale, mode, nearest)]
             assert ours == expected.astype(int).tolist(), (size_in, size_out)
+
+
+N = helper.make_node
+# what feeds the Resize (QOperator form), and whether onnxruntime then runs it in NHWC as the model's last
+# op / with a convolution after it (read from the graph onnxruntime 1.32 optimizes, 2026-12-03)
+LAYOUT_CASES = {
+    "conv": ([N("Conv", ["x", "w1"], ["a"])], (True, True)),
+    "conv-maxpool": ([N("Conv", ["x", "w1"], ["c"]), N("MaxPool", ["c"], ["a"], kernel_shape=[2, 2], pads=[0, 0, 1, 1])],
+                     (True, True)),
+    "conv-globalpool": ([N("Conv", ["x", "w1"], ["c"]), N("GlobalAveragePool", ["c"], ["a"])], (True, True)),
+    "conv-mul-conv": ([N("Conv", ["x", "w1"], ["c"]), N("Conv", ["x", "w2"], ["d"]), N("Mul", ["c", "d"], ["a"])],
+                      (True, True)),
+    "conv-concat-conv": ([N("Conv", ["x", "w1"], ["c"]), N("Conv", ["x", "w2"], ["d"]),
+                          N("Concat", ["c", "d"], ["a"], axis=1)], (True, True)),
+    "conv-add-input": ([N("Conv", ["x", "w1"], ["c"]), N("Add", ["c", "x"], ["a"])], (False, False)),
+    "input-add-input": ([N("Add", ["x", "x"], ["a"])], (False, False)),
+    "conv-sigmoid": ([N("Conv", ["x", "w1"], ["c"]), N("Sigmoid", ["c"], ["a"])], (False, True)),
+    "conv-averagepool": ([N("Conv", ["x", "w1"], ["c"]),
+                          N("AveragePool", ["c"], ["a"], kernel_shape=[2, 2], pads=[0, 0, 1, 1])], (False, True)),
+    "conv-nearest": ([N("Conv", ["x", "w1"], ["c"]), N("Resize", ["c", "roi", "", "same"], ["a"], mode="nearest")],
+                     (False, True)),
+}
+
+
+# uint8 activations, except through QLinearAdd: qnnweb adds in the uint8 domain as onnxruntime does on the
+# uint8 model, while the reference runs the model's int8 twin (tests/reference/onnxruntime_session.py),
+# whose QLinearAdd rounds a near-tie the other way now and then (seen: 1 element of 240)
+LAYOUT_FORMS = [(case, activation) for case in sorted(LAYOUT_CASES) for activation in ("QUInt8", "QInt8")
+                if activation == "QInt8" or "add" not in case]
+
+
+@pytest.mark.parametrize("conv_after", [False, True], ids=["last-op", "conv-after"])
+@pytest.mark.parametrize("case, activation", LAYOUT_FORMS, ids=["-".join(f) for f in LAYOUT_FORMS])
+def test_qoperator_linear_in_either_layout(case, conv_after, activation):
+    nodes, nhwc = LAYOUT_CASES[case]
+    channels = 2 * C if "concat" in case else C
+    init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32),
+            "w2": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32),
+            "w3": RNG.normal(0, 0.4, (4, channels, 1, 1)).astype(np.float32),
+            "roi": np.zeros(0, np.float32), "sizes": np.array([1, channels, 11, 13], np.int64),
+            "same": np.array([1, C, H, W], np.int64)}
+    nodes = nodes + [N("Resize", ["a", "roi", "", "sizes"], ["r" if conv_after else "y"], mode="linear",
+                       coordinate_transformation_mode="asymmetric")]
+    if conv_after:
+        nodes.append(N("Conv", ["r", "w3"], ["y"]))
+    used = {name for node in nodes for name in node.input}
+    out = [1, 4 if conv_after else channels, 11, 13]
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], {k: v for k, v in init.items() if k in used})
+    feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(fm, feeds, quant_format="QOperator", activation=activation)
+    graph = qnnweb.load(data)._graph
+    arithmetic = [op.options["onnx_arithmetic"] for op in graph.ops if op.type == "RESIZE_BILINEAR"]
+    assert arithmetic == ["q10" if nhwc[conv_after] else "float_truncate"]
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
+                               exact=True)

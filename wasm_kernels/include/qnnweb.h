@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 6
+#define QNN_ABI_VERSION 7
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -52,7 +52,7 @@ enum qnn_op_type {
   QNN_OP_DEQUANTIZE_CHANNELS = 17,  /* int8 -> float32, one scale / zero point per channel */
   QNN_OP_LUT_F32 = 18,    /* byte -> float32 through a 256-entry table (a float op on a dequantized tensor) */
   QNN_OP_MAXIMUM = 19,    /* element-wise max or min of the stored int8 values, broadcasting */
-  QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's q11 weights) or nearest-neighbour resize, separable tables */
+  QNN_OP_RESIZE = 20,     /* NHWC bilinear (XNNPACK's or onnxruntime's arithmetic) or nearest-neighbour resize */
   QNN_OP_LUT_CHANNELS = 21, /* byte -> byte through one 256-entry table per channel (PRELU) */
   QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
   QNN_OP_DETECTION_POSTPROCESS = 23, /* SSD box decoding + non-maximum suppression (TFLite's custom op), float32 */
@@ -368,12 +368,34 @@ struct qnn_lut_f32_record {
  * value is XNNPACK's s8 ibilinear of its four input values:
  *   t = (tl << 11) + (tr - tl) * alpha_x, b likewise, y = ((t << 11) + (b - t) * alpha_y + 2^21) >> 22.
  * Tables whose alphas are all 0 are a nearest-neighbour gather (a copy of each pixel's channels). */
+/* Resize of NHWC int8 through separable tables: per output row and column (first input index, second,
+ * weight of the second), the weight in the arithmetic's own unit. Every weight 0 is a gather (nearest).
+ *   arithmetic 0: XNNPACK's s8 ibilinear (LiteRT): weight in 1/2048ths, one rounding at the end.
+ *   arithmetic 1: onnxruntime's float Resize between DequantizeLinear and QuantizeLinear (QDQ models):
+ *     weight = float32 bits of d (the other weight is 1 - d in float32); the four corner weights are
+ *     products of the row and column ones, the values (q - zero_point) * scale, summed left to right,
+ *     then rint(sum / scale) + zero_point.
+ *   arithmetic 2: onnxruntime's uint8 / int8 Resize in NCHW (QOperator models): as 1 on the stored
+ *     values themselves (scale 1, zero point 0), truncated toward zero.
+ *   arithmetic 3: onnxruntime's uint8 / int8 Resize in NHWC (QOperator after its NHWC transform): weight
+ *     in 1/1024ths (the other one 1024 - weight), integer sum of the four products divided by 2^20
+ *     toward zero. */
+enum qnn_resize_arithmetic {
+  QNN_RESIZE_XNNPACK_Q11 = 0,
+  QNN_RESIZE_ONNX_FLOAT = 1,
+  QNN_RESIZE_ONNX_FLOAT_TRUNCATE = 2,
+  QNN_RESIZE_ONNX_Q10 = 3,
+};
+
 struct qnn_resize_record {
   int32_t op, words;
   int32_t input, output;
   int32_t batch, input_height, input_width, channels, output_height, output_width;
   int32_t rows;             /* address: output_height x 3 int32 (copied at qnn_plan_add) */
   int32_t columns;          /* address: output_width x 3 int32 (copied at qnn_plan_add) */
+  int32_t arithmetic;       /* enum qnn_resize_arithmetic */
+  float scale;              /* arithmetic 1: the tensor's scale (input and output share it) */
+  int32_t zero_point;       /* arithmetic 1: their zero point */
 };
 
 /* TFLite_Detection_PostProcess on float32 tensors: box encodings [anchor_count, box_stride] (y, x, h, w

@@ -9,8 +9,10 @@ bit-exact with them (tests/models/test_tflite_resize.py):
   else the reference's float32 rule (``GetNearestNeighbor``: floor, or round half away from zero with
   align_corners); zero weights make the record a gather;
 - ONNX Resize: onnxruntime's source coordinates (half_pixel, pytorch_half_pixel, asymmetric,
-  align_corners; float32) and nearest modes; linear weights rounded to 1/2048ths as above (onnxruntime
-  interpolates in float: within one quantum, tests/models/test_onnx_resize.py).
+  align_corners; float32) and nearest modes; linear with the arithmetic onnxruntime uses for the form
+  (``ARITHMETIC``): its float32 bilinear of the dequantized values (QDQ), of the int8 values truncated
+  (QOperator in NCHW) or its 1/1024 integer bilinear (QOperator in NHWC), bit-exact
+  (tests/models/test_onnx_resize.py).
 """
 
 import math
@@ -97,14 +99,31 @@ def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
     return entries
 
 
-def onnx_bilinear_axis(input_size, output_size, scale, mode):
-    """(first, second, alpha in 1/2048ths) per output position: onnxruntime's source coordinate, clamped
-    into the input, weighted as the resize record does (XNNPACK's q11 rounding)."""
+# The resize record's arithmetic (qnnweb.h, enum qnn_resize_arithmetic), by the ONNX Resize's form:
+# "float" for QDQ (onnxruntime resizes the dequantized floats), "float_truncate" and "q10" for
+# QOperator's int8 Resize in NCHW and in NHWC (importers/onnx/resize.py says which onnxruntime runs)
+ARITHMETIC = {"xnnpack": 0, "float": 1, "float_truncate": 2, "q10": 3}
+
+
+def _float_bits(v):
+    return struct.unpack("<i", struct.pack("<f", v))[0]
+
+
+def onnx_bilinear_axis(input_size, output_size, scale, mode, arithmetic="float"):
+    """(first, second, weight of the second) per output position, as onnxruntime's SetupUpsampleBilinear
+    (float32 source coordinate clamped into the input; d = its distance from the first) and its integer
+    twin (d in 1/1024ths, truncated): the weight as float32 bits, or in 1/1024ths for "q10"."""
     entries = []
     for o in range(output_size):
-        v = min(max(onnx_source(o, input_size, output_size, scale, mode), 0.0), float(input_size - 1))
-        first = int(v)
-        entries.append((first, min(first + 1, input_size - 1), round(f32(v - first) * 2048.0)))
+        v = f32(onnx_source(o, input_size, output_size, scale, mode)) if scale != 1 else float(o)
+        v = min(max(v, 0.0), float(input_size - 1))
+        first = min(int(v), input_size - 1)
+        second = min(first + 1, input_size - 1)
+        if arithmetic == "q10":
+            d = 512 if first == second else int(f32(v * 1024.0)) - first * 1024
+        else:
+            d = _float_bits(0.5 if first == second else f32(v - first))
+        entries.append((first, second, d))
     return entries
 
 
@@ -134,11 +153,13 @@ def lower_resize(graph, op):
     if not all(1 <= d <= MAX_SIZE for d in (in_h, in_w, out_h, out_w)):
         raise Unsupported(f"heights and widths must be in [1, {MAX_SIZE}]")
     onnx_mode = op.options.get("coordinate_transformation_mode")
+    arithmetic = "xnnpack"
     if onnx_mode is not None:   # ONNX Resize (importers/onnx/resize.py)
         (scale_h, scale_w), nearest = op.options["scales"], op.options.get("nearest_mode")
         if op.type == "RESIZE_BILINEAR":
-            rows, columns = (onnx_bilinear_axis(in_h, out_h, scale_h, onnx_mode),
-                             onnx_bilinear_axis(in_w, out_w, scale_w, onnx_mode))
+            arithmetic = op.options.get("onnx_arithmetic", "float")
+            rows, columns = (onnx_bilinear_axis(in_h, out_h, scale_h, onnx_mode, arithmetic),
+                             onnx_bilinear_axis(in_w, out_w, scale_w, onnx_mode, arithmetic))
         else:
             rows, columns = (onnx_nearest_axis(in_h, out_h, scale_h, onnx_mode, nearest),
                              onnx_nearest_axis(in_w, out_w, scale_w, onnx_mode, nearest))
@@ -149,5 +170,7 @@ def lower_resize(graph, op):
         axis = bilinear_axis if op.type == "RESIZE_BILINEAR" else nearest_axis
         rows, columns = axis(in_h, out_h, align, half), axis(in_w, out_w, align, half)
     fields = dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w,
-                  channels=c, output_height=out_h, output_width=out_w, rows=0, columns=0)
+                  channels=c, output_height=out_h, output_width=out_w, rows=0, columns=0,
+                  arithmetic=ARITHMETIC[arithmetic], scale=x.scale[0] if arithmetic == "float" else 1.0,
+                  zero_point=x.zero_point[0] if arithmetic == "float" else 0)
     return [Step("resize", fields, constants={"rows": _table(rows), "columns": _table(columns)})]

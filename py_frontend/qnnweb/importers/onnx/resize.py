@@ -55,8 +55,57 @@ class ResizeMixin:
         op_type = "RESIZE_NEAREST_NEIGHBOR" if mode == "nearest" else "RESIZE_BILINEAR"
         options = {"coordinate_transformation_mode": coordinates, "nearest_mode": nearest,
                    "scales": (scales[2], scales[3])}
+        if mode == "linear":   # which of onnxruntime's bilinear arithmetics runs it (ops/resize.py)
+            options["onnx_arithmetic"] = ("float" if node.input[0] in self.views
+                                          else "q10" if self._nhwc_in_onnxruntime(node.input[0]) else "float_truncate")
         self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True,
                            lambda out: self._op(op_type, [index, size], [out], **options))
+
+    def _nhwc_in_onnxruntime(self, name, depth=0):
+        """Whether onnxruntime 1.32 holds the QOperator int8 tensor `name` in NHWC. Its NhwcTransformer
+        turns every QLinearConv to NHWC with transposes around it, and its transpose optimizer moves
+        those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
+        the graph it optimizes): QLinearAdd / QLinearMul / QLinearConcat whose activation inputs are all
+        NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC; QLinearSigmoid, QLinearLeakyRelu,
+        QLinearAveragePool and Resize only where the transpose then meets another QLinearConv (toward
+        the model's output it stays before them); a model input is NCHW."""
+        producer = self._producers().get(name)
+        if producer is None or depth > 64:
+            return False
+        op_type = producer.op_type
+        if op_type == "QLinearConv":
+            return True
+        if op_type in ("QLinearAdd", "QLinearMul"):
+            activations = [producer.input[0], producer.input[3]]
+        elif op_type == "QLinearConcat":
+            activations = producer.input[2::3]
+        elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
+            activations = [producer.input[0]]
+        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize"):
+            if not self._reaches_qlinearconv(name):
+                return False
+            activations = [producer.input[0]]
+        else:
+            return False
+        return all(a in self.constants or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
+
+    TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
+                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat")
+
+    def _reaches_qlinearconv(self, name, depth=0):
+        """Whether `name` flows into a QLinearConv through ops onnxruntime moves transposes through."""
+        for consumer in self.consumers.get(name, []):
+            if consumer.op_type == "QLinearConv":
+                return True
+            if consumer.op_type in self.TRANSPOSE_PASSES and depth < 64 and \
+                    any(self._reaches_qlinearconv(out, depth + 1) for out in consumer.output):
+                return True
+        return False
+
+    def _producers(self):
+        if not hasattr(self, "_producer_of"):
+            self._producer_of = {o: n for n in self.nodes for o in n.output}
+        return self._producer_of
 
     def _constant_floats(self, name):
         constant = self._scalar_constant(name, "scales")
