@@ -188,3 +188,24 @@ def test_onnx_sub_table_matches_float32_reference(variant, case):
     args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
     got = H.binary(variant, "SUB", constant=case["constant"], fmt="onnx", **args)
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(60))
+@given(case=mul_cases())
+def test_onnx_div_table_matches_float32_reference(variant, case):
+    """ONNX DIV of two activations (the lut2d record): numpy's float32 division of the dequantized operands
+    (IEEE: x / 0 an infinity, 0 / 0 NaN), quantized as MLAS's QuantizeLinear (divide, max with the low
+    bound, which NaN gives, min with the high one, round half to even)."""
+    f32 = np.float32
+    a, b = case["a"].astype(np.float32), case["b"].astype(np.float32)
+    fa = f32(case["a_scale"]) * (a - f32(case["a_zp"]))
+    fb = f32(case["b_scale"]) * (b - f32(case["b_zp"]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = (fa / fb) / f32(case["y_scale"])
+    lo, hi = f32(-128 - case["y_zp"]), f32(127 - case["y_zp"])
+    q = np.minimum(np.where(q >= lo, q, lo), hi)
+    expected = (np.rint(q) + case["y_zp"]).astype(np.int8)
+    args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
+    got = H.binary(variant, "DIV", constant=case["constant"], fmt="onnx", **args)
+    np.testing.assert_array_equal(got, expected)

@@ -2,7 +2,9 @@
 float between DequantizeLinear and QuantizeLinear: a normalization x - mean or x / std per channel, x / 6),
 as onnxruntime computes them: the dequantized operand and the constant's exact float32 value, the float32
 result quantized. One scalar and one value per channel, the constant on either side of Sub, uint8 and int8
-activations, between convolutions and before the model's end: bit-exact with onnxruntime in every variant."""
+activations, between convolutions and before the model's end: bit-exact with onnxruntime in every variant.
+Div by an activation too (a divisor at its zero point divides by 0: an infinity, or NaN for 0 / 0, which
+QuantizeLinear saturates), and a constant divisor holding 0 is a named error."""
 
 import numpy as np
 import pytest
@@ -39,8 +41,32 @@ def test_matches_onnxruntime(case, activation):
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), [op], exact=True)
 
 
+# divisor -> the nodes making it from the convolution's output "c" (and the input "x")
+DIVISORS = {"another-conv": [helper.make_node("Conv", ["x", "w3"], ["e"], pads=[1, 1, 1, 1])],
+            "sigmoid-of-conv": [helper.make_node("Conv", ["x", "w3"], ["f"], pads=[1, 1, 1, 1]),
+                                helper.make_node("Sigmoid", ["f"], ["e"])],
+            "itself": []}
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # onnxruntime's calibration of x / 0
-def test_division_by_an_activation_or_by_zero_is_a_named_error():
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("divisor", list(DIVISORS))
+def test_division_by_an_activation_matches_onnxruntime(divisor, activation):
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), *DIVISORS[divisor],
+             helper.make_node("Div", ["c", "c" if divisor == "itself" else "e"], ["d"]),
+             helper.make_node("Conv", ["d", "w2"], ["y"])]
+    init = {"w": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "w3": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32),
+            "w2": RNG.normal(0, 0.5, (2, C, 1, 1)).astype(np.float32)}
+    if divisor == "itself":
+        del init["w3"]
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 2, H, W])], init), feeds, activation=activation)
+    for _ in range(3):
+        assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), ["DIV"], exact=True)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # onnxruntime's calibration of x / 0
+def test_division_by_a_constant_holding_zero_is_a_named_error():
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Div", ["c", "k"], ["d"]),
              helper.make_node("Conv", ["d", "w2"], ["y"])]
     init = {"w": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "k": np.array([1.0, 0.0, 2.0, 3.0], np.float32).reshape(C, 1, 1),
@@ -48,9 +74,4 @@ def test_division_by_an_activation_or_by_zero_is_a_named_error():
     feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(4)]
     data = quantized(float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 2, H, W])], init), feeds)
     with pytest.raises(qnnweb.UnsupportedModelError, match="holds 0"):
-        qnnweb.load(data)
-    nodes[1] = helper.make_node("Div", ["c", "c"], ["d"])
-    del init["k"]
-    data = quantized(float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 2, H, W])], init), feeds)
-    with pytest.raises(qnnweb.UnsupportedModelError, match="Div by an activation"):
         qnnweb.load(data)

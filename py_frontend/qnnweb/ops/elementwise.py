@@ -4,6 +4,7 @@ QUANTIZE float32 -> int8 and DEQUANTIZE int8 -> float32 also take a tensor quant
 scale and zero point per channel along ``quantized_dimension``, ONNX's per-axis QuantizeLinear /
 DequantizeLinear at a model's edges); uint8 <-> int8 of such a tensor is XOR 0x80."""
 
+import math
 import struct
 
 from . import Step, Unsupported, lowering
@@ -159,14 +160,22 @@ def lower_add(graph, op):
     return [Step("add", *_add_fields(graph, op))]
 
 
+def _ieee_divide(a, b):
+    """a / b as float32 hardware divides: a zero divisor gives an infinity of a's sign (b is +0.0 here,
+    a dequantized zero), or NaN for 0 / 0."""
+    if b == 0.0:
+        return math.nan if a == 0.0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
 @lowering("DIV")
 def lower_div(graph, op):
-    """ONNX's Div left in float by the quantizer (by a constant): onnxruntime's float32 division."""
+    """ONNX's Div left in float by the quantizer (by a constant or by an activation): onnxruntime's
+    float32 division of the dequantized operands (a zero divisor: an infinity or NaN, then quantized as
+    QuantizeLinear does: saturated, NaN to the minimum)."""
     if not _is_onnx(graph):
         raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
-    if op.inputs[1] != _binary_operands(graph, op)[1]:
-        raise Unsupported("only a division by a constant")
-    return [_onnx_float_binary(graph, op, lambda a, b: a / b)]
+    return [_onnx_float_binary(graph, op, _ieee_divide)]
 
 
 @lowering("SUB")
@@ -207,7 +216,9 @@ def _onnx_float_binary(graph, op, function):
         row = i * 256
         for j, fb in enumerate(b_values):
             d = float32(function(fb, fa) if swapped else function(fa, fb))
-            f = min(max(float32(d / y_scale), lo - y_zp), hi - y_zp)
+            # MLAS's QuantizeLinear: divide, then max with the low bound (NaN gives the bound), then min
+            q = float32(d / y_scale)
+            f = min(q if q >= lo - y_zp else lo - y_zp, hi - y_zp)
             table[row + j] = (round(f) + y_zp) & 0xFF
     constants["table"] = bytes(table)
     return Step("lut2d", fields, constants)

@@ -154,10 +154,8 @@ class ElementwiseMixin:
         self._float_binary("SUB", node)
 
     def _op_Div(self, node, attrs):
-        """Div left in float by the quantizer, by a constant (a normalization, x / 6 ...): IR DIV, onnxruntime's
-        float32 division of the dequantized operand, as Sub. Dividing by an activation is not supported."""
-        if node.input[1] not in self.constants:
-            raise Skip("Div by an activation is not supported (only by a constant)")
+        """Div left in float by the quantizer, by a constant (a normalization, x / 6 ...) or by an activation:
+        IR DIV, onnxruntime's float32 division of the dequantized operands, as Sub."""
         self._float_binary("DIV", node)
 
     def _float_binary(self, op_type, node):
