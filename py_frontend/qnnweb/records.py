@@ -62,7 +62,7 @@ RECORDS = {
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns "
                    "arithmetic scale:f zero_point"),
     "lut_channels": (21, "input output pixels channels tables output_bytes"),
-    "lut2d": (22, _BINARY + " table"),
+    "lut2d": (22, _BINARY + " table output_bytes"),   # output_bytes 1: int8 table; 4: float32
     # TFLite_Detection_PostProcess, float32 tensors; anchors: [anchor_count, 4] float32 (y, x, h, w)
     "detection_postprocess": (23, "boxes scores anchors output_boxes output_classes output_scores output_count "
                                   "anchor_count box_stride classes_with_background classes max_detections "

@@ -362,9 +362,9 @@ def fully_connected_io(variant, x, x_scale, x_zp, w_oi, w_scales, bias, y_scale,
 
 
 def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE",
-           constant=None, fmt="tflite"):
+           constant=None, fmt="tflite", float_output=False):
     """ADD / SUB / MUL / MAXIMUM / MINIMUM with numpy broadcasting; ``constant`` = "a" or "b" makes
-    that input a constant tensor."""
+    that input a constant tensor; ``float_output``: a float32 output (ONNX's float ops at a model's end)."""
     g = GraphBuilder()
     inputs, feeds = [], []
     for name, x, s, z in (("a", a, a_scale, a_zp), ("b", b, b_scale, b_zp)):
@@ -373,7 +373,8 @@ def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, 
         else:
             inputs.append(g.input(x.shape, "int8", s, z))
             feeds.append(x)
-    yi = g.output(np.broadcast_shapes(a.shape, b.shape), "int8", y_scale, y_zp)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    yi = g.output(shape, "float32") if float_output else g.output(shape, "int8", y_scale, y_zp)
     g.op(op_type, inputs, [yi], activation=activation)
     return run(g, variant, *feeds, fmt=fmt)[0]
 

@@ -209,3 +209,20 @@ def test_onnx_div_table_matches_float32_reference(variant, case):
     args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
     got = H.binary(variant, "DIV", constant=case["constant"], fmt="onnx", **args)
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("op_type", ["SUB", "DIV", "MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(30))
+@given(case=mul_cases())
+def test_onnx_float_binary_with_float_output_matches_float32(variant, op_type, case):
+    """ONNX's float binary ops whose float32 result is the model's output (the lut2d record's float32
+    table): the op on the dequantized operands in float32, bit for bit (infinities and NaN included)."""
+    f32 = np.float32
+    fa = f32(case["a_scale"]) * (case["a"].astype(np.float32) - f32(case["a_zp"]))
+    fb = f32(case["b_scale"]) * (case["b"].astype(np.float32) - f32(case["b_zp"]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = {"SUB": np.subtract, "DIV": np.divide, "MAXIMUM": np.maximum, "MINIMUM": np.minimum}[op_type](fa, fb)
+    args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
+    got = H.binary(variant, op_type, constant=case["constant"], fmt="onnx", float_output=True, **args)
+    np.testing.assert_array_equal(got, expected)

@@ -2,7 +2,8 @@
 QuantizeLinear, both modes, int8 and uint8): of two convolutions' outputs, and of one and a constant
 (ReLU-like clamps), between convolutions. Quantization is monotonic, so qnnweb takes the extreme of
 the operands requantized to the output (onnxruntime's DequantizeLinear -> QuantizeLinear, QuantizeLinear
-for a float constant). As a model's last op its float result is not on an int8 grid: refused by name."""
+for a float constant). As a model's last op its float result is the output: the float32 extreme of the
+dequantized operands for every pair of int8 values (a float32 lut2d table), bit-exact."""
 
 import numpy as np
 import pytest
@@ -41,9 +42,11 @@ def test_matches_onnxruntime(op, operand, quant):
                                min_exact=0.98)
 
 
-def test_float_result_as_the_output_is_refused_by_name():
-    import qnnweb
-    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(4)]
-    data = quantized(model("Max", "two-convs", True), feeds, activation="QInt8")
-    with pytest.raises(qnnweb.UnsupportedModelError, match="Max: its float output 'y' is used in float"):
-        qnnweb.load(data)
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("operand", ["two-convs", "constant"])
+@pytest.mark.parametrize("op", ["Max", "Min"])
+def test_float_result_as_the_output_matches_onnxruntime(op, operand, quant):
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(model(op, operand, True), feeds, quant_format=quant[0], activation=quant[1])
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), ["MAXIMUM", "MINIMUM"],
+                               exact=True)

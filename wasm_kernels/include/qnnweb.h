@@ -207,11 +207,13 @@ struct qnn_add_record {
 };
 
 /* out = table[a + 128][b + 128]: any function of two int8 values, broadcasting (ONNX's float Sub
- * between DequantizeLinear and QuantizeLinear, computed for every pair as onnxruntime does). */
+ * between DequantizeLinear and QuantizeLinear, computed for every pair as onnxruntime does). The
+ * output is int8 (output_bytes 1) or float32 (4: a float op's result that is the model's output). */
 struct qnn_lut2d_record {
   int32_t op, words;
   QNN_BINARY_SHAPE_FIELDS
-  int32_t table;            /* address: 65536 bytes (copied at qnn_plan_add) */
+  int32_t table;            /* address: 65536 x output_bytes bytes (copied at qnn_plan_add) */
+  int32_t output_bytes;     /* 1 or 4 */
 };
 
 /* TFLite's int8 MAXIMUM / MINIMUM (kernels/maximum_minimum.cc): out = max(a, b) (minimum 1: min) of

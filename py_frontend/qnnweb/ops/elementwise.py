@@ -196,12 +196,12 @@ def _onnx_float_binary(graph, op, function):
     """The lut2d step of a float binary op between DequantizeLinear and QuantizeLinear (ONNX's Sub,
     which onnxruntime runs in float32): each operand dequantized in float32, ``function`` of the two
     rounded to float32, quantized as QuantizeLinear does (float32 division, half to even), for every
-    pair of int8 values."""
+    pair of int8 values; or the float32 result itself, where it is the model's output (a float32 op
+    output: a float32 table)."""
     a_index, b_index, a, b, y = _binary_operands(graph, op)
     swapped = a_index != op.inputs[0]
     (a_scale, a_zp), (b_scale, b_zp) = require_int8(a, "input a"), require_int8(b, "input b")
-    y_scale, y_zp = require_int8(y, "output")
-    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
+    float_output = y.dtype == "float32"
     fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
     a_values = [float32(float32(a_scale) * (v - a_zp)) for v in range(-128, 128)]
     b_values = [float32(float32(b_scale) * (v - b_zp)) for v in range(-128, 128)]
@@ -210,16 +210,21 @@ def _onnx_float_binary(graph, op, function):
         if not b.is_constant or len(coded) > 256:
             raise Unsupported("a float constant's codes must be the constant operand, at most 256 values")
         b_values = [float32(v) for v in coded] + [1.0] * (256 - len(coded))   # (codes no element has)
+    results = [float32(function(fb, fa) if swapped else function(fa, fb)) for fa in a_values for fb in b_values]
+    if float_output:
+        fields["output_bytes"] = 4
+        constants["table"] = struct.pack("<65536f", *results)
+        return Step("lut2d", fields, constants)
+    y_scale, y_zp = require_int8(y, "output")
+    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
     y_scale = float32(y_scale)
     table = bytearray(65536)
-    for i, fa in enumerate(a_values):
-        row = i * 256
-        for j, fb in enumerate(b_values):
-            d = float32(function(fb, fa) if swapped else function(fa, fb))
-            # MLAS's QuantizeLinear: divide, then max with the low bound (NaN gives the bound), then min
-            q = float32(d / y_scale)
-            f = min(q if q >= lo - y_zp else lo - y_zp, hi - y_zp)
-            table[row + j] = (round(f) + y_zp) & 0xFF
+    for k, d in enumerate(results):
+        # MLAS's QuantizeLinear: divide, then max with the low bound (NaN gives the bound), then min
+        q = float32(d / y_scale)
+        f = min(q if q >= lo - y_zp else lo - y_zp, hi - y_zp)
+        table[k] = (round(f) + y_zp) & 0xFF
+    fields["output_bytes"] = 1
     constants["table"] = bytes(table)
     return Step("lut2d", fields, constants)
 
@@ -260,6 +265,8 @@ def lower_maximum(graph, op):
     (without requantizing, even when the inputs' quantization differs from the output's). ONNX Max /
     Min arrive with both inputs in the output's quantization (importers/onnx/elementwise.py)."""
     a_index, b_index, a, b, y = _binary_operands(graph, op)
+    if _is_onnx(graph) and y.dtype == "float32":   # the model's float output: max / min of the float values
+        return [_onnx_float_binary(graph, op, max if op.type == "MAXIMUM" else min)]
     for tensor, role in ((a, "input a"), (b, "input b"), (y, "output")):
         require_int8(tensor, role)
     if _is_onnx(graph) and not require_int8(a, "input a") == require_int8(b, "input b") == require_int8(y, "output"):

@@ -21,6 +21,7 @@ struct binary_shape {
   const int8_t* a;
   const int8_t* b;
   int8_t* output;
+  size_t output_bytes;                  /* per element: 1 (int8), or 4 (lut2d's float32) */
   size_t dims[4];                       /* collapsed, innermost last */
   size_t a_strides[4], b_strides[4];
 };
@@ -41,7 +42,9 @@ static int64_t extent(const int32_t* dims, const int32_t* strides) {
 static int32_t binary_shape_init(
     struct qnn_plan* plan, int32_t input_a, int32_t input_b, int32_t output, int32_t b_constant,
     const int32_t* dims, const int32_t* a_strides, const int32_t* b_strides,
-    const char* what, const char* what_a, const char* what_b, const char* what_out, struct binary_shape* s) {
+    const char* what, const char* what_a, const char* what_b, const char* what_out, size_t output_bytes,
+    struct binary_shape* s) {
+  s->output_bytes = output_bytes;
   if (!qnn_check_positive(dims, 4, what)) return QNN_ERROR_INVALID_RECORD;
   if (b_constant != 0 && b_constant != 1) return invalid(what, ": b_constant must be 0 or 1");
   int64_t size = 1;
@@ -54,7 +57,7 @@ static int32_t binary_shape_init(
   }
   const int64_t a_extent = extent(dims, a_strides), b_extent = extent(dims, b_strides);
   s->a = qnn_plan_tensor(plan, input_a, a_extent, what_a);
-  s->output = qnn_plan_tensor(plan, output, size, what_out);
+  s->output = qnn_plan_tensor(plan, output, size * (int64_t) s->output_bytes, what_out);
   if (s->a == NULL || s->output == NULL) return QNN_ERROR_INVALID_RECORD;
   if (b_constant) {
     const int8_t* data = qnn_plan_constant(input_b, b_extent, what_b);
@@ -114,7 +117,8 @@ static void binary_elements(const void* context, size_t first, size_t count, uin
     const size_t i2 = r % s->dims[2], i1 = r / s->dims[2] % s->dims[1], i0 = r / s->dims[2] / s->dims[1];
     const size_t a_offset = i0 * s->a_strides[0] + i1 * s->a_strides[1] + i2 * s->a_strides[2] + column * s->a_strides[3];
     const size_t b_offset = i0 * s->b_strides[0] + i1 * s->b_strides[1] + i2 * s->b_strides[2] + column * s->b_strides[3];
-    c->row(run, s->a + a_offset, s->a_strides[3], s->b + b_offset, s->b_strides[3], s->output + at, c->params);
+    c->row(run, s->a + a_offset, s->a_strides[3], s->b + b_offset, s->b_strides[3], s->output + at * s->output_bytes,
+           c->params);
     at += run;
   }
 }
@@ -436,7 +440,7 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
   if (status != QNN_OK) return status;
   status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "add", "add input a", "add input b", "add output", &op->shape);
+      "add", "add input a", "add input b", "add output", 1, &op->shape);
   if (status != QNN_OK) return status;
   op->arithmetic = r->arithmetic;
   *result = &op->base;
@@ -515,7 +519,7 @@ int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op*
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "mul", "mul input a", "mul input b", "mul output", &op->shape);
+      "mul", "mul input a", "mul input b", "mul output", 1, &op->shape);
   if (status != QNN_OK) return status;
   op->params.a_zero_point = r->a_zero_point;
   op->params.b_zero_point = r->b_zero_point;
@@ -573,7 +577,7 @@ int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "maximum", "maximum input a", "maximum input b", "maximum output", &op->shape);
+      "maximum", "maximum input a", "maximum input b", "maximum output", 1, &op->shape);
   if (status != QNN_OK) return status;
   op->minimum = r->minimum;
   *result = &op->base;
@@ -588,11 +592,12 @@ void qnn_run_maximum(const struct qnn_op* base) {
 /* ------------------------------------------------------------------------------------ LUT2D */
 
 /* Any function of two int8 values as a 256 x 256 table (ONNX's float Sub between DequantizeLinear and
- * QuantizeLinear: the frontend computes onnxruntime's float32 arithmetic for every pair). */
+ * QuantizeLinear: the frontend computes onnxruntime's float32 arithmetic for every pair), of int8 or of
+ * float32 results. */
 struct lut2d_op {
   struct qnn_op base;
   struct binary_shape shape;
-  const uint8_t* table;      /* [a + 128][b + 128], copied into the plan */
+  const uint8_t* table;      /* [a + 128][b + 128] x output_bytes, copied into the plan */
 };
 
 static void lut2d_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
@@ -604,17 +609,28 @@ static void lut2d_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* 
   }
 }
 
+static void lut2d_f32_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
+                          int8_t* output, const void* params) {
+  const uint8_t* table = params;
+  for (size_t i = 0; i < n; i++) {
+    const size_t row = (size_t) ((int32_t) a[i * a_stride] + 128), column = (size_t) ((int32_t) b[i * b_stride] + 128);
+    qnn_memcpy(output + 4 * i, table + 4 * (row * 256 + column), 4);
+  }
+}
+
 int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut2d_record* r = record;
-  const uint8_t* table = qnn_plan_constant(r->table, 65536, "lut2d table");
+  if (r->output_bytes != 1 && r->output_bytes != 4) return invalid("lut2d", ": output_bytes must be 1 or 4");
+  const int64_t table_bytes = 65536 * (int64_t) r->output_bytes;
+  const uint8_t* table = qnn_plan_constant(r->table, table_bytes, "lut2d table");
   if (table == NULL) return QNN_ERROR_INVALID_RECORD;
   struct lut2d_op* op = qnn_plan_alloc(plan, sizeof(struct lut2d_op));
-  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, 65536) : NULL;
+  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, table_bytes) : NULL;
   if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  qnn_memcpy(copy, table, 65536);
+  qnn_memcpy(copy, table, (size_t) table_bytes);
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "lut2d", "lut2d input a", "lut2d input b", "lut2d output", &op->shape);
+      "lut2d", "lut2d input a", "lut2d input b", "lut2d output", (size_t) r->output_bytes, &op->shape);
   if (status != QNN_OK) return status;
   op->table = copy;
   *result = &op->base;
@@ -623,5 +639,5 @@ int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_o
 
 void qnn_run_lut2d(const struct qnn_op* base) {
   const struct lut2d_op* op = (const struct lut2d_op*) base;
-  binary_run(&op->shape, lut2d_row, op->table);
+  binary_run(&op->shape, op->shape.output_bytes == 4 ? lut2d_f32_row : lut2d_row, op->table);
 }

@@ -25,7 +25,8 @@ def _span_scalar(a_shape, b_shape, out_shape):
 class ElementwiseMixin:
     """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
 
-    def _binary(self, op_type, node, a_name, b_name, out_names, params, activation, **extra):
+    def _binary(self, op_type, node, a_name, b_name, out_names, params, activation, float_output=False, **extra):
+        """``float_output``: the op's float32 result itself is the output (params unused)."""
         values = []
         for name in (a_name, b_name):
             if name in self.values:
@@ -47,7 +48,11 @@ class ElementwiseMixin:
             out_shape = [out_shape[i] for i in NCHW_TO_NHWC]
         else:
             indexes = [self._plain(n) for n in values]
-        out = self._new_output(out_names, out_shape, params, nhwc)
+        if float_output:
+            out = self._tensor(out_names[0], out_shape, "float32")
+            self.values[out_names[0]] = Value(out, nhwc)
+        else:
+            out = self._new_output(out_names, out_shape, params, nhwc)
         options = dict(activation=activation, **extra)
         if op_type == "ADD":  # onnxruntime's kernel follows its broadcasting and the model's dtype
             options.update(onnxruntime_scalar=_span_scalar(pa, pb, out_shape if not nhwc else
@@ -101,6 +106,9 @@ class ElementwiseMixin:
         (each as onnxruntime's DequantizeLinear -> QuantizeLinear would give it): IR MAXIMUM / MINIMUM."""
         if len(node.input) != 2:
             raise Skip(f"{node.op_type} of {len(node.input)} inputs; two are supported")
+        if self._float_model_output(node):
+            self._float_binary(op_type, node)
+            return
         out_names, params, activation = self._quantized_output(node)
         if activation != "NONE":
             raise Skip(f"a {activation} after {node.op_type} is not supported")
@@ -179,8 +187,17 @@ class ElementwiseMixin:
                 options["float_constant_values"] = distinct
             else:
                 names.append(self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n))
+        if self._float_model_output(node):
+            self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True,
+                         **options)
+            return
         out_names, params, activation = self._quantized_output(node)
         self._binary(op_type, node, names[0], names[1], out_names, params, activation, **options)
+
+    def _float_model_output(self, node):
+        """Whether the float op's result is a model output that is used as it is (not quantized again)."""
+        name = node.output[0]
+        return name in self.outputs and not any(c.op_type == "QuantizeLinear" for c in self.consumers.get(name, []))
 
     def _qlinear_binary(self, op_type, node):
         a_name, a_s, a_z, b_name, b_s, b_z, y_s = node.input[:7]
