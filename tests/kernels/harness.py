@@ -165,11 +165,13 @@ def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, pad
 
 
 def mean_hw(variant, x, x_scale, x_zp, y_scale, y_zp, keep_dims=True, axes=(1, 2), axes_dtype="int32"):
-    n, _, _, c = x.shape
+    """MEAN of a rank-4 tensor over ``axes`` (by default height and width)."""
+    reduced = {a % 4 for a in axes}
+    out = [1 if k in reduced else d for k, d in enumerate(x.shape)]
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     ai = g.constant(np.array(axes), axes_dtype)
-    yi = g.output((n, 1, 1, c) if keep_dims else (n, c), "int8", y_scale, y_zp)
+    yi = g.output(out if keep_dims else [d for k, d in enumerate(x.shape) if k not in reduced], "int8", y_scale, y_zp)
     g.op("MEAN", [xi, ai], [yi], keep_dims=keep_dims)
     return run(g, variant, x)[0]
 

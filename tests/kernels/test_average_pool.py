@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MEAN over H, W: the integer path (same quantization) and the fp32 one."""
+"""AVERAGE_POOL_2D and MEAN over H, W: the integer path (same quantization) and the fp32 one; MEAN over\none axis of a rank-4 tensor: XNNPACK's mean (LiteRT's delegate), against a numpy reference."""
 
 import numpy as np
 import pytest
@@ -116,3 +116,13 @@ def test_large_pools_split_across_threads(variant):
     check_pool(variant, x, H.f32(0.1), -7, H.f32(0.03), 5, (7, 7), (1, 1), (0, 0, 0, 0), "RELU6")
     x = rng.integers(-128, 128, (2, 19, 23, 67), dtype=np.int8)
     check_pool(variant, x, H.f32(0.1), 3, H.f32(0.07), -2, (3, 3), (1, 1), (1, 1, 1, 1), "NONE")
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(150))
+@given(case=mean_cases(), axis=st.integers(0, 3))
+def test_mean_over_one_axis_matches_xnnpack_reference(variant, case, axis):
+    x, (x_scale, x_zp, y_scale, y_zp), keep_dims = case
+    expected = ref.mean_one_axis_xnnpack(x, axis, x_scale, x_zp, y_scale, y_zp)
+    got = H.mean_hw(variant, x, x_scale, x_zp, y_scale, y_zp, keep_dims=keep_dims, axes=(axis,))
+    np.testing.assert_array_equal(got.reshape(expected.shape), expected)

@@ -1,8 +1,8 @@
 """TFLite MEAN over adjacent axes other than height and width (channels, one spatial axis, everything;
-keep_dims or not) against ai-edge-litert, every variant: bit-exact with TFLite's builtin MEAN (float32
-mean, rounded half away from zero) over several axes and on rank 2 / 3 tensors. LiteRT reduces one axis
-of a rank-4 tensor otherwise (it agrees with the float32 mean except on exact ties, whose rule is not
-found yet): those are checked within one quantum, with exact ties (x_scale / y_scale = 2.5) in them. Axes
+keep_dims or not) against ai-edge-litert, every variant, bit-exact: over several axes and on rank 2 / 3
+tensors with TFLite's builtin MEAN (float32 mean, rounded half away from zero); over one axis of a rank-4
+tensor with XNNPACK's mean, which LiteRT's delegate takes there (sum x scale x (1 / n) + bias in float32,
+rounded half to even), with scales whose ratios make exact ties (x_scale / y_scale = 2.5, 1.5, ...). Axes
 that are not adjacent (MEAN over [1, 3]) are moved last and averaged there (passes.means_over_adjacent_axes)."""
 
 from importlib import import_module
@@ -17,7 +17,7 @@ from tflite_builder import ModelBuilder
 REDUCER = import_module("tflite.ReducerOptions")
 
 
-def mean_model(shape, axes, keep_dims, out_q=(0.02, 5)):
+def mean_model(shape, axes, keep_dims, out_q=(0.02, 5), in_q=(0.05, -3)):
     out = [1 if k in [a % len(shape) for a in axes] else d for k, d in enumerate(shape)]
     if not keep_dims:
         out = [d for k, d in enumerate(shape) if k not in [a % len(shape) for a in axes]]
@@ -28,7 +28,7 @@ def mean_model(shape, axes, keep_dims, out_q=(0.02, 5)):
         return REDUCER.End(b)
 
     m = ModelBuilder()
-    x = m.tensor("x", shape, "int8", [0.05], [-3])
+    x = m.tensor("x", shape, "int8", [in_q[0]], [in_q[1]])
     a = m.constant_int32("axes", list(axes))
     y = m.tensor("y", out, "int8", [out_q[0]], [out_q[1]])
     m.op("MEAN", [x, a], [y], (BuiltinOptions.ReducerOptions, write))
@@ -42,15 +42,15 @@ def test_matches_litert(shape, axes, keep_dims):
     assert_matches_litert(mean_model(shape, axes, keep_dims), x)
 
 
-@pytest.mark.parametrize("shape, axes", [([1, 6, 7, 20], [3]), ([1, 6, 7, 20], [1]), ([2, 6, 7, 20], [2])], ids=str)
-def test_one_axis_of_rank_4_within_one_quantum(shape, axes):
-    x = np.random.default_rng(len(shape) + sum(axes)).integers(-128, 128, shape).astype(np.int8)
-    data = mean_model(shape, axes, True)
-    expected = litert(data, x).astype(np.int64)
-    for variant in qnnweb.VARIANTS:
-        got = qnnweb.load(data, variant=variant).run(x)[0].astype(np.int64)
-        assert np.abs(got - expected).max() <= 1, variant
-        assert (got == expected).mean() >= 0.8, variant
+@pytest.mark.parametrize("keep_dims", [True, False])
+@pytest.mark.parametrize("shape, axes", [([1, 6, 7, 20], [3]), ([1, 6, 7, 20], [1]), ([2, 6, 7, 20], [2]),
+                                         ([1, 35, 3, 4], [1]), ([1, 2, 3, 5], [-1])], ids=str)
+def test_one_axis_of_rank_4_matches_litert(shape, axes, keep_dims):
+    rng = np.random.default_rng(len(shape) + sum(axes) + shape[1])
+    x = rng.integers(-128, 128, shape).astype(np.int8)
+    for ratio, in_zp, out_zp in [(2.5, -3, 5), (1.5, 7, -1), (1.0, 4, 4), (0.75, -20, 11)]:
+        out_scale = 0.04
+        assert_matches_litert(mean_model(shape, axes, keep_dims, (out_scale, out_zp), (out_scale * ratio, in_zp)), x)
 
 
 @pytest.mark.parametrize("keep_dims", [True, False])

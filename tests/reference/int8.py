@@ -463,6 +463,17 @@ def mean_hw(x, x_scale, x_zp, y_scale, y_zp):
     return average_pool2d(x, x_scale, x_zp, y_scale, y_zp, (h, w), (h, w))
 
 
+def mean_one_axis_xnnpack(x, axis, x_scale, x_zp, y_scale, y_zp):
+    """XNNPACK's int8 mean over one axis (LiteRT's delegate's, rank 4), kept: s = f32(x_scale / y_scale)
+    * (1 / n), bias = -n * x_zp * s + y_zp, rint(sum * s + bias), every step rounded to float32."""
+    n = x.shape[axis]
+    s = f32(f32(f32(x_scale) / f32(y_scale)) * f32(f32(1) / f32(n)))
+    bias = f32(f32(f32(-n * x_zp) * s) + f32(y_zp))
+    total = x.astype(np.int64).sum(axis=axis, keepdims=True).astype(np.float32)
+    q = np.clip(f32(f32(total * s) + bias), f32(-128), f32(127))
+    return np.rint(q).astype(np.int8)
+
+
 def pad(x, padding, value):
     """padding: (top, bottom, left, right[, front, back]) of an NHWC tensor (front / back: channels)."""
     top, bottom, left, right, front, back = (tuple(padding) + (0, 0))[:6]

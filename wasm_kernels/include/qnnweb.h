@@ -248,8 +248,10 @@ struct qnn_mul_record {
  *     without padding): the integer sum(x - in_zp) * (input_scale / (output_scale * n)), fp32
  *     requantization;
  *   3 (TFLite's builtin MEAN, which LiteRT runs over axes other than height and width): float32
- *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp.
- * `scale` is used by arithmetic 0 and 3, input_scale and output_scale by 1 and 2. */
+ *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp;
+ *   4 (XNNPACK's mean, which LiteRT's delegate runs over one axis of a rank-4 tensor): s = scale *
+ *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32.
+ * `scale` is used by arithmetic 0, 3 and 4, input_scale and output_scale by 1 and 2. */
 struct qnn_avgpool2d_record {
   int32_t op, words;
   int32_t input, output;

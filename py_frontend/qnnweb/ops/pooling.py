@@ -15,7 +15,8 @@ from . import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 
 
-ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN = 0, 1, 2, 3
+ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN, ARITHMETIC_XNNPACK_MEAN = \
+    0, 1, 2, 3, 4
 
 
 def _arithmetic(graph, x, kernel, padding):
@@ -106,7 +107,9 @@ def lower_mean(graph, op):
     if len(x.shape) == 4 and axes == [1, 2]:
         _, h, w, _ = x.shape
         return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE", arithmetic=onnx)
-    # LiteRT runs these with TFLite's builtin MEAN
+    # LiteRT's XNNPACK delegate takes the mean over one axis of a rank-4 tensor (XNNPACK's static mean);
+    # the rest it leaves to TFLite's builtin MEAN (tests/models/test_tflite_mean.py)
+    tflite = ARITHMETIC_XNNPACK_MEAN if len(x.shape) == 4 and len(axes) == 1 else ARITHMETIC_TFLITE_MEAN
     return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
-                    view=(outer, reduced, 1, inner), arithmetic=onnx if onnx is not None else ARITHMETIC_TFLITE_MEAN)
+                    view=(outer, reduced, 1, inner), arithmetic=onnx if onnx is not None else tflite)
 

@@ -13,6 +13,8 @@
  *   3 TFLite's builtin MEAN (reference_ops::Mean for int8 with other output quantization, which
  *     LiteRT runs over axes XNNPACK does not take): float32 mean of the raw values, times the scale,
  *     plus -input_zero_point * scale, rounded half away from zero. */
+#pragma clang fp contract(off)   /* every float step as written: the references round each one */
+
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -38,12 +40,12 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
     qnn_set_error("avgpool2d: count_include_pad must be 0 or 1");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic < 0 || r->arithmetic > 3) {
-    qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime), 2 (onnxruntime global) or 3 "
-                  "(TFLite MEAN)");
+  if (r->arithmetic < 0 || r->arithmetic > 4) {
+    qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime), 2 (onnxruntime global), 3 "
+                  "(TFLite MEAN) or 4 (XNNPACK mean)");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic != 0 && r->arithmetic != 3 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
+  if (r->arithmetic != 0 && r->arithmetic != 3 && r->arithmetic != 4 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
                              !(r->output_scale >= 0x1.0p-100f && r->output_scale <= 0x1.0p+100f))) {
     qnn_set_error("avgpool2d: input_scale and output_scale must be positive and finite");
     return QNN_ERROR_INVALID_RECORD;
@@ -152,7 +154,14 @@ static void avgpool2d_channels(const void* context, size_t first, size_t count, 
             const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
             for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
           }
-          if (r->arithmetic == 3) {
+          if (r->arithmetic == 4) {
+            /* XNNPACK's mean: s = scale * (1 / n), bias = -n * in_zp * s + out_zp, rint(sum * s + bias) */
+            const float s = r->scale * (1.0f / (float) taps);
+            const float bias = (float) (-taps * r->input_zero_point) * s + (float) r->output_zero_point;
+            float q = (float) (sum - padded_sum) * s + bias;
+            q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
+            out[c] = (int8_t) (int32_t) __builtin_rintf(q);
+          } else if (r->arithmetic == 3) {
             const float mean = (float) (sum - padded_sum) / (float) taps;
             const float bias = (float) -r->input_zero_point * r->scale;
             const float v = mean * r->scale + bias;
