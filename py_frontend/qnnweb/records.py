@@ -60,7 +60,7 @@ RECORDS = {
     # rows / columns: per output row / column (first input index, second, weight of the second: its unit
     # is the arithmetic's, qnnweb.h), int32
     "resize": (20, "input output batch input_height input_width channels output_height output_width rows columns "
-                   "arithmetic scale:f zero_point"),
+                   "arithmetic scale:f zero_point output_scale:f output_zero_point"),
     "lut_channels": (21, "input output pixels channels tables output_bytes"),
     "lut2d": (22, _BINARY + " table output_bytes"),   # output_bytes 1: int8 table; 4: float32
     # TFLite_Detection_PostProcess, float32 tensors; anchors: [anchor_count, 4] float32 (y, x, h, w)

@@ -263,7 +263,7 @@ def valid_fields(k, kind):
         "copy": dict(common, bytes=100),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
                        rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304),
-                       arithmetic=0, scale=0.1, zero_point=0),
+                       arithmetic=0, scale=0.1, zero_point=0, output_scale=0.1, output_zero_point=0),
         # 8 anchors, 2 classes + background, 5 detections
         "detection_postprocess": dict(
             boxes=0, scores=256, anchors=k.constant(np.tile(np.float32([0.5, 0.5, 0.2, 0.2]), 8), 4096), output_boxes=512,
@@ -595,8 +595,10 @@ def test_resize_tables_outside_the_input_rejected(variant, arithmetic, entry):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("changes, words", [(dict(arithmetic=4), "unknown arithmetic"),
-                                            (dict(arithmetic=1, scale=0.0), "scale must be positive"),
-                                            (dict(arithmetic=1, zero_point=128), "zero point an int8")])
+                                            (dict(arithmetic=1, scale=0.0), "scales must be positive"),
+                                            (dict(arithmetic=1, output_scale=-1.0), "scales must be positive"),
+                                            (dict(arithmetic=1, zero_point=128), "zero points int8"),
+                                            (dict(arithmetic=1, output_zero_point=-129), "zero points int8")])
 def test_bad_resize_records_rejected(variant, changes, words):
     k = Kernel(variant)
     assert_rejected(k, k.add_record("resize", **dict(valid_fields(k, "resize"), **changes)), "resize", words)

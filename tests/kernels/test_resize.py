@@ -62,9 +62,13 @@ def onnx_resize_cases(draw):
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
 @settings(max_examples=H.examples(60), deadline=None)
-@given(case=onnx_resize_cases())
-def test_resize_bilinear_onnx_matches_reference(variant, case):
+@given(case=onnx_resize_cases(), output=st.none() | st.tuples(st.floats(0.0001220703125, 8.0, width=32),
+                                                                st.integers(-128, 127)))
+def test_resize_bilinear_onnx_matches_reference(variant, case, output):
+    """output: the output's own quantization (a QuantizeLinear after the float Resize), arithmetic "float"."""
     x, (oh, ow), mode, arithmetic, scale, zero_point = case
+    output = output if arithmetic == "float" else None
     got = H.resize(variant, "RESIZE_BILINEAR", x, (oh, ow), scale=scale, zero_point=zero_point,
-                   onnx=(mode, arithmetic))
-    np.testing.assert_array_equal(got, ref.resize_bilinear_onnx(x, oh, ow, mode, arithmetic, scale, zero_point))
+                   onnx=(mode, arithmetic), output_quantization=output)
+    expected = ref.resize_bilinear_onnx(x, oh, ow, mode, arithmetic, scale, zero_point, *(output or (None, None)))
+    np.testing.assert_array_equal(got, expected)

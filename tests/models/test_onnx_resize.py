@@ -143,3 +143,20 @@ def test_qoperator_linear_in_either_layout(case, conv_after, activation):
     assert arithmetic == ["q10" if nhwc[conv_after] else "float_truncate"]
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
                                exact=True)
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+def test_linear_after_a_float_gather_quantized_anew(quant):
+    """QOperator leaves Gather in float, and the Resize after it too: onnxruntime resizes the dequantized
+    values and quantizes them with the output's own parameters (difftest s20261205-c462)."""
+    nodes = [N("Conv", ["x", "w1"], ["c"]), N("Gather", ["c", "idx"], ["g"], axis=1),
+             N("Resize", ["g", "roi", "", "sizes"], ["r"], mode="linear", coordinate_transformation_mode="asymmetric"),
+             N("Conv", ["r", "w3"], ["y"])]
+    init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32), "idx": np.array([3, 0, 5, 1, 6], np.int64),
+            "roi": np.zeros(0, np.float32), "sizes": np.array([1, 5, 11, 13], np.int64),
+            "w3": RNG.normal(0, 0.4, (4, 5, 1, 1)).astype(np.float32)}
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", [1, 4, 11, 13])], init)
+    feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(fm, feeds, quant_format=quant[0], activation=quant[1])
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
+                               exact=True)

@@ -666,11 +666,13 @@ def _onnx_axis_bilinear(in_size, out_size, mode):
     return first, second, d, v
 
 
-def resize_bilinear_onnx(x, out_h, out_w, mode, arithmetic, scale=1.0, zero_point=0):
+def resize_bilinear_onnx(x, out_h, out_w, mode, arithmetic, scale=1.0, zero_point=0, output_scale=None,
+                         output_zero_point=None):
     """onnxruntime's bilinear Resize of NHWC int8 ``x``: "float" (QDQ: the dequantized values, each
     corner's weight a product of float32 axis weights, summed left to right, quantized with rint),
     "float_truncate" (QOperator in NCHW: the int8 values so, truncated) or "q10" (QOperator in NHWC:
-    1/1024 integer weights, the sum divided by 2^20 toward zero)."""
+    1/1024 integer weights, the sum divided by 2^20 toward zero). "float" quantizes with the output's
+    parameters (by default the input's)."""
     y0, y1, dy, vy = _onnx_axis_bilinear(x.shape[1], out_h, mode)
     x0, x1, dx, vx = _onnx_axis_bilinear(x.shape[2], out_w, mode)
     corners = [x[:, a][:, :, b] for a in (y0, y1) for b in (x0, x1)]   # tl, tr, bl, br
@@ -692,8 +694,10 @@ def resize_bilinear_onnx(x, out_h, out_w, mode, arithmetic, scale=1.0, zero_poin
     total = f32(total + f32(f32(dx1 * dy1) * br))
     if arithmetic == "float_truncate":
         return np.trunc(total).astype(np.int8)
-    q = np.rint(np.clip(f32(total / s), f32(-128 - zero_point), f32(127 - zero_point)))
-    return (q.astype(np.int32) + zero_point).astype(np.int8)
+    y_s = s if output_scale is None else np.float32(output_scale)
+    y_zp = zero_point if output_zero_point is None else output_zero_point
+    q = np.rint(np.clip(f32(total / y_s), f32(-128 - y_zp), f32(127 - y_zp)))
+    return (q.astype(np.int32) + y_zp).astype(np.int8)
 
 
 def _nearest_indices(in_size, out_size, align_corners, half_pixel_centers):

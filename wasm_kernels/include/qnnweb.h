@@ -378,7 +378,7 @@ struct qnn_lut_f32_record {
  *   arithmetic 1: onnxruntime's float Resize between DequantizeLinear and QuantizeLinear (QDQ models):
  *     weight = float32 bits of d (the other weight is 1 - d in float32); the four corner weights are
  *     products of the row and column ones, the values (q - zero_point) * scale, summed left to right,
- *     then rint(sum / scale) + zero_point.
+ *     then rint(sum / output_scale) + output_zero_point.
  *   arithmetic 2: onnxruntime's uint8 / int8 Resize in NCHW (QOperator models): as 1 on the stored
  *     values themselves (scale 1, zero point 0), truncated toward zero.
  *   arithmetic 3: onnxruntime's uint8 / int8 Resize in NHWC (QOperator after its NHWC transform): weight
@@ -398,8 +398,10 @@ struct qnn_resize_record {
   int32_t rows;             /* address: output_height x 3 int32 (copied at qnn_plan_add) */
   int32_t columns;          /* address: output_width x 3 int32 (copied at qnn_plan_add) */
   int32_t arithmetic;       /* enum qnn_resize_arithmetic */
-  float scale;              /* arithmetic 1: the tensor's scale (input and output share it) */
-  int32_t zero_point;       /* arithmetic 1: their zero point */
+  float scale;              /* arithmetic 1: the input's scale and zero point */
+  int32_t zero_point;
+  float output_scale;       /* arithmetic 1: the output's (the other arithmetics move values: the same) */
+  int32_t output_zero_point;
 };
 
 /* TFLite_Detection_PostProcess on float32 tensors: box encodings [anchor_count, box_stride] (y, x, h, w

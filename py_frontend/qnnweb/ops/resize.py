@@ -20,6 +20,7 @@ import struct
 
 from . import Step, Unsupported, lowering
 from .common import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
+from .common import require_int8
 from .shape import require_moved_values
 
 MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
@@ -141,7 +142,10 @@ def lower_resize(graph, op):
     # the kernel interpolates int8 values; a nearest-neighbour gather moves any byte
     if x.dtype != "int8" and not (op.type == "RESIZE_NEAREST_NEIGHBOR" and x.dtype == "uint8"):
         raise Unsupported(f"{x.dtype} input; qnnweb resizes int8 tensors (and uint8 ones to the nearest neighbour)")
-    require_moved_values(x, y, op.type)
+    dequantized = op.type == "RESIZE_BILINEAR" and op.options.get("onnx_arithmetic", "float") == "float" and \
+        op.options.get("coordinate_transformation_mode") is not None
+    if not dequantized:   # the output quantized otherwise than the input: onnxruntime's QuantizeLinear after it
+        require_moved_values(x, y, op.type)
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise Unsupported(f"input rank {len(x.shape)}, output rank {len(y.shape)}; expected NHWC tensors")
     if not size.is_constant or size.dtype != "int32" or size.size != 2:
@@ -171,6 +175,8 @@ def lower_resize(graph, op):
         rows, columns = axis(in_h, out_h, align, half), axis(in_w, out_w, align, half)
     fields = dict(input=op.inputs[0], output=op.outputs[0], batch=n, input_height=in_h, input_width=in_w,
                   channels=c, output_height=out_h, output_width=out_w, rows=0, columns=0,
-                  arithmetic=ARITHMETIC[arithmetic], scale=x.scale[0] if arithmetic == "float" else 1.0,
-                  zero_point=x.zero_point[0] if arithmetic == "float" else 0)
+                  arithmetic=ARITHMETIC[arithmetic], scale=1.0, zero_point=0, output_scale=1.0, output_zero_point=0)
+    if arithmetic == "float":
+        (x_scale, x_zp), (y_scale, y_zp) = require_int8(x, "input"), require_int8(y, "output")
+        fields.update(scale=x_scale, zero_point=x_zp, output_scale=y_scale, output_zero_point=y_zp)
     return [Step("resize", fields, constants={"rows": _table(rows), "columns": _table(columns)})]

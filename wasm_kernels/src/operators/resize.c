@@ -26,8 +26,8 @@ struct resize_op {
   size_t batch, input_height, input_width, channels, output_height, output_width;
   int nearest;              /* every weight is 0: a gather */
   int32_t arithmetic;       /* enum qnn_resize_arithmetic */
-  float scale;              /* arithmetic 1 (1.0 for 2) */
-  int32_t zero_point;       /* arithmetic 1 (0 for 2) */
+  float scale, output_scale;           /* arithmetic 1 (1.0 for 2) */
+  int32_t zero_point, output_zero_point;  /* arithmetic 1 (0 for 2) */
   const int32_t* rows;      /* output_height x (top, bottom, weight of the bottom) */
   const int32_t* columns;   /* output_width x (left, right, weight of the right) */
 };
@@ -83,8 +83,10 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
     return QNN_ERROR_INVALID_RECORD;
   }
   if (r->arithmetic == QNN_RESIZE_ONNX_FLOAT &&
-      (!(r->scale > 0.0f && r->scale <= 3.4028234664e38f) || r->zero_point < -128 || r->zero_point > 127)) {
-    qnn_set_error("resize: the scale must be positive and finite, the zero point an int8");
+      (!(r->scale > 0.0f && r->scale <= 3.4028234664e38f) || r->zero_point < -128 || r->zero_point > 127 ||
+       !(r->output_scale > 0.0f && r->output_scale <= 3.4028234664e38f) || r->output_zero_point < -128 ||
+       r->output_zero_point > 127)) {
+    qnn_set_error("resize: the scales must be positive and finite, the zero points int8");
     return QNN_ERROR_INVALID_RECORD;
   }
   int nonzero = 0;
@@ -94,8 +96,11 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
                            &nonzero);
   if (op->columns == NULL) return QNN_ERROR_INVALID_RECORD;
   op->arithmetic = r->arithmetic;
-  op->scale = r->arithmetic == QNN_RESIZE_ONNX_FLOAT ? r->scale : 1.0f;
-  op->zero_point = r->arithmetic == QNN_RESIZE_ONNX_FLOAT ? r->zero_point : 0;
+  const int dequantized = r->arithmetic == QNN_RESIZE_ONNX_FLOAT;
+  op->scale = dequantized ? r->scale : 1.0f;
+  op->zero_point = dequantized ? r->zero_point : 0;
+  op->output_scale = dequantized ? r->output_scale : 1.0f;
+  op->output_zero_point = dequantized ? r->output_zero_point : 0;
   op->input = input;
   op->output = output;
   op->batch = (size_t) r->batch;
@@ -148,15 +153,16 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
                                    const int8_t* br, float dx, float dy, size_t channels, int8_t* out) {
   const float dx2 = 1.0f - dx, dy2 = 1.0f - dy;
   const float c11 = dx2 * dy2, c21 = dx * dy2, c12 = dx2 * dy, c22 = dx * dy;
-  const float scale = op->scale;
-  const int32_t zero_point = op->zero_point;
+  const float scale = op->scale, output_scale = op->output_scale;
+  const int32_t zero_point = op->zero_point, output_zero_point = op->output_zero_point;
   const int truncate = op->arithmetic == QNN_RESIZE_ONNX_FLOAT_TRUNCATE;
-  const float lo = (float) (-128 - zero_point), hi = (float) (127 - zero_point);
+  const float lo = (float) (-128 - output_zero_point), hi = (float) (127 - output_zero_point);
   size_t c = 0;
 #if defined(__wasm_simd128__)
   const v128_t vc11 = wasm_f32x4_splat(c11), vc21 = wasm_f32x4_splat(c21);
   const v128_t vc12 = wasm_f32x4_splat(c12), vc22 = wasm_f32x4_splat(c22);
   const v128_t vscale = wasm_f32x4_splat(scale), vzp = wasm_i32x4_splat(zero_point);
+  const v128_t voutput_scale = wasm_f32x4_splat(output_scale), voutput_zp = wasm_i32x4_splat(output_zero_point);
   const v128_t vlo = wasm_f32x4_splat(lo), vhi = wasm_f32x4_splat(hi);
   /* 8 channels per step: each corner's 8 bytes widened once, its two halves interpolated alike */
   #define QNN_HALF(v16, half) wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_sub( \
@@ -177,8 +183,8 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
       if (truncate) {
         vq[h] = wasm_i32x4_trunc_sat_f32x4(vsum);
       } else {
-        const v128_t v = wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_div(vsum, vscale), vlo), vhi);
-        vq[h] = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(v)), vzp);
+        const v128_t v = wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_div(vsum, voutput_scale), vlo), vhi);
+        vq[h] = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(v)), voutput_zp);
       }
     }
     const v128_t v16 = wasm_i16x8_narrow_i32x4(vq[0], vq[1]);
@@ -195,10 +201,10 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
     if (truncate) {
       q = (int32_t) sum;                      /* toward zero; a convex sum of int8 values stays in range */
     } else {
-      float v = sum / scale;
+      float v = sum / output_scale;
       v = v < lo ? lo : v;                    /* MLAS clamps before it rounds: the same for integer bounds */
       v = v > hi ? hi : v;
-      q = (int32_t) __builtin_rintf(v) + zero_point;
+      q = (int32_t) __builtin_rintf(v) + output_zero_point;
     }
     out[c] = (int8_t) q;
   }

@@ -242,12 +242,13 @@ class QuantizationMixin:
         dtype = self.quantization.get(x, (None, None, "int8"))[2]
         return [output_name or node.output[0]], (t.scale, t.zero_point, dtype), "NONE"
 
-    def _moved_output(self, node, out, x, shape, nhwc, emit):
+    def _moved_output(self, node, out, x, shape, nhwc, emit, requantizes=False):
         """Output ``out`` of a node that only moves or selects the values of int8 ``x`` (DepthToSpace,
         Slice, Split, Gather): ``emit(index)`` adds the IR op writing the moved values to the IR tensor
         ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
         quantized again where the quantizer gave the output other parameters (it moves values in float),
-        and dequantized where the float result is a model output or feeds float ops."""
+        and dequantized where the float result is a model output or feeds float ops. ``requantizes``: the
+        op computes in float and quantizes with the output's parameters itself (a bilinear Resize)."""
         t = self.tensors[self.values[x].index]
         consumers = self.consumers[out]
         quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
@@ -261,7 +262,7 @@ class QuantizationMixin:
             out_names, params, activation = self._outputs_like_input(node, x, out)
         if activation != "NONE":
             raise Skip(f"a {activation} after {node.op_type} is not supported")
-        same = params[:2] == (t.scale, t.zero_point)
+        same = params[:2] == (t.scale, t.zero_point) or requantizes
         moved = out_names if same else [out + "/moved"]
         emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
         if not same:

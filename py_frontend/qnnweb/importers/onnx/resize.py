@@ -59,7 +59,8 @@ class ResizeMixin:
             options["onnx_arithmetic"] = ("float" if node.input[0] in self.views
                                           else "q10" if self._nhwc_in_onnxruntime(node.input[0]) else "float_truncate")
         self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True,
-                           lambda out: self._op(op_type, [index, size], [out], **options))
+                           lambda out: self._op(op_type, [index, size], [out], **options),
+                           requantizes=options.get("onnx_arithmetic") == "float")
 
     def _nhwc_in_onnxruntime(self, name, depth=0):
         """Whether onnxruntime 1.32 holds the QOperator int8 tensor `name` in NHWC. Its NhwcTransformer
