@@ -64,6 +64,39 @@ def test_float_op_at_the_end_of_a_qoperator_model(activation, op):
         np.testing.assert_array_equal(ours, theirs, err_msg=variant)
 
 
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("tail", ["Transpose", "Reshape", "Transpose+Flatten"])
+@pytest.mark.parametrize("op", ["HardSwish", "PRelu"])
+def test_float_op_then_layout_ops_to_the_output(activation, tail, op):
+    """The last float op's result reaching the output through a Transpose / Reshape (a detector's head
+    laid out as [N, anchors, values]): moved in float32, bit for bit (difftest s20261205-c98)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    init = {"w": w}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])]
+    if op == "PRelu":
+        init["slope"] = RNG.uniform(0.05, 0.3, (4, 1, 1)).astype(np.float32)
+        nodes.append(helper.make_node("PRelu", ["c", "slope"], ["a"]))
+    else:
+        nodes.append(helper.make_node(op, ["c"], ["a"]))
+    if tail == "Reshape":
+        init["shape"] = np.array([1, 4, 30], np.int64)
+        nodes.append(helper.make_node("Reshape", ["a", "shape"], ["y"]))
+        out = [1, 4, 30]
+    else:
+        nodes.append(helper.make_node("Transpose", ["a"], ["t" if "Flatten" in tail else "y"], perm=[0, 2, 3, 1]))
+        out = [1, 5, 6, 4]
+        if "Flatten" in tail:
+            nodes.append(helper.make_node("Flatten", ["t"], ["y"], axis=1))
+            out = [1, 120]
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", out)], init, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    x = feeds([1, 3, 5, 6], 1, seed=7)[0]["x"]
+    (theirs,) = ReferenceSession(data).run({"x": x})
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(data, variant=variant).run(x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=variant)
+
+
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 @pytest.mark.parametrize("first", ["Relu", "MaxPool"])
 def test_float_op_before_the_first_quantize(mode, first):

@@ -194,6 +194,17 @@ class ElementwiseMixin:
         out_names, params, activation = self._quantized_output(node)
         self._binary(op_type, node, names[0], names[1], out_names, params, activation, **options)
 
+    LAYOUT_OPS = ("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
+
+    def _float_tail(self, name, depth=0):
+        """Whether float `name` is a model output, or reaches model outputs only through ops that move
+        values (Transpose, Reshape ...), none quantizing it again: then it is computed in float32."""
+        consumers = self.consumers.get(name, [])
+        if depth > 32 or (name not in self.outputs and not consumers):
+            return False
+        return all(c.op_type in self.LAYOUT_OPS and c.input and c.input[0] == name and len(c.output) == 1
+                   and self._float_tail(c.output[0], depth + 1) for c in consumers)
+
     def _float_model_output(self, node):
         """Whether the float op's result is a model output that is used as it is (not quantized again)."""
         name = node.output[0]
@@ -259,7 +270,7 @@ class ElementwiseMixin:
         name, chain = self._float_chain(node.output[0])
         if chain:
             options["then"] = chain
-        if name in self.outputs and not self.consumers[name]:
+        if self._float_tail(name):
             # onnxruntime's QOperator form leaves a model's last activation in float: its float32
             # result for each of the 256 input values, as a table (ops/unary.py)
             value = self.values[x]
@@ -305,7 +316,7 @@ class ElementwiseMixin:
         name, chain = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
-        if name in self.outputs and not self.consumers[name]:
+        if self._float_tail(name):
             # the QOperator form leaves a model's last activation in float: float32 tables
             out = self._tensor(name, self.tensors[index].shape, "float32")
             self.values[name] = Value(out, nhwc)

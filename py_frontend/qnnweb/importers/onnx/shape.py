@@ -167,6 +167,17 @@ class ShapeMixin:
         self._edge_uint8(node.output[0], params)
 
     def _op_Transpose(self, node, attrs):
+        value = self.values.get(node.input[0])
+        if value is not None and self.tensors[value.index].dtype == "float32" and \
+                value.index not in self.graph_input_indices:
+            # a float result on its way to the model's output (a float op's tail): moved in float32
+            index = self._plain(node.input[0])
+            shape = self.tensors[index].shape
+            perm = attrs.get("perm") or list(reversed(range(len(shape))))
+            out = self._tensor(node.output[0], [shape[p] for p in perm], "float32")
+            self.values[node.output[0]] = Value(out)
+            self._op("TRANSPOSE", [index], [out], perm=list(perm))
+            return
         x = self._activation_input(node.input[0])
         perm = attrs.get("perm") or list(reversed(range(len(self._onnx_shape(x)))))
         index = self._plain(x)
