@@ -48,6 +48,14 @@ def test_asymmetric_per_channel_weights(mode, group):
         assert_matches(data, feeds([1, 8, 6, 7], 1, seed=3)[0]["x"], variant)
 
 
+def assert_bit_exact(data, x):
+    """The model's float outputs equal onnxruntime's, bit for bit, in every variant."""
+    (theirs,) = ReferenceSession(data).run({"x": x})
+    for variant in qnnweb.VARIANTS:
+        (ours,) = qnnweb.load(data, variant=variant).run(x)
+        np.testing.assert_array_equal(ours, theirs, err_msg=variant)
+
+
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("op", ["Tanh", "HardSigmoid", "HardSwish", "Sigmoid"])
 def test_float_op_at_the_end_of_a_qoperator_model(activation, op):
@@ -57,11 +65,7 @@ def test_float_op_at_the_end_of_a_qoperator_model(activation, op):
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(op, ["c"], ["y"])]
     model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4, 5, 6])], {"w": w}, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
-    x = feeds([1, 3, 5, 6], 1, seed=6)[0]["x"]
-    (theirs,) = ReferenceSession(data).run({"x": x})
-    for variant in qnnweb.VARIANTS:
-        (ours,) = qnnweb.load(data, variant=variant).run(x)
-        np.testing.assert_array_equal(ours, theirs, err_msg=variant)
+    assert_bit_exact(data, feeds([1, 3, 5, 6], 1, seed=6)[0]["x"])
 
 
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
@@ -90,11 +94,7 @@ def test_float_op_then_layout_ops_to_the_output(activation, tail, op):
             out = [1, 120]
     model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", out)], init, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
-    x = feeds([1, 3, 5, 6], 1, seed=7)[0]["x"]
-    (theirs,) = ReferenceSession(data).run({"x": x})
-    for variant in qnnweb.VARIANTS:
-        (ours,) = qnnweb.load(data, variant=variant).run(x)
-        np.testing.assert_array_equal(ours, theirs, err_msg=variant)
+    assert_bit_exact(data, feeds([1, 3, 5, 6], 1, seed=7)[0]["x"])
 
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
