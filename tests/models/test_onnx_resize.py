@@ -160,3 +160,27 @@ def test_linear_after_a_float_gather_quantized_anew(quant):
     data = quantized(fm, feeds, quant_format=quant[0], activation=quant[1])
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
                                exact=True)
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("after", ["conv", "sigmoid-last"])
+def test_linear_of_the_width_alone(quant, after):
+    """Height kept (scales [1, 1, s, 1] once onnxruntime holds the tensor in NHWC, between convolutions):
+    onnxruntime's NCHW kernel then takes the NHWC tensor for NCHW, and qnnweb follows it; as the model's
+    end (a Sigmoid after it) the tensor stays NCHW (difftest s20261206-c1706)."""
+    nodes = [N("Conv", ["x", "w1"], ["c"]),
+             N("Resize", ["c", "roi", "", "sizes"], ["r"], mode="linear", coordinate_transformation_mode="asymmetric")]
+    init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32), "roi": np.zeros(0, np.float32),
+            "sizes": np.array([1, C, H, 2 * W + 1], np.int64)}
+    if after == "conv":
+        nodes.append(N("Conv", ["r", "w3"], ["y"]))
+        init["w3"] = RNG.normal(0, 0.4, (4, C, 1, 1)).astype(np.float32)
+    else:
+        nodes.append(N("Sigmoid", ["r"], ["y"]))
+    out = [1, 4 if after == "conv" else C, H, 2 * W + 1]
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], init)
+    feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(fm, feeds, quant_format=quant[0], activation=quant[1])
+    for _ in range(3):
+        assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
+                                   exact=True)

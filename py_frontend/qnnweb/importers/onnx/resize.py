@@ -8,6 +8,10 @@ from ...ops.common import float32
 from .base import Skip
 
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
+# QDQ float ops onnxruntime fuses into its QLinear kernels, by the QOperator op each becomes
+QDQ_AS_QLINEAR = {"Conv": "QLinearConv", "Add": "QLinearAdd", "Mul": "QLinearMul", "Concat": "QLinearConcat",
+                  "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu", "AveragePool": "QLinearAveragePool",
+                  "GlobalAveragePool": "QLinearGlobalAveragePool"}
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
@@ -55,31 +59,56 @@ class ResizeMixin:
         op_type = "RESIZE_NEAREST_NEIGHBOR" if mode == "nearest" else "RESIZE_BILINEAR"
         options = {"coordinate_transformation_mode": coordinates, "nearest_mode": nearest,
                    "scales": (scales[2], scales[3])}
+        emit = lambda out: self._op(op_type, [index, size], [out], **options)  # noqa: E731
         if mode == "linear":   # which of onnxruntime's bilinear arithmetics runs it (ops/resize.py)
+            nhwc = self._nhwc_in_onnxruntime(node.input[0])
+            width_only = nhwc and scales[2] == 1 and scales[3] != 1   # its NCHW kernel runs it (below)
             options["onnx_arithmetic"] = ("float" if node.input[0] in self.views
-                                          else "q10" if self._nhwc_in_onnxruntime(node.input[0]) else "float_truncate")
-        self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True,
-                           lambda out: self._op(op_type, [index, size], [out], **options),
+                                          else "q10" if nhwc and not width_only else "float_truncate")
+            if width_only:
+                emit = self._width_resize_as_onnxruntime_nhwc(index, [n, out_h, out_w, c], options)
+        self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True, emit,
                            requantizes=options.get("onnx_arithmetic") == "float")
 
+    def _width_resize_as_onnxruntime_nhwc(self, index, out_shape, options):
+        """onnxruntime resizes an NHWC tensor whose height keeps its size (scales [1, 1, s, 1]) with its
+        NCHW kernel, as if it were NCHW: height as channels, width as height, channels as width (scale 1:
+        the last channel weighed 1/2 and 1/2 with itself; an int8 tensor in float, truncated). The same
+        here: [N, H, W, C] viewed as [N * H, W, C, 1]."""
+        n, h, w, c = self.tensors[index].shape
+        viewed = self._reshaped(index, [n * h, w, c, 1], "/channels_as_width")
+        size = self._tensor(f"{self.tensors[index].name}/channels_as_width/size", [2], "int32",
+                            data=struct.pack("<2i", out_shape[2], c))
+        options = dict(options, scales=(options["scales"][1], 1.0))
+
+        def emit(out):
+            t = self.tensors[out]
+            resized = self._tensor(t.name + "/channels_as_width", [n * h, out_shape[2], c, 1], "int8", t.scale,
+                                   t.zero_point)
+            self._op("RESIZE_BILINEAR", [viewed, size], [resized], **options)
+            self._op("RESHAPE", [resized], [out])
+        return emit
+
     def _nhwc_in_onnxruntime(self, name, depth=0):
-        """Whether onnxruntime 1.32 holds the QOperator int8 tensor `name` in NHWC. Its NhwcTransformer
+        """Whether onnxruntime 1.32 holds the int8 tensor `name` (QOperator, or QDQ: the float op its
+        DequantizeLinear / QuantizeLinear pairs wrap, which it fuses) in NHWC. Its NhwcTransformer
         turns every QLinearConv to NHWC with transposes around it, and its transpose optimizer moves
         those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
         the graph it optimizes): QLinearAdd / QLinearMul / QLinearConcat whose activation inputs are all
         NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC; QLinearSigmoid, QLinearLeakyRelu,
         QLinearAveragePool and Resize only where the transpose then meets another QLinearConv (toward
         the model's output it stays before them); a model input is NCHW."""
-        producer = self._producers().get(name)
+        producer = self._ort_producer(name)
         if producer is None or depth > 64:
             return False
-        op_type = producer.op_type
+        op_type = QDQ_AS_QLINEAR.get(producer.op_type, producer.op_type) if producer.domain in ("", "ai.onnx") \
+            else producer.op_type
         if op_type == "QLinearConv":
             return True
         if op_type in ("QLinearAdd", "QLinearMul"):
-            activations = [producer.input[0], producer.input[3]]
+            activations = [producer.input[0], producer.input[1 if producer.op_type in ("Add", "Mul") else 3]]
         elif op_type == "QLinearConcat":
-            activations = producer.input[2::3]
+            activations = producer.input if producer.op_type == "Concat" else producer.input[2::3]
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
         elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize"):
@@ -88,20 +117,37 @@ class ResizeMixin:
             activations = [producer.input[0]]
         else:
             return False
-        return all(a in self.constants or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
+        return all(self._constant_source(a) or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
 
     TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
-                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat")
+                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat", "Sigmoid", "LeakyRelu",
+                        "AveragePool", "GlobalAveragePool", "Add", "Mul", "Concat",
+                        "QuantizeLinear", "DequantizeLinear")
 
     def _reaches_qlinearconv(self, name, depth=0):
-        """Whether `name` flows into a QLinearConv through ops onnxruntime moves transposes through."""
+        """Whether `name` flows into a QLinearConv (a QDQ Conv) through ops onnxruntime moves transposes
+        through."""
         for consumer in self.consumers.get(name, []):
-            if consumer.op_type == "QLinearConv":
+            if consumer.op_type in ("QLinearConv", "Conv"):
                 return True
             if consumer.op_type in self.TRANSPOSE_PASSES and depth < 64 and \
                     any(self._reaches_qlinearconv(out, depth + 1) for out in consumer.output):
                 return True
         return False
+
+    def _constant_source(self, name):
+        """Whether `name` is a constant, or a DequantizeLinear of one (QDQ)."""
+        producer = self._producers().get(name)
+        return name in self.constants or (producer is not None and producer.op_type == "DequantizeLinear"
+                                          and producer.input[0] in self.constants)
+
+    def _ort_producer(self, name):
+        """The node onnxruntime computes `name` with: in QDQ form, the float op between the
+        DequantizeLinear / QuantizeLinear pairs it fuses (a Conv there is its QLinearConv)."""
+        producer = self._producers().get(name)
+        while producer is not None and producer.op_type in ("DequantizeLinear", "QuantizeLinear"):
+            producer = self._producers().get(producer.input[0])
+        return producer
 
     def _producers(self):
         if not hasattr(self, "_producer_of"):
