@@ -72,3 +72,15 @@ def test_resize_bilinear_onnx_matches_reference(variant, case, output):
                    onnx=(mode, arithmetic), output_quantization=output)
     expected = ref.resize_bilinear_onnx(x, oh, ow, mode, arithmetic, scale, zero_point, *(output or (None, None)))
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_resize_bilinear_onnx_on_whole_pixels_requantizes(variant):
+    """Halving with asymmetric coordinates lands on whole pixels (every weight 0, the kernel's gather):
+    with the output quantized otherwise than the input, the values are still requantized."""
+    x = np.random.default_rng(3).integers(-128, 128, (1, 8, 10, 5)).astype(np.int8)
+    got = H.resize(variant, "RESIZE_BILINEAR", x, (4, 5), scale=0.05, zero_point=3, onnx=("asymmetric", "float"),
+                   output_quantization=(0.07, -9))
+    expected = ref.resize_bilinear_onnx(x, 4, 5, "asymmetric", "float", 0.05, 3, 0.07, -9)
+    np.testing.assert_array_equal(got, expected)
+    assert (expected != x[:, ::2, ::2]).any()

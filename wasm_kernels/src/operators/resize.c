@@ -109,7 +109,8 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
   op->channels = (size_t) r->channels;
   op->output_height = (size_t) r->output_height;
   op->output_width = (size_t) r->output_width;
-  op->nearest = !nonzero;
+  /* every weight 0: a gather, unless arithmetic 1 quantizes the output otherwise than the input */
+  op->nearest = !nonzero && (op->scale == op->output_scale && op->zero_point == op->output_zero_point);
   *result = &op->base;
   return QNN_OK;
 }
