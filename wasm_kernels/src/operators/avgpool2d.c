@@ -1,7 +1,7 @@
 /* AVERAGE_POOL_2D and MEAN over H,W (a pool whose window is the whole image). Padded taps are not
  * counted (TFLite's semantics), so each output pixel has its own divisor. count_include_pad (ONNX)
  * divides by the whole window instead, the padded taps being input zero points.
- * Three arithmetics (the record's `arithmetic`, see qnnweb.h), so that each format matches its
+ * Five arithmetics (the record's `arithmetic`, see qnnweb.h), so that each format matches its
  * reference runtime bit for bit:
  *   0 TFLite: when input and output share quantization, TFLite's integer average rounded half away
  *     from zero; otherwise fp32 requantization of the integer sum;
@@ -12,7 +12,10 @@
  *     float32 scale input_scale / (output_scale * count), fp32 requantization;
  *   3 TFLite's builtin MEAN (reference_ops::Mean for int8 with other output quantization, which
  *     LiteRT runs over axes XNNPACK does not take): float32 mean of the raw values, times the scale,
- *     plus -input_zero_point * scale, rounded half away from zero. */
+ *     plus -input_zero_point * scale, rounded half away from zero;
+ *   4 XNNPACK's mean (LiteRT's delegate, over one axis of a rank-4 tensor): the raw sum times
+ *     s = scale * (1 / count), plus -count * input_zero_point * s + output_zero_point, each step in
+ *     float32, rint. */
 #pragma clang fp contract(off)   /* every float step as written: the references round each one */
 
 #include "qnnweb.h"
