@@ -142,9 +142,10 @@ def lower_resize(graph, op):
     # the kernel interpolates int8 values; a nearest-neighbour gather moves any byte
     if x.dtype != "int8" and not (op.type == "RESIZE_NEAREST_NEIGHBOR" and x.dtype == "uint8"):
         raise Unsupported(f"{x.dtype} input; qnnweb resizes int8 tensors (and uint8 ones to the nearest neighbour)")
-    dequantized = op.type == "RESIZE_BILINEAR" and op.options.get("onnx_arithmetic", "float") == "float" and \
-        op.options.get("coordinate_transformation_mode") is not None
-    if not dequantized:   # the output quantized otherwise than the input: onnxruntime's QuantizeLinear after it
+    onnx_mode = op.options.get("coordinate_transformation_mode")   # set for ONNX Resize (importers/onnx/resize.py)
+    arithmetic = op.options.get("onnx_arithmetic", "float") if onnx_mode is not None and op.type == "RESIZE_BILINEAR" \
+        else "xnnpack"
+    if arithmetic != "float":   # "float" quantizes with the output's own parameters (its QuantizeLinear)
         require_moved_values(x, y, op.type)
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise Unsupported(f"input rank {len(x.shape)}, output rank {len(y.shape)}; expected NHWC tensors")
@@ -156,12 +157,9 @@ def lower_resize(graph, op):
         raise Unsupported(f"output {list(y.shape)}; the size input says {[n, out_h, out_w, c]}")
     if not all(1 <= d <= MAX_SIZE for d in (in_h, in_w, out_h, out_w)):
         raise Unsupported(f"heights and widths must be in [1, {MAX_SIZE}]")
-    onnx_mode = op.options.get("coordinate_transformation_mode")
-    arithmetic = "xnnpack"
-    if onnx_mode is not None:   # ONNX Resize (importers/onnx/resize.py)
+    if onnx_mode is not None:
         (scale_h, scale_w), nearest = op.options["scales"], op.options.get("nearest_mode")
         if op.type == "RESIZE_BILINEAR":
-            arithmetic = op.options.get("onnx_arithmetic", "float")
             rows, columns = (onnx_bilinear_axis(in_h, out_h, scale_h, onnx_mode, arithmetic),
                              onnx_bilinear_axis(in_w, out_w, scale_w, onnx_mode, arithmetic))
         else:

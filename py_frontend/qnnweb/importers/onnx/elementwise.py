@@ -106,7 +106,7 @@ class ElementwiseMixin:
         (each as onnxruntime's DequantizeLinear -> QuantizeLinear would give it): IR MAXIMUM / MINIMUM."""
         if len(node.input) != 2:
             raise Skip(f"{node.op_type} of {len(node.input)} inputs; two are supported")
-        if self._float_model_output(node):
+        if self._float_tail(node.output[0]):
             self._float_binary(op_type, node)
             return
         out_names, params, activation = self._quantized_output(node)
@@ -187,7 +187,7 @@ class ElementwiseMixin:
                 options["float_constant_values"] = distinct
             else:
                 names.append(self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n))
-        if self._float_model_output(node):
+        if self._float_tail(node.output[0]):
             self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True,
                          **options)
             return
@@ -204,11 +204,6 @@ class ElementwiseMixin:
             return False
         return all(c.op_type in self.LAYOUT_OPS and c.input and c.input[0] == name and len(c.output) == 1
                    and self._float_tail(c.output[0], depth + 1) for c in consumers)
-
-    def _float_model_output(self, node):
-        """Whether the float op's result is a model output that is used as it is (not quantized again)."""
-        name = node.output[0]
-        return name in self.outputs and not any(c.op_type == "QuantizeLinear" for c in self.consumers.get(name, []))
 
     def _qlinear_binary(self, op_type, node):
         a_name, a_s, a_z, b_name, b_s, b_z, y_s = node.input[:7]

@@ -15,6 +15,11 @@ QDQ_AS_QLINEAR = {"Conv": "QLinearConv", "Add": "QLinearAdd", "Mul": "QLinearMul
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
 
+def _as_qlinear(node):
+    """The op onnxruntime runs `node` as: a QDQ float op as the QLinear kernel it fuses it into."""
+    return QDQ_AS_QLINEAR.get(node.op_type, node.op_type) if node.domain in ("", "ai.onnx") else node.op_type
+
+
 def _text(value, default):
     value = default if value is None else value
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
@@ -101,8 +106,7 @@ class ResizeMixin:
         producer = self._ort_producer(name)
         if producer is None or depth > 64:
             return False
-        op_type = QDQ_AS_QLINEAR.get(producer.op_type, producer.op_type) if producer.domain in ("", "ai.onnx") \
-            else producer.op_type
+        op_type = _as_qlinear(producer)
         if op_type == "QLinearConv":
             return True
         if op_type in ("QLinearAdd", "QLinearMul"):
@@ -120,17 +124,17 @@ class ResizeMixin:
         return all(self._constant_source(a) or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
 
     TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
-                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat", "Sigmoid", "LeakyRelu",
-                        "AveragePool", "GlobalAveragePool", "Add", "Mul", "Concat",
+                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat",
                         "QuantizeLinear", "DequantizeLinear")
 
     def _reaches_qlinearconv(self, name, depth=0):
         """Whether `name` flows into a QLinearConv (a QDQ Conv) through ops onnxruntime moves transposes
         through."""
         for consumer in self.consumers.get(name, []):
-            if consumer.op_type in ("QLinearConv", "Conv"):
+            op_type = _as_qlinear(consumer)
+            if op_type == "QLinearConv":
                 return True
-            if consumer.op_type in self.TRANSPOSE_PASSES and depth < 64 and \
+            if op_type in self.TRANSPOSE_PASSES and depth < 64 and \
                     any(self._reaches_qlinearconv(out, depth + 1) for out in consumer.output):
                 return True
         return False
