@@ -428,6 +428,28 @@ build_pyodide_bytecode() {
   mv "$stdlib.tmp" "$stdlib"
 }
 
+# A memory snapshot of Pyodide with the wheels installed and qnnweb imported (tools/pyodide_snapshot.mjs,
+# in node), next to the bytecode stdlib it was made with: pages restore it instead of starting Python.
+build_pyodide_snapshot() {
+  local stdlib="$PYODIDE_DIR/python_stdlib_pyc.zip" out="$PYODIDE_DIR/qnnweb-snapshot.bin"
+  [ -f "$stdlib" ] || die "the bytecode stdlib is missing: run ./build.sh build pyodide-bytecode"
+  local -a wheels=()
+  local name fresh=1
+  while IFS= read -r name; do wheels+=("$WHEELS/$name"); done < <("$PY" -c '
+import json, sys
+print("\n".join(json.load(open(sys.argv[1]))["wheels"]))' "$WHEELS/manifest.json")
+  [ -f "$out.json" ] && [ "$out.json" -nt "$stdlib" ] && [ "$out.json" -nt tools/pyodide_snapshot.mjs ] || fresh=0
+  for name in "${wheels[@]}"; do [ "$out.json" -nt "$name" ] || fresh=0; done
+  if [ "$fresh" = 1 ]; then
+    log "Pyodide snapshot up to date"
+    return 0
+  fi
+  log "making the Pyodide memory snapshot (qnnweb imported)"
+  rm -f "$out.json"
+  node tools/pyodide_snapshot.mjs "$PYODIDE_DIR" "$stdlib" "$out" "${wheels[@]}" 2>"$CACHE/pyodide-snapshot.log" \
+    || { tail -c 3000 "$CACHE/pyodide-snapshot.log" >&2; die "tools/pyodide_snapshot.mjs failed"; }
+}
+
 # .br / .gz siblings of Pyodide's files, which the server sends by Accept-Encoding (made once: ~30 s)
 build_compress() {
   log "pre-compressed siblings in $PYODIDE_DIR"
@@ -436,7 +458,7 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode compress)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-snapshot compress)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -448,8 +470,9 @@ cmd_build() {
       kernels) build_kernels ;;
       wheel) build_wheel ;;
       pyodide-bytecode) build_pyodide_bytecode ;;
+      pyodide-snapshot) build_pyodide_snapshot ;;
       compress) build_compress ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, compress)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-snapshot, compress)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

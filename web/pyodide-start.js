@@ -1,8 +1,9 @@
 // Starts Pyodide the fast way, for every page and worker of this server that needs Python: the
 // standard library precompiled to bytecode by Pyodide itself (./build.sh build pyodide-bytecode;
 // Pyodide otherwise compiles every stdlib module from source at each visit), then, if asked, the
-// wheels of /api/wheels (qnnweb and its dependencies, bytecode too) installed in parallel. URLs are
-// relative to this module (/static/pyodide-start.js), so a server under a path prefix works as well.
+// wheels of /api/wheels (qnnweb and its dependencies, bytecode too) installed in parallel — or, where
+// the server has one, its memory snapshot of exactly that restored (qnnweb already imported; Python
+// can tell by `"_qnnweb_snapshot" in sys.modules`). URLs are relative to this module (/static/pyodide-start.js), so a server under a path prefix works as well.
 // Pyodide's own files from the URL of its version (the server marks it immutable); the standard
 // library's bytecode, which ./build.sh makes, from the revalidated folder.
 export const PYODIDE_VERSION = "314.0.7"; // = build.sh's PYODIDE_VERSION (tests/server checks)
@@ -18,10 +19,45 @@ export async function startPyodide({ wheels = true, messageCallback = () => {} }
       return r.json();
     }) : null,
   ]);
-  const pyodide = await loadPyodide({ indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL });
+  const options = { indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL };
+  if (wheelList && wheelList.snapshot) {
+    // The server's memory snapshot of this Pyodide with these wheels installed and qnnweb imported
+    // (tools/pyodide_snapshot.mjs): restoring it skips Python's start-up and the wheels' install.
+    // Anything wrong with it (a private Pyodide API) and Python starts the usual way.
+    try {
+      const snapshot = fetch(new URL(wheelList.snapshot, location.origin)).then((r) => {
+        if (!r.ok) throw new Error(`${wheelList.snapshot}: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      }).then(withZeroPages);
+      const pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      pyodide.runPython("import _qnnweb_snapshot; _qnnweb_snapshot.restore()");
+      return pyodide;
+    } catch (err) {
+      console.warn(`Pyodide snapshot not used (${err && err.message ? err.message : err}): starting Python`);
+    }
+  }
+  const pyodide = await loadPyodide(options);
   if (wheelList) {
     const urls = wheelList.wheels.map((u) => new URL(u, location.origin).href);
     await pyodide.loadPackage(urls, { messageCallback, errorCallback: (m) => console.warn(m) });
   }
   return pyodide;
+}
+
+// The snapshot as tools/pyodide_snapshot.mjs stores it, without its zero pages: "qnnwsnap", u32
+// format 1, u32 the snapshot's length, u32 N, N x (u32 offset, u32 length), then the N runs.
+function withZeroPages(buffer) {
+  const view = new DataView(buffer);
+  const magic = new TextDecoder().decode(new Uint8Array(buffer, 0, Math.min(8, buffer.byteLength)));
+  if (magic !== "qnnwsnap" || view.getUint32(8, true) !== 1) throw new Error("not a qnnweb Pyodide snapshot");
+  const snapshot = new Uint8Array(view.getUint32(12, true));
+  const count = view.getUint32(16, true);
+  let at = 20 + 8 * count;
+  for (let i = 0; i < count; i++) {
+    const offset = view.getUint32(20 + 8 * i, true), length = view.getUint32(24 + 8 * i, true);
+    if (at + length > buffer.byteLength || offset + length > snapshot.length) throw new Error("truncated Pyodide snapshot");
+    snapshot.set(new Uint8Array(buffer, at, length), offset);
+    at += length;
+  }
+  return snapshot;
 }

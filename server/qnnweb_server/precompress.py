@@ -17,7 +17,7 @@ from pathlib import Path
 
 from qnnweb_server.static import is_fresh
 
-COMPRESSIBLE = {".wasm", ".mjs", ".js", ".json", ".whl", ".zip", ".map", ".css", ".html", ".py", ".txt", ".svg"}
+COMPRESSIBLE = {".bin", ".wasm", ".mjs", ".js", ".json", ".whl", ".zip", ".map", ".css", ".html", ".py", ".txt", ".svg"}
 MIN_BYTES = 1024  # smaller files gain nothing worth a second file
 
 

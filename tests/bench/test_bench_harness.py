@@ -99,6 +99,7 @@ def test_quick_every_engine_ran(quick_bench):
         assert re.fullmatch(rf"/kernels/[0-9a-f]{{64}}/qnnweb-{v}\.wasm", "".join(r["wasm"])), r["wasm"]
         assert r["kernel_median_ms"] is not None and "pyodide_ready_ms" not in r, r
         assert by[("qnnweb", v)]["pyodide_ready_ms"] > 0
+        assert by[("qnnweb", v)]["pyodide_snapshot"] is True  # started as the demo's worker starts
 
 
 def test_quick_top5_agree_across_engines(quick_bench):

@@ -329,7 +329,7 @@ def test_wheels_in_manifest_order(client: TestClient, folders: Settings) -> None
              "qnnweb-0.1.0-py3-none-any.whl"]
     digests = [hashlib.sha256((folders.wheels_dir / n).read_bytes()).hexdigest() for n in names]
     r = client.get("/api/wheels")
-    assert r.json() == {"wheels": [f"/wheels/{d}/{n}" for d, n in zip(digests, names)]}
+    assert r.json() == {"wheels": [f"/wheels/{d}/{n}" for d, n in zip(digests, names)], "snapshot": None}
     for url, name in zip(r.json()["wheels"], names):
         got = client.get(url)
         assert got.status_code == 200 and got.content == (folders.wheels_dir / name).read_bytes()
@@ -338,6 +338,53 @@ def test_wheels_in_manifest_order(client: TestClient, folders: Settings) -> None
     (folders.wheels_dir / names[2]).write_bytes(b"PK rebuilt")
     assert client.get(r.json()["wheels"][2]).status_code == 404
     assert client.get(f"/wheels/{'0' * 64}/{names[0]}").status_code == 404
+
+
+def _write_pyodide_snapshot(folders: Settings) -> dict:
+    """A snapshot and its .json as tools/pyodide_snapshot.mjs writes them, made of the current files."""
+    sha = lambda path: hashlib.sha256(path.read_bytes()).hexdigest()  # noqa: E731
+    pyodide = folders.pyodide_dir
+    (pyodide / "package.json").write_text(json.dumps({"name": "pyodide", "version": "314.0.7"}))
+    (pyodide / "python_stdlib_pyc.zip").write_bytes(b"PK bytecode stdlib")
+    (pyodide / "qnnweb-snapshot.bin").write_bytes(b"\x00" * 4096 + b"heap")
+    names = json.loads((folders.wheels_dir / "manifest.json").read_text())["wheels"]
+    made = {
+        "pyodide": "314.0.7",
+        "stdlib": {"name": "python_stdlib_pyc.zip", "sha256": sha(pyodide / "python_stdlib_pyc.zip")},
+        "wheels": [{"name": n, "sha256": sha(folders.wheels_dir / n)} for n in names],
+        "snapshot": {"name": "qnnweb-snapshot.bin", "sha256": sha(pyodide / "qnnweb-snapshot.bin"), "bytes": 4100},
+    }
+    (pyodide / "qnnweb-snapshot.bin.json").write_text(json.dumps(made))
+    return made
+
+
+def test_pyodide_snapshot_only_with_the_files_it_was_made_of(client: TestClient, folders: Settings) -> None:
+    """/api/wheels offers the Pyodide memory snapshot only while the Pyodide version, the bytecode stdlib,
+    every wheel (in order) and the snapshot itself are the ones its .json names: restored beside other
+    files it would run stale code or not start."""
+    made = _write_pyodide_snapshot(folders)
+    pyodide, manifest = folders.pyodide_dir, folders.pyodide_dir / "qnnweb-snapshot.bin.json"
+    snapshot = lambda: client.get("/api/wheels").json()["snapshot"]  # noqa: E731
+    assert snapshot() == "/pyodide/qnnweb-snapshot.bin"
+    got = client.get(snapshot())
+    assert got.status_code == 200 and got.content == (pyodide / "qnnweb-snapshot.bin").read_bytes()
+
+    def changed(edit) -> None:
+        settle()  # a file's sha256 is cached by version: let the edit be a new one
+        edit()
+        assert snapshot() is None
+        _write_pyodide_snapshot(folders)
+        assert snapshot() == "/pyodide/qnnweb-snapshot.bin"
+
+    changed(lambda: (folders.wheels_dir / made["wheels"][1]["name"]).write_bytes(b"PK rebuilt"))
+    changed(lambda: (pyodide / "python_stdlib_pyc.zip").write_bytes(b"PK another stdlib"))
+    changed(lambda: (pyodide / "qnnweb-snapshot.bin").write_bytes(b"half-written"))
+    changed(lambda: (pyodide / "package.json").write_text(json.dumps({"version": "315.0.0"})))
+    changed(lambda: manifest.write_text(json.dumps({**made, "wheels": made["wheels"][::-1]})))
+    changed(lambda: manifest.write_text("{not json"))
+    changed(lambda: manifest.write_text(json.dumps({**made, "stdlib": None})))
+    changed(lambda: (pyodide / "qnnweb-snapshot.bin").unlink())
+    changed(lambda: manifest.unlink())
 
 
 def test_wheels_without_manifest_put_qnnweb_last(client: TestClient, folders: Settings) -> None:

@@ -83,12 +83,15 @@ class BrowserSlot:
             info["ops"] = len(info["ops"])
         self.record.update(
             ttfi_ms=cold["ttfi_ms"], ttfi_warm_ms=warm["ttfi_ms"],
-            ttfi_stages_cold_ms=cold.get("stages"), first_run_ms=cold.get("first_run_ms"),
+            ttfi_stages_cold_ms=cold.get("stages"), ttfi_stages_warm_ms=warm.get("stages"),
+            first_run_ms=cold.get("first_run_ms"),
             wasm=warm.get("wasm"), info=info, versions=warm.get("versions"),
             deterministic=cold_out == raw, first_visit_bytes=cold.get("first_visit_bytes"),
         )
         if self.engine == "qnnweb":
+            # Pyodide started with the wheels installed (restored from the server's snapshot, if used)
             self.record["pyodide_ready_ms"] = (cold.get("stages") or {}).get("runtime_loaded")
+            self.record["pyodide_snapshot"] = cold.get("pyodideSnapshot")
         if self.engine in QNNWEB_ENGINES:
             self.record["variant"] = warm.get("variant")
             self.record["kernels"] = info.get("kernels")

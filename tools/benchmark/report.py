@@ -99,6 +99,8 @@ def markdown(records, meta, models) -> str:
             if r["engine"] in QNNWEB_ENGINES:
                 k = r.get("kernels") or {}
                 what = f"{r.get('variant')} ({k.get('gemm', '?')})"
+                if r.get("pyodide_snapshot"):
+                    what += ", Pyodide from its snapshot"
             elif r.get("wasm"):
                 what = ", ".join(Path(w).name for w in r["wasm"])
             else:

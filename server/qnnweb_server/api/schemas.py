@@ -65,6 +65,12 @@ class ModelList(BaseModel):
 
 class WheelList(BaseModel):
     wheels: list[str] = Field(description="URLs of the wheels, in install order")
+    snapshot: str | None = Field(
+        None, examples=["/pyodide/qnnweb-snapshot.bin"],
+        description="a memory snapshot of this server's Pyodide with these wheels installed and qnnweb "
+                    "imported, for `loadPyodide({_loadSnapshot})` with this server's bytecode stdlib "
+                    "(`/pyodide/python_stdlib_pyc.zip`); null when there is none or it was made of "
+                    "other files")
 
 
 class Sample(BaseModel):

@@ -21,19 +21,23 @@ files_router = APIRouter(prefix="/wheels", tags=["files"])
 def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
     """The wheels to pass to `pyodide.loadPackage`, in install order (from `manifest.json`); each URL
     names one version (`/wheels/<its sha256>/<file>`: it ends with the file name, as loadPackage wants),
-    so a browser may keep it for good."""
+    so a browser may keep it for good. `snapshot`: a Pyodide memory snapshot with exactly these wheels
+    installed and qnnweb imported (`loadPyodide({_loadSnapshot})`, as `/static/pyodide-start.js`
+    does), or null."""
     try:
         names = catalog.wheel_names(settings.wheels_dir)
     except catalog.WheelsError as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from exc
-    urls = []
+    urls, digests = [], []
     for name in names:
         version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
         if version is None:
             raise HTTPException(status_code=503, detail=f"wheel {name} disappeared: run ./build.sh build")
         with version:
             urls.append(f"{root}/wheels/{version.sha256}/{quote(name)}")
-    return {"wheels": urls}
+            digests.append((name, version.sha256))
+    snapshot = catalog.pyodide_snapshot(settings.pyodide_dir, digests)
+    return {"wheels": urls, "snapshot": snapshot and f"{root}/pyodide/{quote(snapshot)}"}
 
 
 @files_router.head("/{name}", include_in_schema=False)
