@@ -74,9 +74,15 @@ exec(RESTORE, module.__dict__)
 module.FILES = files
 sys.modules["_qnnweb_snapshot"] = module
 
-# what a first inference from Python needs (the readers of raw TFLite / ONNX files stay lazy)
-import qnnweb, qnnweb.compiled, qnnweb.fetch, qnnweb.image, qnnweb.model, qnnweb.vision
+# what a first inference from Python needs (the readers of raw TFLite / ONNX files stay lazy), and
+# the package data it reads (cached: reading a zip's directory costs ~8 ms a file in Chromium). Not
+# which variants the engine validates: that is the browser's to say.
+import qnnweb, qnnweb.compiled, qnnweb.fetch, qnnweb.image, qnnweb.kernels, qnnweb.model, qnnweb.vision
 import qnnweb.host.pyodide_host
+for variant in qnnweb.kernels.VARIANTS:
+    for threaded in (False, True):
+        qnnweb.kernels.wasm_bytes(variant, threaded)
+qnnweb.host.pyodide_host.runtime_source()
 `);
 
 // Most of the heap's pages are zeros (~55 %): the file holds only the others, so the browser receives,

@@ -3,7 +3,8 @@
 // Pyodide otherwise compiles every stdlib module from source at each visit), then, if asked, the
 // wheels of /api/wheels (qnnweb and its dependencies, bytecode too) installed in parallel — or, where
 // the server has one, its memory snapshot of exactly that restored (qnnweb already imported; Python
-// can tell by `"_qnnweb_snapshot" in sys.modules`). URLs are relative to this module (/static/pyodide-start.js), so a server under a path prefix works as well.
+// can tell by `"_qnnweb_snapshot" in sys.modules`). URLs are relative to this module
+// (/static/pyodide-start.js), so a server under a path prefix works as well.
 // Pyodide's own files from the URL of its version (the server marks it immutable); the standard
 // library's bytecode, which ./build.sh makes, from the revalidated folder.
 export const PYODIDE_VERSION = "314.0.7"; // = build.sh's PYODIDE_VERSION (tests/server checks)

@@ -123,7 +123,9 @@ async def init():
 async def load_async(url, variant=None, progress=None, input_shapes=None, threads=None):
     """Pyodide: download a model and load it. ``progress(loaded_bytes, total_bytes)`` is called as
     the bytes arrive (total is 0 when the server does not say)."""
+    import asyncio
+
     from .fetch import fetch_bytes
 
-    await init()
-    return load(await fetch_bytes(url, progress), variant, input_shapes=input_shapes, threads=threads)
+    _, data = await asyncio.gather(init(), fetch_bytes(url, progress))  # the runtime loads as bytes arrive
+    return load(data, variant, input_shapes=input_shapes, threads=threads)

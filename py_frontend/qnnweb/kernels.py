@@ -6,12 +6,16 @@ from importlib import resources
 VARIANTS = ("relaxed", "simd128", "scalar")   # best first
 
 
-@functools.lru_cache(maxsize=None)
 def wasm_bytes(variant, threaded=False):
     """A variant's module; ``threaded``: its build for several threads (shared memory, atomics)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown kernel variant {variant!r}; choose one of {', '.join(VARIANTS)}")
-    path = resources.files("qnnweb") / "wasm" / f"qnnweb-{variant}{'-threads' if threaded else ''}.wasm"
+    return _module_file(f"qnnweb-{variant}{'-threads' if threaded else ''}.wasm")
+
+
+@functools.cache
+def _module_file(name):
+    path = resources.files("qnnweb") / "wasm" / name
     try:
         return path.read_bytes()
     except FileNotFoundError:

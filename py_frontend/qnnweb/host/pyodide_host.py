@@ -7,6 +7,7 @@ and ``qnnweb.init``) before a synchronous ``qnnweb.load``; where JSPI lets Pytho
 promise synchronously, ``qnnweb.load`` loads it itself.
 """
 
+import functools
 from importlib import resources
 
 from js import Uint8Array, WebAssembly  # only imported in Pyodide (see host_class)
@@ -18,12 +19,17 @@ _runtime = None
 _IMPORT_SOURCE = """(source) => import(URL.createObjectURL(new Blob([source], { type: "text/javascript" })))"""
 
 
+@functools.cache
+def runtime_source():
+    """The JavaScript runtime's source, the package's own copy."""
+    return resources.files("qnnweb").joinpath("js", "qnnweb.js").read_text(encoding="utf-8")
+
+
 async def load_runtime():
-    """The JavaScript runtime module (imported once, from the package's own copy)."""
+    """The JavaScript runtime module (imported once)."""
     global _runtime
     if _runtime is None:
-        source = resources.files("qnnweb").joinpath("js", "qnnweb.js").read_text(encoding="utf-8")
-        _runtime = await run_js(_IMPORT_SOURCE)(source)
+        _runtime = await run_js(_IMPORT_SOURCE)(runtime_source())
     return _runtime
 
 

@@ -266,7 +266,6 @@ def kernels_digest(kernels_dir: Path) -> str | None:
     return digest.hexdigest() if files else None
 
 
-
 PYODIDE_SNAPSHOT = "qnnweb-snapshot.bin"  # ./build.sh build pyodide-snapshot, in the Pyodide folder
 
 
