@@ -208,7 +208,9 @@ def mismatch_class(case, located):
 
 # -------------------------------------------------------------------------- locating a mismatch
 
-PASS_THROUGH = {"MaxPool", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Relu", "Clip"}
+# int8 ops whose output keeps its input's quantization (QOperator leaves them between QLinear ops)
+PASS_THROUGH = {"MaxPool", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Relu", "Clip",
+                "Resize", "Slice", "Gather", "Pad", "DepthToSpace", "SpaceToDepth"}
 # QOperator ops: the index of their output scale and zero point inputs.
 QLINEAR_OUTPUT_QPARAMS = {
     "QLinearConv": (6, 7), "QLinearMatMul": (6, 7), "QLinearAdd": (6, 7), "QLinearMul": (6, 7),

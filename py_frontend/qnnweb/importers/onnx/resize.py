@@ -99,10 +99,11 @@ class ResizeMixin:
         DequantizeLinear / QuantizeLinear pairs wrap, which it fuses) in NHWC. Its NhwcTransformer
         turns every QLinearConv to NHWC with transposes around it, and its transpose optimizer moves
         those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
-        the graph it optimizes): QLinearAdd / QLinearMul / QLinearConcat whose activation inputs are all
-        NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC; QLinearSigmoid, QLinearLeakyRelu,
-        QLinearAveragePool and Resize only where the transpose then meets another QLinearConv (toward
-        the model's output it stays before them); a model input is NCHW."""
+        the graph it optimizes): QLinearAdd / QLinearMul of two NHWC activations, QLinearConcat whose
+        activation inputs are all NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC;
+        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize and QLinearAdd / QLinearMul with a
+        constant operand only where the transpose then vanishes (``_transpose_absorbed``; toward the
+        model's output it stays before them); a model input is NCHW."""
         producer = self._ort_producer(name)
         if producer is None or depth > 64:
             return False
@@ -111,31 +112,38 @@ class ResizeMixin:
             return True
         if op_type in ("QLinearAdd", "QLinearMul"):
             activations = [producer.input[0], producer.input[1 if producer.op_type in ("Add", "Mul") else 3]]
+            if any(self._constant_source(a) for a in activations) and not self._transpose_absorbed(name):
+                return False   # one activation: like the one-input ops below (difftest s20261208-c1060)
         elif op_type == "QLinearConcat":
             activations = producer.input if producer.op_type == "Concat" else producer.input[2::3]
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
         elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize"):
-            if not self._reaches_qlinearconv(name):
+            if not self._transpose_absorbed(name):
                 return False
             activations = [producer.input[0]]
         else:
             return False
         return all(self._constant_source(a) or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
 
+    # what onnxruntime's transpose optimizer moves a transpose through (the float unary ops too, which
+    # QOperator leaves between a DequantizeLinear and a QuantizeLinear)
     TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
                         "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat",
-                        "QuantizeLinear", "DequantizeLinear")
+                        "QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
+                        "HardSigmoid", "HardSwish")
 
-    def _reaches_qlinearconv(self, name, depth=0):
-        """Whether `name` flows into a QLinearConv (a QDQ Conv) through ops onnxruntime moves transposes
-        through."""
+    def _transpose_absorbed(self, name, depth=0):
+        """Whether a transpose of `name` (NHWC -> NCHW) would vanish downstream, through ops onnxruntime
+        moves transposes through: into a QLinearConv (a QDQ Conv), or merged with a Transpose node.
+        Else onnxruntime leaves it before the op that makes `name` (a Flatten, a Softmax or the
+        model's output further on: difftest s20261208-c1114, tests/models/test_onnx_resize.py)."""
         for consumer in self.consumers.get(name, []):
             op_type = _as_qlinear(consumer)
-            if op_type == "QLinearConv":
+            if op_type in ("QLinearConv", "Transpose"):
                 return True
             if op_type in self.TRANSPOSE_PASSES and depth < 64 and \
-                    any(self._reaches_qlinearconv(out, depth + 1) for out in consumer.output):
+                    any(self._transpose_absorbed(out, depth + 1) for out in consumer.output):
                 return True
         return False
 
