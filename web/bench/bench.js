@@ -101,12 +101,6 @@ async function fetchBytes(url) {
   return await res.arrayBuffer();
 }
 
-async function fetchJSON(url) {
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return await res.json();
-}
-
 function paramShape() {
   const s = params.get("shape");
   return s ? s.split(",").map((d) => parseInt(d, 10)) : null;
