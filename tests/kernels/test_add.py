@@ -76,6 +76,31 @@ def test_onnxruntime_forms_match_reference(variant, case, uint8, scalar):
     np.testing.assert_array_equal(got, expected)
 
 
+# Scales (a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, uint8) where plain float32 arithmetic rounds one
+# int8 pair differently from onnxruntime's fused multiply-adds (found by searching random scales), and
+# one where half of all sums are exact ties.
+NEAR_TIE_SCALES = [
+    (0.1596325933933258, -49, 0.02800457552075386, 36, 0.040853727608919144, 12, True),
+    (0.6800616979598999, -48, 0.29969823360443115, -88, 0.09562937915325165, 74, True),
+    (0.2080053687095642, -27, 5.489926815032959, 43, 0.7207013964653015, 66, True),
+    (0.5, 3, 0.5, -7, 1.0, 0, False),
+]
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("scales", NEAR_TIE_SCALES)
+def test_onnxruntime_add_near_ties(variant, scales):
+    """Every int8 pair, scales whose sums land on or next to half-integers: the SIMD loop's float32 fast
+    form must hand those to onnxruntime's exact arithmetic (binary.c, add_fast4)."""
+    a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, uint8 = scales
+    a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
+    a, b = a.ravel(), b.ravel()
+    case = dict(a=a, a_scale=H.f32(a_scale), a_zp=a_zp, b=b, b_scale=H.f32(b_scale), b_zp=b_zp,
+                y_scale=H.f32(y_scale), y_zp=y_zp)
+    expected = ref.add_onnxruntime(**case, uint8=uint8)
+    np.testing.assert_array_equal(H.add(variant, **case, fmt="onnx", uint8=uint8), expected)
+
+
 @pytest.mark.parametrize("variant", H.VARIANTS)
 def test_add_same_tensor_twice(variant):
     """x + x: both inputs are one graph tensor."""

@@ -157,6 +157,9 @@ struct add_params {
  * and so is its sum with a float32 unless their exponents are 29 or more apart. */
 struct add_float_params {
   float a_ratio, b_ratio, fixed;
+  /* The SIMD loop's fast form (add_fast4) is trusted where its result lies below near_tie from
+   * rint of it (0: never). */
+  float near_tie;
   int32_t offset, b_first, domain_min, domain_max, output_min, output_max;
 };
 
@@ -208,25 +211,57 @@ static inline v128_t add_float4(v128_t xa, v128_t xb, const struct add_float_par
   return wasm_i32x4_min(q, wasm_i32x4_splat(p->output_max));
 }
 
-/* 16 elements per iteration, both inputs contiguous; returns how many it did. */
+/* The same v in plain float32, for the offset values x (a) and y (b): x * ra + (y * rb + fixed), four
+ * roundings where onnxruntime has two, so it can differ from onnxruntime's v by a few units in the
+ * last place (bounded in add_float_init). It is clamped to the domain, rounded by the magic bias
+ * (rint for |v| < 2^22) and returned as int32 lanes less the offset; lanes whose v lies within that
+ * bound of a half-integer, where the two could round apart, are flagged in *near. The constants are
+ * splatted once per row (struct add_fast). */
+struct add_fast {
+  v128_t a_ratio, b_ratio, fixed, domain_min, domain_max, magic, near_tie, magic_bits_and_offset;
+};
+
+static inline v128_t add_fast4(v128_t x, v128_t y, const struct add_fast* c, v128_t* near) {
+  v128_t v = wasm_f32x4_add(wasm_f32x4_mul(x, c->a_ratio), wasm_f32x4_add(wasm_f32x4_mul(y, c->b_ratio), c->fixed));
+  v = wasm_f32x4_pmin(c->domain_max, wasm_f32x4_pmax(c->domain_min, v));
+  const v128_t m = wasm_f32x4_add(v, c->magic);
+  const v128_t distance = wasm_f32x4_abs(wasm_f32x4_sub(v, wasm_f32x4_sub(m, c->magic)));  /* exact: |v - rint(v)| */
+  *near = wasm_v128_or(*near, wasm_f32x4_ge(distance, c->near_tie));
+  return wasm_i32x4_sub(m, c->magic_bits_and_offset);
+}
+
+/* 16 elements per iteration, both inputs contiguous; returns how many it did. Each 16 go the fast
+ * way unless one of them is near a tie; those 16 are then computed as onnxruntime does. */
 static size_t add_float_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                                     const struct add_float_params* p) {
+  const struct add_fast c = {
+    wasm_f32x4_splat(p->a_ratio), wasm_f32x4_splat(p->b_ratio), wasm_f32x4_splat(p->fixed),
+    wasm_f32x4_splat((float) p->domain_min), wasm_f32x4_splat((float) p->domain_max), wasm_f32x4_splat(12582912.0f),
+    wasm_f32x4_splat(p->near_tie), wasm_i32x4_splat(INT32_C(0x4B400000) + p->offset)};
   const v128_t offset = wasm_i32x4_splat(p->offset);
+  const v128_t output_min = wasm_i8x16_splat((int8_t) p->output_min), output_max = wasm_i8x16_splat((int8_t) p->output_max);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
     const v128_t a16[2] = {wasm_i16x8_extend_low_i8x16(va), wasm_i16x8_extend_high_i8x16(va)};
     const v128_t b16[2] = {wasm_i16x8_extend_low_i8x16(vb), wasm_i16x8_extend_high_i8x16(vb)};
-    v128_t q[4];
+    /* (the offset is added in int32 also where it is 0: clang 14 would fold the conversion of a bare
+     * sign extension into a lane-by-lane int16 conversion) */
+    v128_t xa[4], xb[4], q[4];
     for (int k = 0; k < 4; k++) {
       const v128_t a32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(a16[k >> 1]) : wasm_i32x4_extend_low_i16x8(a16[k >> 1]);
       const v128_t b32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(b16[k >> 1]) : wasm_i32x4_extend_low_i16x8(b16[k >> 1]);
-      q[k] = add_float4(wasm_f32x4_convert_i32x4(wasm_i32x4_add(a32, offset)),
-                        wasm_f32x4_convert_i32x4(wasm_i32x4_add(b32, offset)), p);
+      xa[k] = wasm_f32x4_convert_i32x4(wasm_i32x4_add(a32, offset));
+      xb[k] = wasm_f32x4_convert_i32x4(wasm_i32x4_add(b32, offset));
     }
-    /* already in [-128, 127]: the saturating narrows are exact */
-    wasm_v128_store(output + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]),
-                                                        wasm_i16x8_narrow_i32x4(q[2], q[3])));
+    v128_t near = wasm_i32x4_splat(0);
+    for (int k = 0; k < 4; k++) q[k] = add_fast4(xa[k], xb[k], &c, &near);
+    if (wasm_v128_any_true(near)) {
+      for (int k = 0; k < 4; k++) q[k] = add_float4(xa[k], xb[k], p);
+    }
+    /* in [-128, 127] (the domain less the offset): the saturating narrows are exact */
+    const v128_t out = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
+    wasm_v128_store(output + i, wasm_i8x16_min(wasm_i8x16_max(out, output_min), output_max));
   }
   return i;
 }
@@ -269,6 +304,14 @@ static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_p
   p->domain_max = 127 + p->offset;
   p->output_min = r->output_min;
   p->output_max = r->output_max;
+  /* The fast form's v and onnxruntime's both lie within a few roundings of the exact x * ra + y * rb +
+   * fixed: each of their 2 + 4 roundings is off by at most 2^-24 of a partial sum (x, y in [0, 255]),
+   * and no partial sum exceeds `largest`. So where the fast v is 8 * 2^-24 * largest or more from every
+   * half-integer, both round to the same integer (clamping to the integer domain bounds moves neither
+   * across one). Off for ratios so large that the bound is useless. */
+  const double largest = 255.0 * (__builtin_fabs(p->a_ratio) + __builtin_fabs(p->b_ratio)) + __builtin_fabs(p->fixed) + 1.0;
+  const double bound = 8.0 * 0x1.0p-24 * largest;
+  p->near_tie = bound <= 0.0625 ? (float) (0.5 - 2.0 * bound) : 0.0f;
   return QNN_OK;
 }
 
@@ -342,7 +385,9 @@ static size_t add_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
   const v128_t vmin = wasm_i32x4_splat(p->output_min_less_zero_point);
   const v128_t vmax = wasm_i32x4_splat(p->output_max_less_zero_point);
   const v128_t vzp = wasm_i32x4_splat(p->output_zero_point);
-  const uint32_t shift = p->shift;
+  /* Read in the loop (volatile): clang 14 hoists the splat of a loop-invariant shift count out of the
+   * loop and then shifts the 4 lanes one by one. */
+  const volatile uint32_t* shift = &p->shift;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
@@ -360,9 +405,10 @@ static size_t add_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
       wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(vb_hi), vb_multiplier),
       wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(vb_hi), vb_multiplier),
     };
+    const uint32_t vshift = *shift;
     for (int k = 0; k < 4; k++) {
       v128_t v = wasm_i32x4_add(wasm_i32x4_add(vbias, acc[k]), bprod[k]);
-      v = wasm_i32x4_shr(v, shift);  /* arithmetic: floor, as the scalar int64 >> shift */
+      v = wasm_i32x4_shr(v, vshift);  /* arithmetic: floor, as the scalar int64 >> shift */
       v = wasm_i32x4_min(wasm_i32x4_max(v, vmin), vmax);
       acc[k] = wasm_i32x4_add(v, vzp);
     }
