@@ -153,8 +153,8 @@ def test_kernel_names(variant):
 class Kernel:
     """A bare module instance with one plan, for writing records by hand."""
 
-    def __init__(self, variant, arena_bytes=4096, ops=1):
-        self.host = WasmtimeHost(kernels.wasm_bytes(variant))
+    def __init__(self, variant, arena_bytes=4096, ops=1, threads=1):
+        self.host = WasmtimeHost(kernels.wasm_bytes(variant, threads > 1), threads)
         self.arena_bytes = arena_bytes
         self.plan = self.host.call("qnn_plan_create", ops, arena_bytes)
         assert self.plan != 0

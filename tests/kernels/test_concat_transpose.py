@@ -81,3 +81,8 @@ def test_transpose_every_rank4_permutation_and_image_edges(variant):
     nhwc = H.transpose(variant, image, (0, 2, 3, 1))
     np.testing.assert_array_equal(nhwc, image.transpose(0, 2, 3, 1))
     np.testing.assert_array_equal(H.transpose(variant, nhwc, (0, 3, 1, 2)), image)
+    # images of 1-4 channels, in a batch, with pixel counts that leave tails after the SIMD loop's 16s and
+    # split unevenly among threads
+    for shape in [(1, 3, 37, 29), (2, 3, 61, 97), (1, 1, 70, 300), (1, 4, 33, 131), (2, 2, 128, 65)]:
+        image = np.random.default_rng(2).integers(-128, 128, shape, dtype=np.int8)
+        np.testing.assert_array_equal(H.transpose(variant, image, (0, 2, 3, 1)), image.transpose(0, 2, 3, 1))

@@ -63,3 +63,32 @@ def test_copy_strided_matches_numpy(variant, case):
     expected = np.zeros(written, dtype)
     expected[indices(dims, output_strides, output_offset)] = source[indices(dims, input_strides, input_offset)]
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("dims, input_strides, output_strides", [
+    # one block of many rows, split among threads by rows: an RGB image NCHW -> NHWC, a channel slice
+    ([1, 1, 1, 1, 5500, 3], [0, 0, 0, 0, 1, 5500], [0, 0, 0, 0, 3, 1]),
+    ([1, 1, 1, 1, 4099, 4], [0, 0, 0, 0, 8, 1], [0, 0, 0, 0, 4, 1]),
+    # three blocks (fewer than 4 per thread) of strided rows
+    ([1, 1, 1, 3, 2731, 2], [0, 0, 0, 1, 9, 3], [0, 0, 0, 5462, 2, 1]),
+])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_large_copies_with_few_blocks_match_numpy(variant, dims, input_strides, output_strides, threads):
+    """Copies of 16384 elements or more in fewer blocks than 4 per thread: their rows are split too."""
+    rng = np.random.default_rng(5)
+    source = rng.integers(-128, 128, 1 << 16, dtype=np.int8)
+    k = Kernel(variant, arena_bytes=1 << 17, threads=threads)
+    arena = k.host.call("qnn_plan_arena", k.plan)
+    k.host.write(arena, source.tobytes())
+    fields = dict(input=0, output=1 << 16, element_bytes=1, input_offset=0, output_offset=0)
+    for i in range(RANK):
+        fields[f"dim{i}"], fields[f"input_stride{i}"], fields[f"output_stride{i}"] = (
+            dims[i], input_strides[i], output_strides[i])
+    assert k.add_record("copy_strided", **fields) == 0, k.message()
+    assert k.run() == 0
+    count = int(np.prod(dims))
+    got = np.frombuffer(k.host.read(arena + (1 << 16), count), np.int8)
+    expected = np.empty(count, np.int8)
+    expected[indices(dims, output_strides, 0)] = source[indices(dims, input_strides, 0)]
+    np.testing.assert_array_equal(got, expected)

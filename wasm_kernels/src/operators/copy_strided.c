@@ -6,6 +6,9 @@
 #include "operators.h"
 #include "plan.h"
 #include "threadpool.h"
+#if defined(__wasm_simd128__)
+  #include <wasm_simd128.h>
+#endif
 
 #define RANK 6
 
@@ -84,11 +87,31 @@ int32_t qnn_create_copy_strided(struct qnn_plan* plan, const void* record, struc
   return QNN_OK;
 }
 
-/* One output block dims[4] x dims[5] with strides in bytes. */
-static void copy_block(const struct copy_strided_op* op, const char* in, char* out) {
-  const size_t eb = op->element_bytes, rows = op->dims[4], n = op->dims[5];
+#if defined(__wasm_simd128__)
+/* NCHW -> NHWC of 3 channels (an RGB image), 16 pixels at a time: the three planes' bytes interleaved
+ * into 48 output bytes by five shuffles. Returns how many pixels it did. */
+static size_t interleave3(const int8_t* r, const int8_t* g, const int8_t* b, int8_t* out, size_t pixels) {
+  size_t i = 0;
+  for (; i + 16 <= pixels; i += 16) {
+    const v128_t vr = wasm_v128_load(r + i), vg = wasm_v128_load(g + i), vb = wasm_v128_load(b + i);
+    const v128_t rg_lo = wasm_i8x16_shuffle(vr, vg, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const v128_t rg_hi = wasm_i8x16_shuffle(vr, vg, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const v128_t rg_mid = wasm_i8x16_shuffle(rg_lo, rg_hi, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23);
+    wasm_v128_store(out + 3 * i, wasm_i8x16_shuffle(rg_lo, vb, 0, 1, 16, 2, 3, 17, 4, 5, 18, 6, 7, 19, 8, 9, 20, 10));
+    wasm_v128_store(out + 3 * i + 16, wasm_i8x16_shuffle(rg_mid, vb, 3, 21, 4, 5, 22, 6, 7, 23, 8, 9, 24, 10, 11, 25, 12, 13));
+    wasm_v128_store(out + 3 * i + 32, wasm_i8x16_shuffle(rg_hi, vb, 26, 6, 7, 27, 8, 9, 28, 10, 11, 29, 12, 13, 30, 14, 15, 31));
+  }
+  return i;
+}
+#endif
+
+/* Rows [first, first + rows) of one output block dims[4] x dims[5], strides in bytes. */
+static void copy_block(const struct copy_strided_op* op, const char* in, char* out, size_t first, size_t rows) {
+  const size_t eb = op->element_bytes, n = op->dims[5];
   const ptrdiff_t is4 = op->input_strides[4], is5 = op->input_strides[5];
   const ptrdiff_t os4 = op->output_strides[4], os5 = op->output_strides[5];
+  in += (ptrdiff_t) first * is4;
+  out += (ptrdiff_t) first * os4;
   if (is5 == (ptrdiff_t) eb && os5 == (ptrdiff_t) eb) {          /* contiguous rows */
     for (size_t i = 0; i < rows; i++) qnn_memcpy(out + i * os4, in + i * is4, n * eb);
     return;
@@ -96,9 +119,16 @@ static void copy_block(const struct copy_strided_op* op, const char* in, char* o
   if (eb == 1 && is4 == 1 && os5 == 1) {
     /* NCHW -> NHWC (a model's input): the innermost output dimension (channels, often 3) is short,
      * so walk each channel's input row contiguously and write every os4-th output byte. */
+    size_t done = 0;
+#if defined(__wasm_simd128__)
+    if (n == 3 && os4 == 3) {
+      const int8_t* plane = (const int8_t*) in;
+      done = interleave3(plane, plane + is5, plane + 2 * is5, (int8_t*) out, rows);
+    }
+#endif
     for (size_t c = 0; c < n; c++) {
       const char* row = in + c * is5;
-      for (size_t i = 0; i < rows; i++) out[i * os4 + c] = row[i];
+      for (size_t i = done; i < rows; i++) out[i * os4 + c] = row[i];
     }
     return;
   }
@@ -115,12 +145,20 @@ static void copy_block(const struct copy_strided_op* op, const char* in, char* o
   }
 }
 
-/* Tasks are ranges of the dims[0] x .. x dims[3] outer blocks. */
+/* Tasks are ranges of (outer block, row range) pairs: the dims[0] x .. x dims[3] outer blocks, each
+ * split into row_tasks ranges of dims[4] (an image's NCHW -> NHWC is a single block). */
+struct copy_split {
+  const struct copy_strided_op* op;
+  size_t row_tasks, rows_per_task;
+};
+
 static void copy_blocks(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
-  const struct copy_strided_op* op = context;
-  for (size_t b = first; b < first + count; b++) {
-    size_t rest = b;
+  const struct copy_split* split = context;
+  const struct copy_strided_op* op = split->op;
+  for (size_t item = first; item < first + count; item++) {
+    size_t rest = item / split->row_tasks;
+    const size_t first_row = item % split->row_tasks * split->rows_per_task;
     const char* in = op->input;
     char* out = op->output;
     for (int k = 3; k >= 0; k--) {
@@ -129,7 +167,7 @@ static void copy_blocks(const void* context, size_t first, size_t count, uint32_
       in += (ptrdiff_t) i * op->input_strides[k];
       out += (ptrdiff_t) i * op->output_strides[k];
     }
-    copy_block(op, in, out);
+    copy_block(op, in, out, first_row, qnn_min_size(split->rows_per_task, op->dims[4] - first_row));
   }
 }
 
@@ -137,5 +175,12 @@ void qnn_run_copy_strided(const struct qnn_op* base) {
   const struct copy_strided_op* op = (const struct copy_strided_op*) base;
   const size_t blocks = op->dims[0] * op->dims[1] * op->dims[2] * op->dims[3];
   const size_t elements = blocks * op->dims[4] * op->dims[5];
-  qnn_parallelize_ranges(copy_blocks, op, blocks, elements >= 16384 ? qnn_items_per_task(blocks, 1, 4, 2) : blocks);
+  struct copy_split split = {op, 1, op->dims[4]};
+  if (elements >= 16384 && blocks < 4 * qnn_thread_count()) {
+    /* too few blocks to share: split their rows too (whole 16s, for the SIMD loop) */
+    split.rows_per_task = qnn_items_per_task(op->dims[4], 16, 4, 2);
+    split.row_tasks = qnn_divide_round_up(op->dims[4], split.rows_per_task);
+  }
+  const size_t items = blocks * split.row_tasks;
+  qnn_parallelize_ranges(copy_blocks, &split, items, elements >= 16384 ? qnn_items_per_task(items, 1, 4, 2) : items);
 }
