@@ -1,7 +1,7 @@
 """onnxruntime quantizer outputs whose arithmetic is not one int8 op after another, each against
 onnxruntime (tests/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
 per channel (QLinearConv, depthwise too), float ops the QOperator form leaves at the model's end or
-before its first QuantizeLinear, and MaxPool with dilations."""
+before its first QuantizeLinear, runs of them (through reshapes, with a PRelu), and MaxPool with dilations."""
 
 import numpy as np
 import pytest
@@ -149,6 +149,44 @@ def test_float_ops_in_a_row(activation, at_end):
                         {"w": w, **({} if at_end else {"w2": w2})}, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
     x = feeds([1, 3, 5, 6], 1, seed=12)[0]["x"]
+    for variant in qnnweb.VARIANTS:
+        if at_end:
+            (theirs,) = ReferenceSession(data).run({"x": x})
+            np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], theirs, err_msg=variant)
+        else:
+            assert_matches(data, x, variant)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("at_end", [False, True], ids=["between-convolutions", "at-the-end"])
+@pytest.mark.parametrize("chain", ["reshape-between", "prelu-after-unary", "prelu-then-reshape"])
+def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain):
+    """QOperator's float runs with a Reshape inside (Tanh -> Reshape -> HardSigmoid: one table, computed
+    before the reshape, which commutes with it) or a per-channel PRelu (HardSwish -> PRelu -> Tanh,
+    PRelu -> Reshape -> HardSwish: one table per channel); bit-exact where the output is float."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    w2 = RNG.normal(0, 0.5, (5, 4, 1, 1)).astype(np.float32)
+    init = {"w": w, "slope": RNG.uniform(-0.5, 0.9, (4, 1, 1)).astype(np.float32),
+            "shape": np.array([1, 4, 30, 1], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])]
+    if chain == "reshape-between":
+        nodes += [helper.make_node("Tanh", ["c"], ["t"]), helper.make_node("Reshape", ["t", "shape"], ["r"]),
+                  helper.make_node("HardSigmoid", ["r"], ["f"], alpha=0.3, beta=0.4)]
+    elif chain == "prelu-after-unary":
+        nodes += [helper.make_node("HardSwish", ["c"], ["h"]), helper.make_node("PRelu", ["h", "slope"], ["p"]),
+                  helper.make_node("Tanh", ["p"], ["f"])]
+    else:
+        nodes += [helper.make_node("PRelu", ["c", "slope"], ["p"]), helper.make_node("Reshape", ["p", "shape"], ["r"]),
+                  helper.make_node("HardSwish", ["r"], ["f"])]
+    height, width = (30, 1) if chain != "prelu-after-unary" else (5, 6)
+    if not at_end:
+        nodes.append(helper.make_node("Conv", ["f", "w2"], ["y"]))
+        init["w2"] = w2
+    else:
+        nodes[-1].output[0] = "y"
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4 if at_end else 5, height, width])], init, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    x = feeds([1, 3, 5, 6], 1, seed=13)[0]["x"]
     for variant in qnnweb.VARIANTS:
         if at_end:
             (theirs,) = ReferenceSession(data).run({"x": x})

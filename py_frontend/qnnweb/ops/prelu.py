@@ -46,9 +46,10 @@ def lower_prelu(graph, op):
     float_output = y.dtype == "float32" and alpha.is_constant and alpha.dtype == "float32"
     y_scale, y_zp = (None, None) if float_output else require_byte_quantized(y, "output")
     if float_output:   # a model's last op in float (ONNX QOperator): float32 tables
-        table = _float_output_tables(x, op.options.get("then", ()))
+        table = _float_output_tables(x, op.options.get("before", ()), op.options.get("then", ()))
     elif alpha.is_constant and alpha.dtype == "float32" and not alpha.quantized:
-        table = _float_slope_tables(x, y, op.options.get("activation", "NONE"), op.options.get("then", ()))
+        table = _float_slope_tables(x, y, op.options.get("activation", "NONE"), op.options.get("before", ()),
+                                    op.options.get("then", ()))
     elif alpha.is_constant and alpha.dtype == x.dtype:
         a_scale, a_zp = require_byte_quantized(alpha, "alpha")
 
@@ -85,13 +86,17 @@ def lower_prelu(graph, op):
                  {"tables": b"".join(tables[s] for s in slopes)})]
 
 
-def _composed(then):
-    """float32 functions of the float unary ops ``then`` ([(op type, options)]) after PRelu."""
+def _composed(before, then):
+    """float32 functions of the float unary ops ``before`` and ``then`` ([(op type, options)]) around PRelu."""
+    steps = [(t, o) for t, o in before] + [(t, o) for t, o in then]
+    first = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in before]
     after = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
-    if any(f is None for f in after):
-        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in then]} after PRelu")
+    if any(f is None for f in first + after):
+        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in steps]} around PRelu")
 
     def prelu_then(v, slope):
+        for f in first:
+            v = f(v)
         v = v if v >= 0 else float32(v * slope)
         for f in after:
             v = f(v)
@@ -99,20 +104,20 @@ def _composed(then):
     return prelu_then
 
 
-def _float_output_tables(x, then):
-    """256 float32 values per slope: the float32 PRelu (and the ops after it) of each dequantized input."""
-    function = _composed(then)
+def _float_output_tables(x, before, then):
+    """256 float32 values per slope: the float32 PRelu (and the ops around it) of each dequantized input."""
+    function = _composed(before, then)
     return lambda slope: float_table(x.dtype, x.scale[0], x.zero_point[0], lambda v: function(v, slope))
 
 
-def _float_slope_tables(x, y, activation, then=()):
-    """The table of one float32 slope: the float32 PRelu of each dequantized input value, then the float
-    unary ops ``then`` ([(op type, options)], ONNX's float ops in a row after it), quantized as
-    QuantizeLinear / QUANTIZE do (with a fused Relu / Clip as the output's clamp)."""
+def _float_slope_tables(x, y, activation, before=(), then=()):
+    """The table of one float32 slope: the float unary ops ``before`` ([(op type, options)], ONNX's float
+    ops in a row before it), the float32 PRelu, then the ops ``then`` after it, of each dequantized input
+    value, quantized as QuantizeLinear / QUANTIZE do (with a fused Relu / Clip as the output's clamp)."""
     x_scale, x_zp = x.scale[0], x.zero_point[0]
     y_scale, y_zp = y.scale[0], y.zero_point[0]
     lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)
-    function = _composed(then)
+    function = _composed(before, then)
 
     def table(slope):
         return make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp,

@@ -245,45 +245,95 @@ class ElementwiseMixin:
             return op_type, {"min": low, "max": high}
         return op_type, {}
 
+    # ops that only reshape: they commute with element-wise functions
+    SHAPE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
     def _float_chain(self, name):
-        """(ONNX name of its last output, [(op type, options)]) of the float unary ops that follow
-        the float tensor `name` one after another before it is quantized or used (QOperator leaves
-        such runs unquantized): they become one table of the composed functions (ops/unary.py)."""
-        chain = []
-        while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
-            follower = self.consumers[name][0]
-            if follower.op_type not in UNARY_LUT_OPS or arity_problem(follower) or follower.input[0] != name:
+        """(ONNX name of its last output, [(op type, options)], [reshaping nodes]) of the float unary ops
+        that follow the float tensor `name` one after another before it is quantized or used (QOperator
+        leaves such runs unquantized), reshapes between them included: the unary ops become one table of
+        the composed functions (ops/unary.py), computed before the reshapes (_replay_moves)."""
+        chain, moves = [], []
+        while True:
+            follower, passed = self._next_float_op(name)
+            if follower is None or follower.op_type not in UNARY_LUT_OPS:
                 break
+            moves += passed
+            for node in passed:
+                self._mark_done(node)
             chain.append(self._unary_options(follower, _attributes(follower)))
             self._mark_done(follower)
             name = follower.output[0]
-        return name, chain
+        return name, chain, moves
+
+    def _next_float_op(self, name):
+        """(the one node that uses float `name` next, past reshapes; the reshapes) or (None, [])."""
+        passed = []
+        while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
+            follower = self.consumers[name][0]
+            if arity_problem(follower) or follower.input[0] != name:
+                break
+            if follower.op_type not in self.SHAPE_MOVES:
+                return follower, passed
+            passed.append(follower)
+            name = follower.output[0]
+        return None, []
+
+    def _replay_moves(self, first, moves, out_names):
+        """The reshapes a float chain passed (_float_chain), applied in order to the table's output
+        `first`, the last one writing `out_names`."""
+        name = first
+        for i, move in enumerate(moves):
+            node = type(move)()
+            node.CopyFrom(move)
+            node.input[0] = name
+            node.output[0] = out_names[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
+            self._node(node)
+            name = node.output[0]
+        for alias in out_names[1:]:
+            self.values[alias] = self.values[out_names[0]]
 
     def _qdq_unary(self, node, attrs):
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
-        name, chain = self._float_chain(node.output[0])
+        name, chain, moves = self._float_chain(node.output[0])
+        follower, passed = self._next_float_op(name)
+        if follower is not None and follower.op_type == "PRelu" and not moves and not passed:
+            # a PRelu next in the float run: its tables compose these ops before it
+            self._mark_done(follower)
+            self._prelu(follower, x, before=[(op_type, options)] + chain)
+            return
         if chain:
             options["then"] = chain
+        # the table writes the chain's result, or (reshapes passed) a tensor that they then move
+        composed = f"{node.output[0]}/composed"
         if self._float_tail(name):
             # onnxruntime's QOperator form leaves a model's last activation in float: its float32
             # result for each of the 256 input values, as a table (ops/unary.py)
             value = self.values[x]
-            out = self._tensor(name, self.tensors[value.index].shape, "float32")
-            self.values[name] = Value(out, value.nhwc)
+            table_name = composed if moves else name
+            out = self._tensor(table_name, self.tensors[value.index].shape, "float32")
+            self.values[table_name] = Value(out, value.nhwc)
             self._op(op_type, [value.index], [out], **options)
+            if moves:
+                self._replay_moves(composed, moves, [name])
             return
         out_names, params, activation = self._quantized_output(node, name)
         # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
-        self._unary(op_type, x, out_names, params, activation=activation, **options)
+        self._unary(op_type, x, [composed] if moves else out_names, params, activation=activation, **options)
+        if moves:
+            self._replay_moves(composed, moves, out_names)
 
     _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
 
     def _op_PRelu(self, node, attrs):
+        self._prelu(node, self._activation_input(node.input[0]))
+
+    def _prelu(self, node, x, before=()):
         """PRelu between DequantizeLinear and QuantizeLinear (onnxruntime's quantizer leaves it in float):
         IR PRELU with the float32 slopes, one per channel of a feature map or one for all, which the
-        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py)."""
-        x = self._activation_input(node.input[0])
+        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py), composed with the
+        float unary ops `before` it (on int8 `x`) and after it."""
         slope = node.input[1]
         if slope in self.quantized_constants:   # DequantizeLinear of an int8 constant: its float32 values
             q = self.quantized_constants[slope]
@@ -308,18 +358,24 @@ class ElementwiseMixin:
         else:
             raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
                        "one per channel")
-        name, chain = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
+        name, chain, moves = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
+        composed = f"{node.output[0]}/composed"   # the tables' output where reshapes follow (_qdq_unary)
         if self._float_tail(name):
             # the QOperator form leaves a model's last activation in float: float32 tables
-            out = self._tensor(name, self.tensors[index].shape, "float32")
-            self.values[name] = Value(out, nhwc)
-            self._op("PRELU", [index, alpha], [out], then=chain)
+            table_name = composed if moves else name
+            out = self._tensor(table_name, self.tensors[index].shape, "float32")
+            self.values[table_name] = Value(out, nhwc)
+            self._op("PRELU", [index, alpha], [out], before=list(before), then=chain)
+            if moves:
+                self._replay_moves(composed, moves, [name])
             return
         out_names, params, activation = self._quantized_output(node, name)
-        out = self._new_output(out_names, self.tensors[index].shape, params, nhwc)
-        self._op("PRELU", [index, alpha], [out], activation=activation, then=chain)
+        out = self._new_output([composed] if moves else out_names, self.tensors[index].shape, params, nhwc)
+        self._op("PRELU", [index, alpha], [out], activation=activation, before=list(before), then=chain)
+        if moves:
+            self._replay_moves(composed, moves, out_names)
         self._edge_uint8(out_names[0], params)
 
     def _op_QLinearSigmoid(self, node, attrs):
