@@ -97,6 +97,36 @@ def test_float_op_then_layout_ops_to_the_output(activation, tail, op):
     assert_bit_exact(data, feeds([1, 3, 5, 6], 1, seed=7)[0]["x"])
 
 
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("tail", ["Slice", "Gather", "Transpose+Slice", "DepthToSpace"])
+@pytest.mark.parametrize("op", ["HardSwish", "Tanh"])
+def test_float_op_then_moves_of_int8_tensors_to_the_output(activation, tail, op):
+    """The last float op's result reaching the output through ops that move int8 tensors only (Slice,
+    Gather, DepthToSpace): they move the int8 input first, the float32 table comes last; bit for bit
+    (difftest s20261211-c218, -c423)."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    init = {"w": w, "starts": np.array([1, 2], np.int64), "ends": np.array([4, 6], np.int64),
+            "axes": np.array([2, 3], np.int64), "indices": np.array([3, 0, 2], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(op, ["c"], ["a"])]
+    if tail == "Slice":
+        nodes.append(helper.make_node("Slice", ["a", "starts", "ends", "axes"], ["y"]))
+        out = [1, 4, 3, 4]
+    elif tail == "Gather":
+        nodes.append(helper.make_node("Gather", ["a", "indices"], ["y"], axis=1))
+        out = [1, 3, 5, 6]
+    elif tail == "DepthToSpace":
+        nodes.append(helper.make_node("DepthToSpace", ["a"], ["y"], blocksize=2, mode="CRD"))
+        out = [1, 1, 10, 12]
+    else:
+        init["axes"] = np.array([1, 2], np.int64)
+        nodes += [helper.make_node("Transpose", ["a"], ["t"], perm=[0, 2, 3, 1]),
+                  helper.make_node("Slice", ["t", "starts", "ends", "axes"], ["y"])]
+        out = [1, 3, 4, 4]
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", out)], init, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    assert_bit_exact(data, feeds([1, 3, 5, 6], 1, seed=9)[0]["x"])
+
+
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 @pytest.mark.parametrize("first", ["Relu", "MaxPool"])
 def test_float_op_before_the_first_quantize(mode, first):

@@ -279,6 +279,27 @@ class ElementwiseMixin:
             name = follower.output[0]
         return None, []
 
+    # ops that only move or select values (one input tensor, one output): they commute with
+    # element-wise functions, and run on int8 tensors
+    VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
+                   "SpaceToDepth")
+
+    def _moves_to_output(self, name):
+        """The nodes from float `name` to a model output when each is the only consumer and only moves
+        values (VALUE_MOVES), and that output's name; else ([], None)."""
+        moves = []
+        while name not in self.outputs:
+            consumers = self.consumers.get(name, [])
+            if len(consumers) != 1 or len(moves) > 32:
+                return [], None
+            node = consumers[0]
+            if (node.op_type not in self.VALUE_MOVES or arity_problem(node) or node.input[0] != name
+                    or len(node.output) != 1):
+                return [], None
+            moves.append(node)
+            name = node.output[0]
+        return moves, name
+
     def _replay_moves(self, first, moves, out_names):
         """The reshapes a float chain passed (_float_chain), applied in order to the table's output
         `first`, the last one writing `out_names`."""
@@ -307,6 +328,18 @@ class ElementwiseMixin:
             options["then"] = chain
         # the table writes the chain's result, or (reshapes passed) a tensor that they then move
         composed = f"{node.output[0]}/composed"
+        tail, output = self._moves_to_output(name) if not moves else ([], None)
+        if tail and any(m.op_type not in self.LAYOUT_OPS for m in tail):
+            # the float result only moves on to the model's output, through ops that take int8 tensors
+            # only (Slice, Gather ...): they move the int8 input first, the float32 table comes last
+            for m in tail:
+                self._mark_done(m)
+            self._replay_moves(x, tail, [f"{output}/int8"])
+            value = self.values[f"{output}/int8"]
+            out = self._tensor(output, self.tensors[value.index].shape, "float32")
+            self.values[output] = Value(out, value.nhwc)
+            self._op(op_type, [value.index], [out], **options)
+            return
         if self._float_tail(name):
             # onnxruntime's QOperator form leaves a model's last activation in float: its float32
             # result for each of the 256 input values, as a table (ops/unary.py)
