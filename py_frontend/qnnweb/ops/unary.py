@@ -173,13 +173,11 @@ def _onnx_functions(op):
     return None
 
 
-def _onnx_composed(op):
-    """The op's float32 function followed by those of options["then"] (float ops in a row), or None."""
-    steps = [op] + [SimpleNamespace(type=t, options=o) for t, o in op.options.get("then", ())]
-    functions = [_onnx_functions(step) for step in steps]
+def onnxruntime_function(steps):
+    """The float32 function of float unary ops in a row ([(op type, options)]) as onnxruntime's kernels
+    compute it, or None when one of them has no exact model here."""
+    functions = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in steps]
     if any(f is None for f in functions):
-        if len(functions) > 1:
-            raise Unsupported(f"no float32 model of onnxruntime's {[s.type for s in steps]} to compose")
         return None
 
     def composed(x):
@@ -187,6 +185,15 @@ def _onnx_composed(op):
             x = f(x)
         return x
     return composed
+
+
+def _onnx_composed(op):
+    """The op's float32 function followed by those of options["then"] (float ops in a row), or None."""
+    steps = [(op.type, op.options)] + list(op.options.get("then", ()))
+    function = onnxruntime_function(steps)
+    if function is None and len(steps) > 1:
+        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in steps]} to compose")
+    return function
 
 
 def float_table(x_dtype, x_scale, x_zp, function):

@@ -2,7 +2,7 @@
 
 
 from ...ops.common import float32, float32_bytes
-from ...ops.unary import make_table_onnxruntime
+from ...ops.unary import make_table_onnxruntime, onnxruntime_function
 from .base import NCHW_TO_NHWC, UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 
 
@@ -284,21 +284,33 @@ class ElementwiseMixin:
     VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
                    "SpaceToDepth")
 
-    def _moves_to_output(self, name):
+    def _moves_to_output(self, name, max_pool_commutes=lambda: False):
         """The nodes from float `name` to a model output when each is the only consumer and only moves
-        values (VALUE_MOVES), and that output's name; else ([], None)."""
+        values (VALUE_MOVES; MaxPool too where `max_pool_commutes()`), and that output's name; else
+        ([], None)."""
         moves = []
         while name not in self.outputs:
             consumers = self.consumers.get(name, [])
             if len(consumers) != 1 or len(moves) > 32:
                 return [], None
             node = consumers[0]
-            if (node.op_type not in self.VALUE_MOVES or arity_problem(node) or node.input[0] != name
-                    or len(node.output) != 1):
+            movable = node.op_type in self.VALUE_MOVES or (node.op_type == "MaxPool" and max_pool_commutes())
+            if not movable or arity_problem(node) or node.input[0] != name or len(node.output) != 1:
                 return [], None
             moves.append(node)
             name = node.output[0]
         return moves, name
+
+    def _non_decreasing(self, x, steps):
+        """Whether the float32 function of the unary ops `steps` never decreases over the 256 values of
+        int8 `x` dequantized (checked on each, as onnxruntime computes them)."""
+        function = onnxruntime_function(steps)
+        t = self.tensors[self.values[x].index]
+        if function is None or len(t.scale) != 1:
+            return False
+        scale, zero_point = float32(t.scale[0]), t.zero_point[0]
+        values = [function(float32(scale * (v - zero_point))) for v in range(-128, 128)]
+        return all(a <= b for a, b in zip(values, values[1:]))
 
     def _replay_moves(self, first, moves, out_names):
         """The reshapes a float chain passed (_float_chain), applied in order to the table's output
@@ -318,20 +330,22 @@ class ElementwiseMixin:
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
         name, chain, moves = self._float_chain(node.output[0])
+        steps = [(op_type, dict(options))] + chain   # the run's functions, in order
         follower, passed = self._next_float_op(name)
         if follower is not None and follower.op_type == "PRelu" and not moves and not passed:
             # a PRelu next in the float run: its tables compose these ops before it
             self._mark_done(follower)
-            self._prelu(follower, x, before=[(op_type, options)] + chain)
+            self._prelu(follower, x, before=steps)
             return
         if chain:
             options["then"] = chain
         # the table writes the chain's result, or (reshapes passed) a tensor that they then move
         composed = f"{node.output[0]}/composed"
-        tail, output = self._moves_to_output(name) if not moves else ([], None)
+        tail, output = self._moves_to_output(name, lambda: self._non_decreasing(x, steps)) if not moves else ([], None)
         if tail and any(m.op_type not in self.LAYOUT_OPS for m in tail):
             # the float result only moves on to the model's output, through ops that take int8 tensors
-            # only (Slice, Gather ...): they move the int8 input first, the float32 table comes last
+            # only (Slice, Gather ..., MaxPool where the function never decreases: max commutes with
+            # it): they move the int8 input first, the float32 table comes last
             for m in tail:
                 self._mark_done(m)
             self._replay_moves(x, tail, [f"{output}/int8"])
