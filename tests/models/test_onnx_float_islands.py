@@ -56,6 +56,16 @@ def assert_bit_exact(data, x):
         np.testing.assert_array_equal(ours, theirs, err_msg=variant)
 
 
+def assert_run_matches(data, x, at_end):
+    """A float run at the model's end (float output): bit for bit; between convolutions: as
+    assert_matches checks int8 models."""
+    if at_end:
+        assert_bit_exact(data, x)
+    else:
+        for variant in qnnweb.VARIANTS:
+            assert_matches(data, x, variant)
+
+
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("op", ["Tanh", "HardSigmoid", "HardSwish", "Sigmoid"])
 def test_float_op_at_the_end_of_a_qoperator_model(activation, op):
@@ -187,12 +197,7 @@ def test_float_ops_in_a_row(activation, at_end):
                         {"w": w, **({} if at_end else {"w2": w2})}, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
     x = feeds([1, 3, 5, 6], 1, seed=12)[0]["x"]
-    for variant in qnnweb.VARIANTS:
-        if at_end:
-            (theirs,) = ReferenceSession(data).run({"x": x})
-            np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], theirs, err_msg=variant)
-        else:
-            assert_matches(data, x, variant)
+    assert_run_matches(data, x, at_end)
 
 
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
@@ -225,9 +230,4 @@ def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain
     model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4 if at_end else 5, height, width])], init, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
     x = feeds([1, 3, 5, 6], 1, seed=13)[0]["x"]
-    for variant in qnnweb.VARIANTS:
-        if at_end:
-            (theirs,) = ReferenceSession(data).run({"x": x})
-            np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], theirs, err_msg=variant)
-        else:
-            assert_matches(data, x, variant)
+    assert_run_matches(data, x, at_end)
