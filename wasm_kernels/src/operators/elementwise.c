@@ -70,8 +70,8 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
   /* The scalar operations lane by lane: the same division, pmax/pmin as the scalar clamps (NaN lanes
    * zeroed first: the scalar cast makes them 0), rintf by the magic bias (requantization-simd128.h; the
    * clamped values are within [-255, 255]) with the zero point folded in; values end in [-128, 127],
-   * so the narrows are exact. (nearest + trunc_sat took ~4x longer: trunc_sat is a sequence on x86
-   * engines, and clang 14 splits nearest lane by lane.) */
+   * so the narrows are exact. (Not nearest + trunc_sat: trunc_sat is a sequence on x86 engines, and
+   * clang 14 splits nearest lane by lane.) */
   const v128_t vscale = wasm_f32x4_splat(op->scale);
   const v128_t vlo = wasm_f32x4_splat((float) (-128 - op->output_zero_point));
   const v128_t vhi = wasm_f32x4_splat((float) (127 - op->output_zero_point));
