@@ -231,3 +231,19 @@ def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
     x = feeds([1, 3, 5, 6], 1, seed=13)[0]["x"]
     assert_run_matches(data, x, at_end)
+
+
+def test_composed_float_runs_have_no_tflite_twin():
+    """A PRelu with float ops composed before it (or after it) is one table: the TFLite exporter (the
+    bench's twins) refuses it with the reason instead of writing a model that computes something else."""
+    from qnnweb.exporters import export_tflite
+    from qnnweb.importers.onnx import import_onnx
+
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("HardSwish", ["c"], ["h"]),
+             helper.make_node("PRelu", ["h", "slope"], ["y"])]
+    init = {"w": w, "slope": RNG.uniform(-0.5, 0.9, (4, 1, 1)).astype(np.float32)}
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4, 5, 6])], init, opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation="QInt8")
+    with pytest.raises(qnnweb.ModelError, match="PRELU: a chain of float ops composed into one has no TFLite form"):
+        export_tflite(import_onnx(data))

@@ -74,7 +74,7 @@ def _computed_in_float(op, tensors):
 
 def _in_float(op, tensors):
     """The op as the source has it: DEQUANTIZE, the float op, QUANTIZE (not for a float output)."""
-    if op.options.get("then"):
+    if op.options.get("then") or op.options.get("before"):
         raise ModelError(f"op {op.index} {op.type}: a chain of float ops composed into one has no TFLite form")
     op.options.pop("float_island", None)
     ops = []

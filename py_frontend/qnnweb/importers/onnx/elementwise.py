@@ -313,8 +313,9 @@ class ElementwiseMixin:
         return all(a <= b for a, b in zip(values, values[1:]))
 
     def _replay_moves(self, first, moves, out_names):
-        """The reshapes a float chain passed (_float_chain), applied in order to the table's output
-        `first`, the last one writing `out_names`."""
+        """Copies of the nodes `moves` (reshapes a float run passed, or the moves after it to the model's
+        output) applied in order to tensor `first` (the run's table output, or its int8 input), the last
+        one writing `out_names`."""
         name = first
         for i, move in enumerate(moves):
             node = type(move)()
