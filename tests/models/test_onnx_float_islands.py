@@ -202,14 +202,17 @@ def test_float_ops_in_a_row(activation, at_end):
 
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("at_end", [False, True], ids=["between-convolutions", "at-the-end"])
-@pytest.mark.parametrize("chain", ["reshape-between", "prelu-after-unary", "prelu-then-reshape"])
+@pytest.mark.parametrize("chain", ["reshape-between", "prelu-after-unary", "prelu-then-reshape", "two-prelus",
+                                   "prelu-tanh-prelu"])
 def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain):
     """QOperator's float runs with a Reshape inside (Tanh -> Reshape -> HardSigmoid: one table, computed
-    before the reshape, which commutes with it) or a per-channel PRelu (HardSwish -> PRelu -> Tanh,
-    PRelu -> Reshape -> HardSwish: one table per channel); bit-exact where the output is float."""
+    before the reshape, which commutes with it) or per-channel PRelus (HardSwish -> PRelu -> Tanh,
+    PRelu -> Reshape -> HardSwish, PRelu -> PRelu, PRelu (one slope) -> Tanh -> PRelu: one table per
+    channel); bit-exact where the output is float (difftest s20261210-c409, s20261211-c66)."""
     w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
     w2 = RNG.normal(0, 0.5, (5, 4, 1, 1)).astype(np.float32)
     init = {"w": w, "slope": RNG.uniform(-0.5, 0.9, (4, 1, 1)).astype(np.float32),
+            "slope2": RNG.uniform(-1.5, 0.5, (4, 1, 1)).astype(np.float32), "one": np.array([0.3], np.float32),
             "shape": np.array([1, 4, 30, 1], np.int64)}
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])]
     if chain == "reshape-between":
@@ -218,10 +221,15 @@ def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain
     elif chain == "prelu-after-unary":
         nodes += [helper.make_node("HardSwish", ["c"], ["h"]), helper.make_node("PRelu", ["h", "slope"], ["p"]),
                   helper.make_node("Tanh", ["p"], ["f"])]
-    else:
+    elif chain == "prelu-then-reshape":
         nodes += [helper.make_node("PRelu", ["c", "slope"], ["p"]), helper.make_node("Reshape", ["p", "shape"], ["r"]),
                   helper.make_node("HardSwish", ["r"], ["f"])]
-    height, width = (30, 1) if chain != "prelu-after-unary" else (5, 6)
+    elif chain == "two-prelus":
+        nodes += [helper.make_node("PRelu", ["c", "slope"], ["p"]), helper.make_node("PRelu", ["p", "slope2"], ["f"])]
+    else:
+        nodes += [helper.make_node("PRelu", ["c", "one"], ["p"]), helper.make_node("Tanh", ["p"], ["t"]),
+                  helper.make_node("PRelu", ["t", "slope2"], ["f"])]
+    height, width = (30, 1) if "reshape" in chain else (5, 6)
     if not at_end:
         nodes.append(helper.make_node("Conv", ["f", "w2"], ["y"]))
         init["w2"] = w2

@@ -53,8 +53,8 @@ def lower_prelu(graph, op):
     elif alpha.is_constant and alpha.dtype == x.dtype:
         a_scale, a_zp = require_byte_quantized(alpha, "alpha")
 
-        def table(slope):
-            return prelu_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, slope, a_scale, a_zp)
+        def table(slopes):
+            return prelu_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, slopes[0], a_scale, a_zp)
     else:
         raise Unsupported(f"alpha '{alpha.name}' must be a constant of the input's type ({x.dtype}), or float32")
     if list(x.shape) != list(y.shape):
@@ -75,39 +75,53 @@ def lower_prelu(graph, op):
         slopes = list(struct.unpack(f"<{alpha.size}f", data))
     else:
         slopes = [b - 256 if alpha.dtype == "int8" and b >= 128 else b for b in data]
-    tables = {s: table(s) for s in set(slopes)}
+    # each channel's slopes, of this PRelu and of those composed after it (one, or one per channel)
+    further = [o["slopes"] for t, o in op.options.get("then", ()) if t == "PRELU"]
+    if any(len(f) not in (1, channels) for f in further):
+        raise Unsupported(f"a further PRelu's slopes are neither one nor one per channel ({channels})")
+    count = max([len(slopes)] + [len(f) for f in further])
+    keys = [tuple(v[c if len(v) > 1 else 0] for v in [slopes] + further) for c in range(count)]
+    tables = {k: table(k) for k in set(keys)}
     if len(tables) == 1:
         return [Step("lut_f32" if float_output else "lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size),
-                     {"table": tables[slopes[0]]})]
+                     {"table": tables[keys[0]]})]
     if channels > MAX_CHANNELS:
         raise Unsupported(f"{channels} channels; at most {MAX_CHANNELS} slopes are supported")
     return [Step("lut_channels", dict(input=op.inputs[0], output=op.outputs[0], pixels=x.size // channels,
                                       channels=channels, output_bytes=4 if float_output else 1),
-                 {"tables": b"".join(tables[s] for s in slopes)})]
+                 {"tables": b"".join(tables[k] for k in keys)})]
 
 
 def _composed(before, then):
-    """float32 functions of the float unary ops ``before`` and ``then`` ([(op type, options)]) around PRelu."""
+    """The float32 function of the float unary ops ``before`` ([(op type, options)]), PRelu and the ops
+    ``then`` after it (further PRelus among them: ("PRELU", {"slopes": [...]})), of a value and its
+    channel's slopes (the first PRelu's first)."""
     steps = [(t, o) for t, o in before] + [(t, o) for t, o in then]
     first = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in before]
-    after = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
-    if any(f is None for f in first + after):
+    after = [None if t == "PRELU" else _onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
+    if any(f is None for f in first) or any(f is None and t != "PRELU" for f, (t, _) in zip(after, then)):
         raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in steps]} around PRelu")
 
-    def prelu_then(v, slope):
+    def prelu_then(v, slopes):
         for f in first:
             v = f(v)
-        v = v if v >= 0 else float32(v * slope)
+        v = v if v >= 0 else float32(v * slopes[0])
+        k = 1
         for f in after:
-            v = f(v)
+            if f is None:   # a further PRelu
+                v = v if v >= 0 else float32(v * slopes[k])
+                k += 1
+            else:
+                v = f(v)
         return v
     return prelu_then
 
 
 def _float_output_tables(x, before, then):
-    """256 float32 values per slope: the float32 PRelu (and the ops around it) of each dequantized input."""
+    """256 float32 values per channel's slopes: the float32 PRelu (and the ops around it) of each
+    dequantized input."""
     function = _composed(before, then)
-    return lambda slope: float_table(x.dtype, x.scale[0], x.zero_point[0], lambda v: function(v, slope))
+    return lambda slopes: float_table(x.dtype, x.scale[0], x.zero_point[0], lambda v: function(v, slopes))
 
 
 def _float_slope_tables(x, y, activation, before=(), then=()):
@@ -119,7 +133,7 @@ def _float_slope_tables(x, y, activation, before=(), then=()):
     lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)
     function = _composed(before, then)
 
-    def table(slope):
+    def table(slopes):
         return make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp,
-                                      lambda v: function(v, slope), lo, hi)
+                                      lambda v: function(v, slopes), lo, hi)
     return table

@@ -377,11 +377,9 @@ class ElementwiseMixin:
     def _op_PRelu(self, node, attrs):
         self._prelu(node, self._activation_input(node.input[0]))
 
-    def _prelu(self, node, x, before=()):
-        """PRelu between DequantizeLinear and QuantizeLinear (onnxruntime's quantizer leaves it in float):
-        IR PRELU with the float32 slopes, one per channel of a feature map or one for all, which the
-        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py), composed with the
-        float unary ops `before` it (on int8 `x`) and after it."""
+    def _prelu_slopes(self, node, x_shape):
+        """A PRelu's float32 slopes and how they lie on its input of ONNX shape `x_shape`: "one" (for
+        all), "feature-map" (one per channel of an NCHW feature map) or "last-axis"."""
         slope = node.input[1]
         if slope in self.quantized_constants:   # DequantizeLinear of an int8 constant: its float32 values
             q = self.quantized_constants[slope]
@@ -396,17 +394,38 @@ class ElementwiseMixin:
             slopes, shape = self.constants[slope].values(), self.constants[slope].shape
         else:
             raise Skip("the slope must be a float32 constant or a dequantized int8 constant")
-        x_shape = self._onnx_shape(x)
         if len(slopes) == 1:
-            index = self.values[x].index
-        elif len(x_shape) == 4 and list(shape) in ([x_shape[1], 1, 1], [1, x_shape[1], 1, 1]):
-            index = self._nhwc(x)                       # one slope per channel of a feature map
-        elif len(x_shape) >= 1 and [d for d in shape if d != 1] == [x_shape[-1]] and not self.values[x].nhwc:
-            index = self.values[x].index                # one per element of the last axis
-        else:
-            raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
-                       "one per channel")
+            return slopes, "one"
+        if len(x_shape) == 4 and list(shape) in ([x_shape[1], 1, 1], [1, x_shape[1], 1, 1]):
+            return slopes, "feature-map"
+        if len(x_shape) >= 1 and [d for d in shape if d != 1] == [x_shape[-1]]:
+            return slopes, "last-axis"
+        raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
+                   "one per channel")
+
+    def _prelu(self, node, x, before=()):
+        """PRelu between DequantizeLinear and QuantizeLinear (onnxruntime's quantizer leaves it in float):
+        IR PRELU with the float32 slopes, one per channel of a feature map or one for all, which the
+        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py), composed with the
+        float unary ops `before` it (on int8 `x`) and after it, further PRelus among them."""
+        x_shape = self._onnx_shape(x)
+        slopes, layout = self._prelu_slopes(node, x_shape)
         name, chain, moves = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
+        while not moves:
+            follower, passed = self._next_float_op(name)
+            if follower is None or follower.op_type != "PRelu" or passed:
+                break
+            # another PRelu in the run: its slopes (per channel too) go into the same tables
+            more, more_layout = self._prelu_slopes(follower, x_shape)
+            if "one" not in (layout, more_layout) and layout != more_layout:
+                raise Skip("PRelus in a row with slopes along different axes are not supported")
+            layout = layout if more_layout == "one" else more_layout
+            self._mark_done(follower)
+            name, after, moves = self._float_chain(follower.output[0])
+            chain = chain + [("PRELU", {"slopes": more})] + after
+        if layout == "last-axis" and self.values[x].nhwc:
+            raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
+        index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
         composed = f"{node.output[0]}/composed"   # the tables' output where reshapes follow (_qdq_unary)
