@@ -255,3 +255,36 @@ def test_composed_float_runs_have_no_tflite_twin():
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation="QInt8")
     with pytest.raises(qnnweb.ModelError, match="PRELU: a chain of float ops composed into one has no TFLite form"):
         export_tflite(import_onnx(data))
+
+
+def test_a_float_run_in_a_cycle_ends_with_an_error():
+    """A malformed graph whose float run feeds back into itself (HardSigmoid's output is Tanh's input):
+    following the run stops at a node met before, and the model is refused, not looped over forever."""
+    import threading
+
+    from onnx import TensorProto, numpy_helper
+
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["a"]),
+             helper.make_node("Tanh", ["a"], ["t"]),
+             helper.make_node("Reshape", ["t", "shape"], ["r"]),
+             helper.make_node("HardSigmoid", ["r"], ["a"]),
+             helper.make_node("Identity", ["q"], ["y"])]
+    init = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(3, np.int8), "z"),
+            numpy_helper.from_array(np.array([1, 8], np.int64), "shape")]
+    graph = helper.make_graph(nodes, "cycle", [helper.make_tensor_value_info("q", TensorProto.INT8, [1, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 8])], init)
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+    outcome = []
+
+    def load():
+        try:
+            qnnweb.load(data)
+            outcome.append("loaded")
+        except qnnweb.ModelError as e:   # UnsupportedModelError included
+            outcome.append(e)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert outcome, "qnnweb.load did not return within 60 s"
+    assert isinstance(outcome[0], qnnweb.ModelError), outcome

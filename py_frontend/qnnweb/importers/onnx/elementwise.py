@@ -267,11 +267,13 @@ class ElementwiseMixin:
         return name, chain, moves
 
     def _next_float_op(self, name):
-        """(the one node that uses float `name` next, past reshapes; the reshapes) or (None, [])."""
+        """(the one node that uses float `name` next, past reshapes; the reshapes) or (None, []). A node
+        met twice (a malformed graph with a cycle) or already handled ends the search."""
         passed = []
         while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
             follower = self.consumers[name][0]
-            if arity_problem(follower) or follower.input[0] != name:
+            if (arity_problem(follower) or follower.input[0] != name or follower in passed
+                    or self.node_index[id(follower)] in self.done):
                 break
             if follower.op_type not in self.SHAPE_MOVES:
                 return follower, passed
@@ -291,7 +293,7 @@ class ElementwiseMixin:
         moves = []
         while name not in self.outputs:
             consumers = self.consumers.get(name, [])
-            if len(consumers) != 1 or len(moves) > 32:
+            if len(consumers) != 1 or len(moves) > 32 or consumers[0] in moves:
                 return [], None
             node = consumers[0]
             movable = node.op_type in self.VALUE_MOVES or (node.op_type == "MaxPool" and max_pool_commutes())
