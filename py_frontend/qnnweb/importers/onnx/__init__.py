@@ -26,10 +26,11 @@ from .quantization import QuantizationMixin
 from .resize import ResizeMixin
 from .shape import ShapeMixin
 from .slicing import SlicingMixin
+from .unary import UnaryMixin
 
 
-class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, PoolingMixin, QdqMixin, ResizeMixin, ShapeMixin,
-                   SlicingMixin, QuantizationMixin, ImporterBase):
+class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, UnaryMixin, PoolingMixin, QdqMixin, ResizeMixin,
+                   ShapeMixin, SlicingMixin, QuantizationMixin, ImporterBase):
     """One import: ``OnnxImporter(model).run()`` -> Graph. Each op family's handlers are a mixin."""
 
 

@@ -1,0 +1,245 @@
+"""The unary ops (Relu, Sigmoid, HardSwish, HardSigmoid, Tanh, LeakyRelu, Clip, PRelu and their QLinear
+forms) as 256-entry tables, and the float runs onnxruntime's QOperator form leaves between
+DequantizeLinear and QuantizeLinear: one table of the composed functions, through the reshapes between
+them and the moves after them (ops/unary.py, ops/prelu.py)."""
+
+
+from ...ops.common import float32, float32_bytes
+from ...ops.unary import onnxruntime_function
+from .base import UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
+
+
+class UnaryMixin:
+    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase; _float_tail and
+    LAYOUT_OPS: elementwise.ElementwiseMixin)."""
+
+    def _unary(self, op_type, x_name, out_names, params, **options):
+        value = self.values[x_name]
+        shape = self.tensors[value.index].shape
+        out = self._new_output(out_names, shape, params, value.nhwc)
+        self._op(op_type, [value.index], [out], **options)
+
+    def _unary_options(self, node, attrs):
+        op_type = UNARY_LUT_OPS[node.op_type]
+        if op_type == "LEAKY_RELU":
+            return op_type, {"alpha": attrs.get("alpha", 0.01)}
+        if op_type == "HARD_SIGMOID":
+            return op_type, {"alpha": attrs.get("alpha", 0.2), "beta": attrs.get("beta", 0.5)}
+        if op_type == "CLIP":
+            low, high = self._clip_bounds(node)
+            return op_type, {"min": low, "max": high}
+        return op_type, {}
+
+    # ops that only reshape: they commute with element-wise functions
+    SHAPE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+    def _float_chain(self, name):
+        """(ONNX name of its last output, [(op type, options)], [reshaping nodes]) of the float unary ops
+        that follow the float tensor `name` one after another before it is quantized or used (QOperator
+        leaves such runs unquantized), reshapes between them included: the unary ops become one table of
+        the composed functions (ops/unary.py), computed before the reshapes (_replay_moves)."""
+        chain, moves = [], []
+        while True:
+            follower, passed = self._next_float_op(name)
+            if follower is None or follower.op_type not in UNARY_LUT_OPS:
+                break
+            moves += passed
+            for node in passed:
+                self._mark_done(node)
+            chain.append(self._unary_options(follower, _attributes(follower)))
+            self._mark_done(follower)
+            name = follower.output[0]
+        return name, chain, moves
+
+    def _next_float_op(self, name):
+        """(the one node that uses float `name` next, past reshapes; the reshapes) or (None, []). A node
+        met twice (a malformed graph with a cycle) or already handled ends the search."""
+        passed = []
+        while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
+            follower = self.consumers[name][0]
+            if (arity_problem(follower) or follower.input[0] != name or follower in passed
+                    or self.node_index[id(follower)] in self.done):
+                break
+            if follower.op_type not in self.SHAPE_MOVES:
+                return follower, passed
+            passed.append(follower)
+            name = follower.output[0]
+        return None, []
+
+    # ops that only move or select values (one input tensor, one output): they commute with
+    # element-wise functions, and run on int8 tensors
+    VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
+                   "SpaceToDepth")
+
+    def _moves_to_output(self, name, max_pool_commutes=lambda: False):
+        """The nodes from float `name` to a model output when each is the only consumer and only moves
+        values (VALUE_MOVES; MaxPool too where `max_pool_commutes()`), and that output's name; else
+        ([], None)."""
+        moves = []
+        while name not in self.outputs:
+            consumers = self.consumers.get(name, [])
+            if len(consumers) != 1 or len(moves) > 32 or consumers[0] in moves:
+                return [], None
+            node = consumers[0]
+            movable = node.op_type in self.VALUE_MOVES or (node.op_type == "MaxPool" and max_pool_commutes())
+            if not movable or arity_problem(node) or node.input[0] != name or len(node.output) != 1:
+                return [], None
+            moves.append(node)
+            name = node.output[0]
+        return moves, name
+
+    def _non_decreasing(self, x, steps):
+        """Whether the float32 function of the unary ops `steps` never decreases over the 256 values of
+        int8 `x` dequantized (checked on each, as onnxruntime computes them)."""
+        function = onnxruntime_function(steps)
+        t = self.tensors[self.values[x].index]
+        if function is None or len(t.scale) != 1:
+            return False
+        scale, zero_point = float32(t.scale[0]), t.zero_point[0]
+        values = [function(float32(scale * (v - zero_point))) for v in range(-128, 128)]
+        return all(a <= b for a, b in zip(values, values[1:]))
+
+    def _replay_moves(self, first, moves, out_names):
+        """Copies of the nodes `moves` (reshapes a float run passed, or the moves after it to the model's
+        output) applied in order to tensor `first` (the run's table output, or its int8 input), the last
+        one writing `out_names`."""
+        name = first
+        for i, move in enumerate(moves):
+            node = type(move)()
+            node.CopyFrom(move)
+            node.input[0] = name
+            node.output[0] = out_names[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
+            self._node(node)
+            name = node.output[0]
+        for alias in out_names[1:]:
+            self.values[alias] = self.values[out_names[0]]
+
+    def _qdq_unary(self, node, attrs):
+        x = self._activation_input(node.input[0])
+        op_type, options = self._unary_options(node, attrs)
+        name, chain, moves = self._float_chain(node.output[0])
+        steps = [(op_type, dict(options))] + chain   # the run's functions, in order
+        follower, passed = self._next_float_op(name)
+        if follower is not None and follower.op_type == "PRelu" and not moves and not passed:
+            # a PRelu next in the float run: its tables compose these ops before it
+            self._mark_done(follower)
+            self._prelu(follower, x, before=steps)
+            return
+        if chain:
+            options["then"] = chain
+        # the table writes the chain's result, or (reshapes passed) a tensor that they then move
+        composed = f"{node.output[0]}/composed"
+        tail, output = self._moves_to_output(name, lambda: self._non_decreasing(x, steps)) if not moves else ([], None)
+        if tail and any(m.op_type not in self.LAYOUT_OPS for m in tail):
+            # the float result only moves on to the model's output, through ops that take int8 tensors
+            # only (Slice, Gather ..., MaxPool where the function never decreases: max commutes with
+            # it): they move the int8 input first, the float32 table comes last
+            for m in tail:
+                self._mark_done(m)
+            self._replay_moves(x, tail, [f"{output}/int8"])
+            value = self.values[f"{output}/int8"]
+            out = self._tensor(output, self.tensors[value.index].shape, "float32")
+            self.values[output] = Value(out, value.nhwc)
+            self._op(op_type, [value.index], [out], **options)
+            return
+        if self._float_tail(name):
+            # onnxruntime's QOperator form leaves a model's last activation in float: its float32
+            # result for each of the 256 input values, as a table (ops/unary.py)
+            value = self.values[x]
+            table_name = composed if moves else name
+            out = self._tensor(table_name, self.tensors[value.index].shape, "float32")
+            self.values[table_name] = Value(out, value.nhwc)
+            self._op(op_type, [value.index], [out], **options)
+            if moves:
+                self._replay_moves(composed, moves, [name])
+            return
+        out_names, params, activation = self._quantized_output(node, name)
+        # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
+        self._unary(op_type, x, [composed] if moves else out_names, params, activation=activation, **options)
+        if moves:
+            self._replay_moves(composed, moves, out_names)
+
+    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
+
+    def _op_PRelu(self, node, attrs):
+        self._prelu(node, self._activation_input(node.input[0]))
+
+    def _prelu_slopes(self, node, x_shape):
+        """A PRelu's float32 slopes and how they lie on its input of ONNX shape `x_shape`: "one" (for
+        all), "feature-map" (one per channel of an NCHW feature map) or "last-axis"."""
+        slope = node.input[1]
+        if slope in self.quantized_constants:   # DequantizeLinear of an int8 constant: its float32 values
+            q = self.quantized_constants[slope]
+            values, shape = q.constant.values(), q.constant.shape
+            scales = q.scale * len(values) if len(q.scale) == 1 else None
+            zero_points = q.zero_point * len(values) if len(q.zero_point) == 1 else None
+            if scales is None or zero_points is None:
+                raise Skip("a slope quantized per axis is not supported")
+            shift = 128 if q.constant.dtype == "uint8" else 0
+            slopes = [float32(float32(v - shift - z) * float32(s)) for v, s, z in zip(values, scales, zero_points)]
+        elif slope in self.constants and self.constants[slope].dtype == "float32":
+            slopes, shape = self.constants[slope].values(), self.constants[slope].shape
+        else:
+            raise Skip("the slope must be a float32 constant or a dequantized int8 constant")
+        if len(slopes) == 1:
+            return slopes, "one"
+        if len(x_shape) == 4 and list(shape) in ([x_shape[1], 1, 1], [1, x_shape[1], 1, 1]):
+            return slopes, "feature-map"
+        if len(x_shape) >= 1 and [d for d in shape if d != 1] == [x_shape[-1]]:
+            return slopes, "last-axis"
+        raise Skip(f"slope of shape {list(shape)} for an input of shape {list(x_shape)}: only one slope, or "
+                   "one per channel")
+
+    def _prelu(self, node, x, before=()):
+        """PRelu between DequantizeLinear and QuantizeLinear (onnxruntime's quantizer leaves it in float):
+        IR PRELU with the float32 slopes, one per channel of a feature map or one for all, which the
+        lowering tabulates as onnxruntime's float op computes them (ops/prelu.py), composed with the
+        float unary ops `before` it (on int8 `x`) and after it, further PRelus among them."""
+        x_shape = self._onnx_shape(x)
+        slopes, layout = self._prelu_slopes(node, x_shape)
+        name, chain, moves = self._float_chain(node.output[0])   # float unary ops after it: composed into its tables
+        while not moves:
+            follower, passed = self._next_float_op(name)
+            if follower is None or follower.op_type != "PRelu" or passed:
+                break
+            # another PRelu in the run: its slopes (per channel too) go into the same tables
+            more, more_layout = self._prelu_slopes(follower, x_shape)
+            if "one" not in (layout, more_layout) and layout != more_layout:
+                raise Skip("PRelus in a row with slopes along different axes are not supported")
+            layout = layout if more_layout == "one" else more_layout
+            self._mark_done(follower)
+            name, after, moves = self._float_chain(follower.output[0])
+            chain = chain + [("PRELU", {"slopes": more})] + after
+        if layout == "last-axis" and self.values[x].nhwc:
+            raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
+        index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
+        alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
+        nhwc = index != self.values[x].index or self.values[x].nhwc
+        composed = f"{node.output[0]}/composed"   # the tables' output where reshapes follow (_qdq_unary)
+        if self._float_tail(name):
+            # the QOperator form leaves a model's last activation in float: float32 tables
+            table_name = composed if moves else name
+            out = self._tensor(table_name, self.tensors[index].shape, "float32")
+            self.values[table_name] = Value(out, nhwc)
+            self._op("PRELU", [index, alpha], [out], before=list(before), then=chain)
+            if moves:
+                self._replay_moves(composed, moves, [name])
+            return
+        out_names, params, activation = self._quantized_output(node, name)
+        out = self._new_output([composed] if moves else out_names, self.tensors[index].shape, params, nhwc)
+        self._op("PRELU", [index, alpha], [out], activation=activation, before=list(before), then=chain)
+        if moves:
+            self._replay_moves(composed, moves, out_names)
+        self._edge_uint8(out_names[0], params)
+
+    def _op_QLinearSigmoid(self, node, attrs):
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSigmoid output")
+        self._unary("LOGISTIC", x, [node.output[0]], params)
+        self._edge_uint8(node.output[0], params)
+
+    def _op_QLinearLeakyRelu(self, node, attrs):
+        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
+        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearLeakyRelu output")
+        self._unary("LEAKY_RELU", x, [node.output[0]], params, alpha=attrs.get("alpha", 0.01))
+        self._edge_uint8(node.output[0], params)
