@@ -14,7 +14,7 @@ from ..graph import DTYPE_SIZES
 from . import Step, Unsupported, lowering
 from .common import activation_range, float32, require_byte_quantized
 from .tflite_fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
-from .unary import RANGES, _input_values, _onnx_functions, float_table, make_table_onnxruntime
+from .unary import RANGES, _input_values, _onnx_functions, float_table, make_table_onnxruntime, onnxruntime_function
 
 MAX_CHANNELS = 1 << 12   # one 256-entry table per channel
 
@@ -96,15 +96,13 @@ def _composed(before, then):
     """The float32 function of the float unary ops ``before`` ([(op type, options)]), PRelu and the ops
     ``then`` after it (further PRelus among them: ("PRELU", {"slopes": [...]})), of a value and its
     channel's slopes (the first PRelu's first)."""
-    steps = [(t, o) for t, o in before] + [(t, o) for t, o in then]
-    first = [_onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in before]
+    first = onnxruntime_function(before)
     after = [None if t == "PRELU" else _onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
-    if any(f is None for f in first) or any(f is None and t != "PRELU" for f, (t, _) in zip(after, then)):
-        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in steps]} around PRelu")
+    if first is None or any(f is None and t != "PRELU" for f, (t, _) in zip(after, then)):
+        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in [*before, *then]]} around PRelu")
 
     def prelu_then(v, slopes):
-        for f in first:
-            v = f(v)
+        v = first(v)
         v = v if v >= 0 else float32(v * slopes[0])
         k = 1
         for f in after:
