@@ -114,6 +114,27 @@ class UnaryMixin:
         for alias in out_names[1:]:
             self.values[alias] = self.values[out_names[0]]
 
+    def _tabulated(self, node, name, moves, op_type, inputs, nhwc, **options):
+        """The one op whose tables compute float run `name` (started by `node`): float32 where the
+        QOperator form leaves the model's last activation in float, else quantized as the
+        QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
+        in the same table. Reshapes the run passed (`moves`) follow the table's output."""
+        composed = f"{node.output[0]}/composed"
+        shape = self.tensors[inputs[0]].shape
+        if self._float_tail(name):
+            table_name = composed if moves else name
+            out = self._tensor(table_name, shape, "float32")
+            self.values[table_name] = Value(out, nhwc)
+            self._op(op_type, inputs, [out], **options)
+            if moves:
+                self._replay_moves(composed, moves, [name])
+            return
+        out_names, params, activation = self._quantized_output(node, name)
+        out = self._new_output([composed] if moves else out_names, shape, params, nhwc)
+        self._op(op_type, inputs, [out], activation=activation, **options)
+        if moves:
+            self._replay_moves(composed, moves, out_names)
+
     def _qdq_unary(self, node, attrs):
         x = self._activation_input(node.input[0])
         op_type, options = self._unary_options(node, attrs)
@@ -127,8 +148,6 @@ class UnaryMixin:
             return
         if chain:
             options["then"] = chain
-        # the table writes the chain's result, or (reshapes passed) a tensor that they then move
-        composed = f"{node.output[0]}/composed"
         tail, output = self._moves_to_output(name, lambda: self._non_decreasing(x, steps)) if not moves else ([], None)
         if tail and any(m.op_type not in self.LAYOUT_OPS for m in tail):
             # the float result only moves on to the model's output, through ops that take int8 tensors
@@ -142,22 +161,8 @@ class UnaryMixin:
             self.values[output] = Value(out, value.nhwc)
             self._op(op_type, [value.index], [out], **options)
             return
-        if self._float_tail(name):
-            # onnxruntime's QOperator form leaves a model's last activation in float: its float32
-            # result for each of the 256 input values, as a table (ops/unary.py)
-            value = self.values[x]
-            table_name = composed if moves else name
-            out = self._tensor(table_name, self.tensors[value.index].shape, "float32")
-            self.values[table_name] = Value(out, value.nhwc)
-            self._op(op_type, [value.index], [out], **options)
-            if moves:
-                self._replay_moves(composed, moves, [name])
-            return
-        out_names, params, activation = self._quantized_output(node, name)
-        # A Relu / Clip after it (two activations in a row) is its output's clamp, in the same table.
-        self._unary(op_type, x, [composed] if moves else out_names, params, activation=activation, **options)
-        if moves:
-            self._replay_moves(composed, moves, out_names)
+        value = self.values[x]
+        self._tabulated(node, name, moves, op_type, [value.index], value.nhwc, **options)
 
     _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
 
@@ -215,31 +220,14 @@ class UnaryMixin:
         index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
-        composed = f"{node.output[0]}/composed"   # the tables' output where reshapes follow (_qdq_unary)
-        if self._float_tail(name):
-            # the QOperator form leaves a model's last activation in float: float32 tables
-            table_name = composed if moves else name
-            out = self._tensor(table_name, self.tensors[index].shape, "float32")
-            self.values[table_name] = Value(out, nhwc)
-            self._op("PRELU", [index, alpha], [out], before=list(before), then=chain)
-            if moves:
-                self._replay_moves(composed, moves, [name])
-            return
-        out_names, params, activation = self._quantized_output(node, name)
-        out = self._new_output([composed] if moves else out_names, self.tensors[index].shape, params, nhwc)
-        self._op("PRELU", [index, alpha], [out], activation=activation, before=list(before), then=chain)
-        if moves:
-            self._replay_moves(composed, moves, out_names)
-        self._edge_uint8(out_names[0], params)
+        self._tabulated(node, name, moves, "PRELU", [index, alpha], nhwc, before=list(before), then=chain)
 
     def _op_QLinearSigmoid(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
         params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSigmoid output")
         self._unary("LOGISTIC", x, [node.output[0]], params)
-        self._edge_uint8(node.output[0], params)
 
     def _op_QLinearLeakyRelu(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
         params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearLeakyRelu output")
         self._unary("LEAKY_RELU", x, [node.output[0]], params, alpha=attrs.get("alpha", 0.01))
-        self._edge_uint8(node.output[0], params)
