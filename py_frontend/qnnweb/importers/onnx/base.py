@@ -8,7 +8,7 @@ from dataclasses import replace
 from ...errors import ModelError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
 from .. import unknown_inputs
-from .proto import tensor_bytes, tensor_dtype, unpack
+from .proto import DATA_TYPES, tensor_bytes, tensor_dtype, unpack
 
 XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
 NCHW_TO_NHWC = (0, 2, 3, 1)
@@ -241,12 +241,27 @@ class ImporterBase:
                     # tensor it came from is the one renamed
                     self.tensors[inner] = replace(self.tensors[inner], name=name + "/nhwc")
                     self.tensors[index] = replace(self.tensors[index], name=name)
-                outputs.append(index)
+                outputs.append(self._as_declared(name, index))
             elif name not in self.failed:
                 self.problems.append((-1, f"output '{name}'", "is computed in float; only int8 ops run"))
         if self.problems:
             raise UnsupportedModelError(self.problems)
         return Graph(self.tensors, self.ops, inputs, outputs, "onnx", self._source(graph_inputs))
+
+    def _as_declared(self, name, index):
+        """A model output the graph declares uint8 (a QuantizeLinear to uint8 at the end of a QDQ or
+        QOperator model), computed as qnnweb's int8: shifted back to uint8 by a QUANTIZE, the model's
+        name moving to the uint8 tensor. The one place this is done, whatever op made the output."""
+        t = self.tensors[index]
+        declared = DATA_TYPES.get(next(o.type.tensor_type.elem_type for o in self.graph.output if o.name == name))
+        uint8 = (declared or (None,))[0] == "uint8" or (
+            declared is None and self.quantization.get(name, (None, None, None))[2] == "uint8")
+        if t.dtype != "int8" or not uint8:
+            return index
+        self.tensors[index] = replace(t, name=name + "/int8")
+        out = self._tensor(name, t.shape, "uint8", t.scale, tuple(z + 128 for z in t.zero_point))
+        self._op("QUANTIZE", [index], [out])
+        return out
 
     def _source(self, graph_inputs):
         """The declared dimensions (a name for a symbolic one) and the model's metadata, as onnxruntime

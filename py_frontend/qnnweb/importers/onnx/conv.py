@@ -117,7 +117,6 @@ class ConvMixin:
         w = self._weights(i[3], i[4], i[5])
         params = self._qparams(i[6], i[7], "QLinearConv output")
         self._conv(node, attrs, x, w, i[8], [node.output[0]], params, "NONE")
-        self._edge_uint8(node.output[0], params)
 
     def _fully_connected(self, x_name, w_index, bias_name, out_names, params, activation, layout):
         x = self.values[x_name]
@@ -163,7 +162,6 @@ class ConvMixin:
         w = self._weights(b, b_s, b_z, axis=1)
         params = self._qparams(y_s, y_z, "QLinearMatMul output")
         self._fully_connected(x, w, "", [node.output[0]], params, "NONE", "IO")
-        self._edge_uint8(node.output[0], params)
 
     def _op_QGemm(self, node, attrs):
         i = list(node.input) + [""] * (9 - len(node.input))
@@ -175,4 +173,3 @@ class ConvMixin:
         w = self._weights(i[3], i[4], i[5], axis=0 if attrs.get("transB", 0) else 1)
         params = self._qparams(i[7], i[8], "QGemm output")
         self._fully_connected(x, w, i[6], [node.output[0]], params, "NONE", "OI" if attrs.get("transB", 0) else "IO")
-        self._edge_uint8(node.output[0], params)

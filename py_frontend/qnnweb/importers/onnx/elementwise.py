@@ -221,7 +221,6 @@ class ElementwiseMixin:
                 operands.append(self._qlinear_input(name, s, z))
         params = self._qparams(y_s, y_z, f"{node.op_type} output")
         self._binary(op_type, node, operands[0], operands[1], [node.output[0]], params, "NONE")
-        self._edge_uint8(node.output[0], params)
 
     def _op_QLinearAdd(self, node, attrs):
         self._qlinear_binary("ADD", node)

@@ -74,7 +74,6 @@ class PoolingMixin:
                 raise Skip(f"a {activation} after a requantizing MaxPool is not supported")
         else:
             self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
-        self._edge_uint8(out_names[0], params)
 
     def _op_QLinearAveragePool(self, node, attrs):
         if attrs.get("channels_last", 0):
@@ -123,4 +122,3 @@ class PoolingMixin:
                      else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
         out = self._new_output(out_names, out_shape, params, nhwc)
         self._op("MEAN", [index, self._constant_ints(f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))
-        self._edge_uint8(out_names[0], params)

@@ -25,16 +25,6 @@ class QdqMixin:
         value = self.values[x]
         index = self._new_output([out], self.tensors[value.index].shape, params, value.nhwc)
         self._op("QUANTIZE", [value.index], [index])
-        self._edge_uint8(out, params)
-
-    def _edge_uint8(self, name, params):
-        """A uint8 tensor that is a model output is handed back as uint8."""
-        if params[2] == "uint8" and name in self.outputs:
-            value = self.values[name]
-            t = self.tensors[value.index]
-            index = self._tensor(name, t.shape, "uint8", t.scale, tuple(z + 128 for z in t.zero_point))
-            self._op("QUANTIZE", [value.index], [index])
-            self.values[name] = Value(index, value.nhwc)
 
     def _op_DequantizeLinear(self, node, attrs):
         q, out = node.input[0], node.output[0]

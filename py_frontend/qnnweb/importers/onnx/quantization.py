@@ -267,7 +267,6 @@ class QuantizationMixin:
         emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
         if not same:
             self._requantize_to(moved[0], out_names, params)
-        self._edge_uint8(out_names[0], params)
         if out in self.outputs and out in self.views:
             result = self._tensor(out, shape, "float32")
             self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])

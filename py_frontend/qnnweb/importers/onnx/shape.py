@@ -164,7 +164,6 @@ class ShapeMixin:
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
         params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSoftmax output")
         self._softmax(x, attrs.get("axis", -1), [node.output[0]], params)
-        self._edge_uint8(node.output[0], params)
 
     def _op_Transpose(self, node, attrs):
         value = self.values.get(node.input[0])
@@ -187,7 +186,6 @@ class ShapeMixin:
             raise Skip("requantizing in a Transpose is not supported")
         out = self._new_output(out_names, [t.shape[p] for p in perm], params, False)
         self._op("TRANSPOSE", [index], [out], perm=list(perm))
-        self._edge_uint8(out_names[0], params)
 
     def _op_DepthToSpace(self, node, attrs):
         self._block_move(node, "DEPTH_TO_SPACE", attrs.get("blocksize"), attrs.get("mode", "DCR"))
