@@ -3,7 +3,8 @@ DeepLabV3 on MobileNetV2 at output stride 16, an SSDLite FPN detector, a Cartoon
 YOLO; seeded weights, BatchNorm statistics from the calibration photos) exported by torch.onnx and quantized
 by onnxruntime's quantize_static (QDQ, per-channel int8 weights; uint8 and int8 activations), against
 onnxruntime, every variant: every output bit-exact with onnxruntime's (DeepLab's bilinear upsampling too:
-qnnweb follows onnxruntime's float32 Resize of the QDQ form), on two photos; a failure reports the share
+qnnweb follows onnxruntime's float32 Resize of the QDQ form; CartoonGAN's ConvTranspose, which onnxruntime
+computes in float32 with CPU-dependent rounding, within one quantum), on two photos; a failure reports the share
 within one quantum (the scale of the int8 tensor the output is dequantized from) and the share bit-exact. Their TFLite twins (litert-torch + ai-edge-quantizer) are
 fixtures of tests/models/test_converter_tflite.py."""
 
@@ -90,6 +91,14 @@ def output_quanta(data):
     return quanta
 
 
+# onnxruntime runs the QDQ ConvTranspose in float32 (DequantizeLinear, MLAS's float GEMM + col2im,
+# QuantizeLinear), whose rounding depends on the CPU's MLAS kernels: an exact sum 1.3e-6 quanta from a
+# tie (-120.4999987) rounds to -121 on an Intel Xeon with AVX-512 (2026-12-04) and to -120, as qnnweb's
+# exact integer sum does, on an AMD EPYC with AVX2. There the bar is the one of tests/models/
+# test_onnx_conv_transpose.py: within one quantum, bit-exact elsewhere.
+FLOAT_IN_ONNXRUNTIME = {"cartoongan"}
+
+
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("name", list(ARCHITECTURES))
 def test_architecture_matches_onnxruntime(name, activation, quantized):
@@ -108,4 +117,7 @@ def test_architecture_matches_onnxruntime(name, activation, quantized):
                 report = f"{name} {activation} {variant} output {k}: {within:.4%} within one quantum " \
                          f"({exact:.4%} bit-exact, up to {steps.max():.0f} quanta off)"
                 print(report)
-                assert exact == 1.0, report
+                if name in FLOAT_IN_ONNXRUNTIME:
+                    assert within == 1.0 and exact >= 0.999, report
+                else:
+                    assert exact == 1.0, report
