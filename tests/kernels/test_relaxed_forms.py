@@ -6,10 +6,13 @@ wasm_kernels/build.sh and src/config.c) and runs convolutions through it against
   SIMD128 GEMM on packed int16 activations and the SIMD128 depthwise kernel;
 - "halves" and "split", the exact two-dot IGEMM forms ("halves" is slower than the SIMD128 GEMM where
   the dot saturates; "split" is for engines of any other behaviour);
-- "usdot", the one-dot IGEMM and the four-tap depthwise kernel of engines whose dot reads the
-  activations as unsigned without saturating (x86 with VNNI: the browser on such machines). wasmtime
-  on x86 reads them as unsigned too but may saturate i16 pair sums (pmaddubsw), so its cases keep the
-  weights in [-64, 64], where 2 * 64 * 255 fits in an i16 and every unsigned engine is exact.
+- "usdot", the kernels of engines whose dot reads its second operand as unsigned without saturating
+  (x86 with VNNI: the browser on such machines): the one-dot 2x24c4 / 2x16c4 IGEMM, whose weights are
+  that operand (packed as w + 128, the row sums correcting), and the four-tap depthwise kernel, whose
+  activations are (x + 128). wasmtime on x86 reads the operand as unsigned too but may saturate i16
+  pair sums (pmaddubsw), so its cases keep the weights in [-64, -1]: w + 128 in [64, 127] and
+  2 * 127 * 128 fit in an i16 for the IGEMM, 2 * 64 * 255 for the depthwise kernel, and every unsigned
+  engine is exact. (Whole models in Chromium check the full range where the machine has VNNI.)
 """
 
 import os
@@ -29,14 +32,16 @@ from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-# form: (flags, gemm kernel, depthwise kernel, largest weight magnitude exact on wasmtime)
+# form: (flags, gemm kernel, depthwise kernel, the weights' range exact on wasmtime)
 FORMS = {
     "saturate": ("-DQNN_RELAXED_DOT_KIND=3", "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)",
-                 "qs8-dwconv-c16-simd128-dot16x2", 128),
+                 "qs8-dwconv-c16-simd128-dot16x2", (-128, 127)),
     "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-2x16c4-relaxed-halves",
-               "qs8-dwconv-c16-simd128-dot16x2", 128),
-    "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2", 128),
-    "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x16c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-usdot", 64),
+               "qs8-dwconv-c16-simd128-dot16x2", (-128, 127)),
+    "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2",
+              (-128, 127)),
+    "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x24c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-usdot",
+              (-64, -1)),
 }
 
 
@@ -63,8 +68,11 @@ def forced_relaxed(relaxed_form, monkeypatch):
 
 
 def bounded(case, bound):
-    """The case with its weights in [-bound, bound] (see the module's docstring)."""
-    return {**case, "w": np.clip(case["w"], -bound, bound).astype(np.int8)}
+    """The case with its weights moved into the range `bound` (see the module's docstring): the
+    same weights for the full range, else lo + (w mod the range's width), so they stay spread."""
+    lo, hi = bound
+    w = case["w"] if (lo, hi) == (-128, 127) else lo + (case["w"].astype(np.int32) - lo) % (hi - lo + 1)
+    return {**case, "w": w.astype(np.int8)}
 
 
 def test_forced_form_is_bit_exact(forced_relaxed):
@@ -77,13 +85,13 @@ def test_forced_form_is_bit_exact(forced_relaxed):
     ]
     for case in cases:
         args, w_zp = case["args"], case["w_zp"]
-        if bound < 128:
+        if bound != (-128, 127):
             args, w_zp = bounded(args, bound), 0   # a weight zero point would widen the range again
         expected = ref.conv2d(**args, w_zp=w_zp)
         got = H.conv2d("relaxed", **args, w_zp=w_zp)
         np.testing.assert_array_equal(got, expected)
-    x = np.full((2, 4, 4, 40), -128, np.int8)  # the largest products: (x - x_zp) = -255, w = -bound
-    w = np.full((17, 3, 3, 40), -bound, np.int8)
+    x = np.full((2, 4, 4, 40), -128, np.int8)  # the largest products: (x - x_zp) = -255, w = the lowest
+    w = np.full((17, 3, 3, 40), bound[0], np.int8)
     scales = (H.f32(0.001),)
     y_scale = H.output_scale_for(H.f32(0.05), 0.001, 360, 1 / 8)
     np.testing.assert_array_equal(

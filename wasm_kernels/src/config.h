@@ -18,6 +18,9 @@ struct qnn_gemm_config {
    * activations XOR 0x80 (uint8), i.e. x + 128. */
   int32_t input_zero_point_offset;
   int32_t activation_xor;
+  /* XORed into every packed weight byte (0x80: w + 128, for kernels whose engine reads the weights
+   * as unsigned); the operator then adds -128 * (the sum of each row's activations) to the row. */
+  int32_t weights_xor;
   const char* name;
 };
 
@@ -32,6 +35,8 @@ struct qnn_dwconv_config {
 };
 
 const struct qnn_gemm_config* qnn_get_gemm_config(void);
+/* The config for a convolution with this many output channels per group. */
+const struct qnn_gemm_config* qnn_get_gemm_config_for(size_t output_channels);
 const struct qnn_dwconv_config* qnn_get_dwconv_config(void);
 
 #endif

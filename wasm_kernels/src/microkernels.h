@@ -13,7 +13,8 @@
  *   c              first output pixel; pixel m is at c + m * c_stride; channels contiguous.
  * kc is the true channel count; the kernel reads round_up(kc, KR) bytes per row (over-read is
  * allowed: QNN_EXTRA_BYTES) and the matching packed weights are zero.
- * params->row_correction (NULL for symmetric weights) adds one int32 per row before requantization. */
+ * params->row_correction (NULL when no row needs it) adds one int32 per row before requantization:
+ * weights with a zero point, and weights packed XOR 0x80 (config.h weights_xor). */
 typedef void (*qnn_qs8_igemm_ukernel_fn)(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,

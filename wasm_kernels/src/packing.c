@@ -8,7 +8,7 @@ int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, 
 }
 
 void qnn_pack_qs8_igemm_w(
-    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point,
+    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point, int32_t weights_xor,
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed) {
   const size_t skr = sr * kr, kc_padded = qnn_round_up(kc, skr);
@@ -33,7 +33,7 @@ void qnn_pack_qs8_igemm_w(
           /* the group of channel n at position k0: (k0 / kr + n) mod sr in its run of sr groups */
           const size_t first = k0 / skr * skr + (k0 + n * kr) % skr;
           for (size_t k = first; k < first + kr && k < kc; k++) {
-            packed_w[n * kr + (k - first)] = w[(n0 + n) * n_stride + t * t_stride + k * k_stride];
+            packed_w[n * kr + (k - first)] = (int8_t) (w[(n0 + n) * n_stride + t * t_stride + k * k_stride] ^ weights_xor);
           }
         }
         packed_w += nr * kr;

@@ -8,7 +8,7 @@
 /* IGEMM layout, one block per NR output channels:
  *   int32 bias[NR]     bias[n] - input_zero_point * sum_k w[n][k]   (0 past nc)
  *   float scale[NR]    requantization scale                          (0 past nc)
- *   int8  w[ks][round_up(kc, SR * KR) / KR][NR][KR]                  (0 past nc / kc)
+ *   int8  w[ks][round_up(kc, SR * KR) / KR][NR][KR] ^ weights_xor    (0 past nc / kc)
  * With SR > 1 (XNNPACK's "s" kernels), group g of channel n in each run of SR groups holds the input
  * channels of group (g + n) mod SR of that run: the kernel rotates its activations by one group
  * between dot products instead of broadcasting them.
@@ -17,7 +17,7 @@
  * is (1, 0, nc). */
 int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, int64_t kr, int64_t sr);
 void qnn_pack_qs8_igemm_w(
-    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point,
+    size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point, int32_t weights_xor,
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed);
 

@@ -26,12 +26,21 @@
  * group g's buffer points g * input_channels bytes into each input pixel, and its IGEMM writes its
  * output channels into the full-width output rows. */
 #include "qnnweb.h"
+
+#if defined(__wasm_simd128__)
+  #include <wasm_simd128.h>
+#endif
+
 #include "common.h"
 #include "config.h"
 #include "indirection.h"
 #include "operators.h"
 #include "packing.h"
 #include "threadpool.h"
+
+/* Row corrections are computed for this many rows at once (a multiple of every kernel's mr and of
+ * 4), so that their sums are reduced four rows to a vector. */
+#define CORRECTION_ROWS 64
 
 struct conv2d_op {
   struct qnn_op base;
@@ -43,7 +52,7 @@ struct conv2d_op {
   struct qnn_qs8_minmax_params params;
   int32_t input_zero_point, weights_zero_point;  /* the zero point of the row correction */
   size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
-  int32_t* correction;      /* mr values per thread (per tile); NULL when weights_zero_point is 0 */
+  int32_t* correction;      /* CORRECTION_ROWS values per thread; NULL when no row needs correcting */
   size_t block_bytes;       /* one block of nr output channels in the packed weights */
   size_t gemm_kc;           /* packa + GEMM: int16 values per row of a packed tile (taps x round_up(channels, 2)) */
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
@@ -117,7 +126,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     return QNN_ERROR_INVALID_RECORD;
   }
 
-  const struct qnn_gemm_config* config = qnn_get_gemm_config();
+  const struct qnn_gemm_config* config = qnn_get_gemm_config_for((size_t) group_channels);
   const int im2col = use_im2col(r, config, pixels, window_taps);
   /* what the IGEMM sees: taps x channels per output pixel */
   const int64_t gemm_taps = im2col ? 1 : taps, gemm_channels = im2col ? window_taps * r->input_channels : r->input_channels;
@@ -130,8 +139,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
       qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   const int64_t gemm_kc = gemm_taps * (int64_t) qnn_round_up((size_t) gemm_channels, 2);
   char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
-  const int corrected = r->weights_zero_point != 0 || split;
-  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) config->mr * QNN_MAX_THREADS * 4) : NULL;
+  const int corrected = r->weights_zero_point != 0 || split || config->weights_xor != 0;
+  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
   const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
   int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
@@ -217,7 +226,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   for (int64_t g = 0; g < groups; g++) {
     const size_t first = (size_t) g * nc;
     qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, config->sr, r->input_zero_point + config->input_zero_point_offset,
-                         weights + first * n_stride, n_stride, t_stride, k_stride, bias != NULL ? bias + first : NULL,
+                         config->weights_xor, weights + first * n_stride, n_stride, t_stride, k_stride, bias != NULL ? bias + first : NULL,
                          scales + first, packed + g * packed_group_size);
   }
 
@@ -242,28 +251,69 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->input_zero_point = r->input_zero_point;
   op->weights_zero_point = row_zero_point;
   op->tap_step = split ? 2 : 1;
-  op->correction = row_zero_point != 0 ? correction : NULL;
+  op->correction = row_zero_point != 0 || config->weights_xor != 0 ? correction : NULL;
   *result = &op->base;
   return QNN_OK;
 }
 
-/* correction[m] = -zw * sum over the window's taps and channels of (x - x_zp) for the tile's rows
- * (with split weights every tap is listed twice: one of each pair); rows past `rows` (up to mr)
- * repeat the last one, as the kernels repeat the last row. */
+#if defined(__wasm_simd128__)
+/* 16 bytes of x (the first n, the rest counted as 0) summed into vsum's four lanes; reads up to 15
+ * bytes past x + n (QNN_EXTRA_BYTES). */
+static inline v128_t add_bytes(v128_t vsum, const int8_t* x, size_t n) {
+  v128_t v = wasm_v128_load(x);
+  if (n < 16) {
+    const v128_t iota = wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    v = wasm_v128_and(v, wasm_i8x16_gt(wasm_i8x16_splat((int8_t) n), iota));
+  }
+#if defined(__wasm_relaxed_simd__)
+  /* a dot with ones: its "i7" operand in [0, 127], where every engine agrees */
+  return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(v, wasm_i8x16_const_splat(1), vsum);
+#else
+  return wasm_i32x4_add(vsum, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(v)));
+#endif
+}
+#endif
+
+/* correction[m] for `rows` rows of the indirection `a`: -zw * sum over the window's taps and
+ * channels of (x - x_zp) (with split weights every tap is listed twice: one of each pair), plus,
+ * where the weights are packed XOR 0x80 (w + 128), -128 * the sum of the row's activations over
+ * every tap the kernel reads. Up to round_up(rows, mr) the last row repeats, as the kernels repeat
+ * it. */
 static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr,
                             int32_t* correction) {
   const size_t ks = op->taps, kc = op->input_channels, step = op->tap_step;
   const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks / step * kc);
   const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
+  const uint32_t minus_offset = op->config->weights_xor != 0 ? (uint32_t) -128 * (uint32_t) step : 0;
+#if defined(__wasm_simd128__)
+  for (size_t m0 = 0; m0 < rows; m0 += 4) {
+    v128_t vsum[4];
+    for (size_t i = 0; i < 4; i++) {
+      const int8_t* const* row = a + qnn_min_size(m0 + i, rows - 1) * ks;
+      vsum[i] = wasm_i32x4_const_splat(0);
+      for (size_t t = 0; t < ks; t += step) {
+        for (size_t k = 0; k < kc; k += 16) vsum[i] = add_bytes(vsum[i], row[t] + k, kc - k);
+      }
+    }
+    /* lanes of four rows -> one sum per lane */
+    const v128_t v01 = wasm_i32x4_add(wasm_i32x4_shuffle(vsum[0], vsum[1], 0, 4, 1, 5), wasm_i32x4_shuffle(vsum[0], vsum[1], 2, 6, 3, 7));
+    const v128_t v23 = wasm_i32x4_add(wasm_i32x4_shuffle(vsum[2], vsum[3], 0, 4, 1, 5), wasm_i32x4_shuffle(vsum[2], vsum[3], 2, 6, 3, 7));
+    const v128_t vrows = wasm_i32x4_add(wasm_i32x4_shuffle(v01, v23, 0, 1, 4, 5), wasm_i32x4_shuffle(v01, v23, 2, 3, 6, 7));
+    const v128_t v = wasm_i32x4_add(wasm_i32x4_mul(wasm_i32x4_splat((int32_t) minus_zw), wasm_i32x4_sub(vrows, wasm_i32x4_splat((int32_t) zero_sum))),
+                                    wasm_i32x4_mul(wasm_i32x4_splat((int32_t) minus_offset), vrows));
+    wasm_v128_store(correction + m0, v);  /* CORRECTION_ROWS is a multiple of 4: room for the four */
+  }
+#else
   for (size_t m = 0; m < rows; m++) {
     uint32_t sum = 0;
     for (size_t t = 0; t < ks; t += step) {
       const int8_t* x = a[m * ks + t];
       for (size_t k = 0; k < kc; k++) sum += (uint32_t) (int32_t) x[k];
     }
-    correction[m] = (int32_t) (minus_zw * (sum - zero_sum));
+    correction[m] = (int32_t) (minus_zw * (sum - zero_sum) + minus_offset * sum);
   }
-  for (size_t m = rows; m < mr; m++) correction[m] = correction[rows - 1];
+#endif
+  for (size_t m = rows; m < qnn_round_up(rows, mr); m++) correction[m] = correction[rows - 1];
 }
 
 /* im2col: each pixel's window (taps x kc channels, padding taps read the zero buffer) into its row,
@@ -312,8 +362,7 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const size_t channels = qnn_min_size(split->channels_per_task, group_channels - first_channel);
   if (op->window != NULL) gather_rows(op, first_pixel, end_pixel);
   struct qnn_qs8_minmax_params params = op->params;
-  int32_t* correction = op->correction != NULL ? op->correction + thread * mr : NULL;
-  params.row_correction = correction;
+  int32_t* correction = op->correction != NULL ? op->correction + thread * CORRECTION_ROWS : NULL;
   const int8_t* const* indirection = op->indirection + g * op->pixels * op->taps;
   const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
@@ -321,7 +370,11 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   for (size_t p = first_pixel; p < end_pixel; p += mr) {
     const size_t rows = qnn_min_size(mr, end_pixel - p);
     const int8_t* const* a = indirection + p * op->taps;
-    if (correction != NULL) row_corrections(op, a, rows, mr, correction);
+    if (correction != NULL) {
+      const size_t offset = (p - first_pixel) % CORRECTION_ROWS;
+      if (offset == 0) row_corrections(op, a, qnn_min_size(CORRECTION_ROWS, end_pixel - p), mr, correction);
+      params.row_correction = correction + offset;
+    }
     if (packed_rows != NULL) {
       op->config->packa(rows, op->input_channels, op->taps, a, packed_rows);
       op->config->gemm(rows, channels, op->gemm_kc, packed_rows, packed, output + p * op->output_channels,

@@ -1,31 +1,24 @@
-/* Relaxed-SIMD IGEMM: 2 output pixels x 16 output channels, 4 input channels per step (c4).
- * Per step and row, 4 activation bytes are splatted (v128.load32_splat); each of the 4 weight
+/* Relaxed-SIMD IGEMM for engines whose relaxed dot is not known to be exact: 2 output pixels x 16
+ * output channels, 4 input channels per step (c4). Per step and row, 4 activation bytes are
+ * splatted (v128.load32_splat) and XORed with 0x80 (u = x + 128, in [0, 255]); each of the 4 weight
  * vectors (4 channels x 4 k) is loaded once and multiplied against both rows with
- * i32x4.relaxed_dot_i8x16_i7x16_add_s(weights, activations, acc). Lanes are channels, so no
- * horizontal reduction is needed.
- *
- * Why 2 rows: V8 gives wasm code 15 of x86's 16 vector registers. 2x16 keeps 8 accumulators, 2
- * activation vectors and the streamed weight vector in registers; the former 4x16 tile needed 22
- * and spilled accumulators to the stack in its inner loop (EfficientNet-Lite0's 1x1 convolutions in
- * Chromium 156 on an Intel Xeon with AVX-VNNI, 2026-12-02, tools/kernel_ab.py: 8.88 -> 7.92 ms; the
- * K >= 320 layers 39-45 -> 49-54 GMAC/s; 3x16, 4x8 and 4x16 with the same streaming measured slower).
+ * i32x4.relaxed_dot_i8x16_i7x16_add_s(weights, activations, acc); the packing folds
+ * (izp + 128) * sum(w) into the bias. Lanes are channels, so no horizontal reduction is needed.
+ * (Engines whose dot is exact run the 2x24c4 "relaxed-dot" kernel: one dot per step, no XOR.)
  *
  * The activations are the instruction's "i7" operand: when its top bit is set, the spec lets the
  * engine read it as signed or unsigned, and lets the i16 sums of product pairs saturate (x86
  * engines without VNNI lower the dot to pmaddubsw). config.c probes the engine once and picks:
- *   __relaxed         one dot per step on activations XOR params->activation_xor:
- *                     0x80 where the operand is read as unsigned without saturation (x86 VNNI,
- *                     "usdot"; the packing folds (izp + 128) * sum(w) into the bias),
- *                     0 where it is read as signed without saturation (ARM SDOT, "sdot").
  *   __relaxed_halves  the operand is read as unsigned, but pair sums may saturate (pmaddubsw):
- *                     u = x ^ 0x80 in [0, 255] is split into b = (u + 1) >> 1 and a = u - b,
- *                     both in [0, 128], and dot(w, u) = dot(w, a) + dot(w, b). A pair sum then
- *                     lies in [-2 * 128 * 128, 2 * 127 * 128] = [-32768, 32512]: never saturates.
+ *                     u is split into b = (u + 1) >> 1 and a = u - b, both in [0, 128], and
+ *                     dot(w, u) = dot(w, a) + dot(w, b). A pair sum then lies in
+ *                     [-2 * 128 * 128, 2 * 127 * 128] = [-32768, 32512]: never saturates.
  *   __relaxed_split   any other behaviour, exact on every engine: hi = u >> 1 and lo = u & 1 are
  *                     both in [0, 127], where every engine agrees, and
  *                     dot(w, u) = 2 * dot(w, hi) + dot(w, lo). Needs a second set of accumulators.
- * The split forms cost two dots per step. Requantization repeats qnn_qs8_requantize_fp32 lane by
- * lane. */
+ * Both cost two dots per step. Why 2 rows: V8 gives wasm code 15 of x86's 16 vector registers; the
+ * former 4x16 tile needed 22 and spilled accumulators in its inner loop. Requantization repeats
+ * qnn_qs8_requantize_fp32 lane by lane. */
 #include <wasm_simd128.h>
 
 #include "common.h"
@@ -35,7 +28,7 @@
 #define MR 2
 #define NB 4  /* weight vectors of 4 channels: NR = 16 */
 
-enum { MODE_SINGLE, MODE_HALVES, MODE_SPLIT };
+enum { MODE_HALVES, MODE_SPLIT };
 
 /* The shared body; `mode` and `corrected` (params->row_correction != NULL: weights with a zero
  * point) are compile-time constants in every caller, and the loops over rows and weight vectors
@@ -49,7 +42,7 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
   const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
   int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
 
-  const v128_t vxor = wasm_i8x16_splat(mode != MODE_SINGLE ? (int8_t) 0x80 : (int8_t) params->activation_xor);
+  const v128_t vxor = wasm_i8x16_const_splat((int8_t) 0x80);
   const v128_t vone = wasm_i8x16_const_splat(1);
   const v128_t vzero = wasm_i8x16_const_splat(0);
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
@@ -71,17 +64,15 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
       const int8_t* x[MR];
       for (size_t m = 0; m < MR; m++) x[m] = a_rows[m][t];
       for (size_t k = 0; k < kc; k += 4) {
-        v128_t va[MR], va2[MR];  /* the operand(s) of each row: single, or the two halves / hi and lo */
+        v128_t va[MR], va2[MR];  /* the two operands of each row: the halves, or hi and lo */
         for (size_t m = 0; m < MR; m++) {
           const v128_t v = wasm_v128_xor(wasm_v128_load32_splat(x[m] + k), vxor);
           if (mode == MODE_HALVES) {
             va2[m] = wasm_u8x16_avgr(v, vzero);
             va[m] = wasm_i8x16_sub(v, va2[m]);
-          } else if (mode == MODE_SPLIT) {
+          } else {
             va2[m] = wasm_u8x16_shr(v, 1);
             va[m] = wasm_v128_and(v, vone);
-          } else {
-            va[m] = v;
           }
         }
         for (size_t j = 0; j < NB; j++) {
@@ -110,17 +101,6 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
       qnn_store_up_to16(c_rows[m] + n0, vout, nb);
     }
     w = wp;
-  }
-}
-
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
-  if (params->row_correction != NULL) {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SINGLE, 1);
-  } else {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SINGLE, 0);
   }
 }
 

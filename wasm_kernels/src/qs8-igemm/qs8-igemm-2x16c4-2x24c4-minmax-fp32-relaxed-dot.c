@@ -1,0 +1,109 @@
+/* Relaxed-SIMD IGEMM for engines whose relaxed dot is exact: 2 output pixels x 24 output channels
+ * (2x16 for few output channels: config.c picks per convolution), 4 input channels per step (c4),
+ * one i32x4.relaxed_dot_i8x16_i7x16_add_s per 16 multiply-adds.
+ *
+ * The activations are the instruction's signed i8 operand, as they are; the weights its "i7"
+ * operand. Engines read that operand as signed (ARM SDOT: config.c packs the weights as they are)
+ * or as unsigned (x86 VNNI, vpdpbusd: config.c packs w ^ 0x80 = w + 128 and the operator adds
+ * -128 * (the sum of the row's activations) as the row correction: weights_xor in config.h).
+ * The kernels that feed the activations as the "i7" operand (qs8-igemm-2x16c4-...-relaxed.c, and
+ * this machine's former one-dot kernel) XOR each broadcast with 0x80 and hold that constant in a
+ * register; without both, 12 accumulators fit beside the two activation broadcasts and the
+ * streamed weight vector in the 15 vector registers V8 gives wasm code, and more accumulators hide
+ * the dot's latency. EfficientNet-Lite0 in Chromium 156 on an Intel Xeon with AVX-VNNI (2026-12-04,
+ * tools/kernel_ab.py, 40 rounds): 7.10 -> 6.55 ms, its 1x1 convolutions 4.40 -> 4.08 ms (row sums
+ * included; 3.90 without them); MobileNetV2 x0.95. With the XOR, 2x24 spilled and was slower than
+ * 2x16; 2x20 gained 5 %. */
+#include <wasm_simd128.h>
+
+#include "common.h"
+#include "microkernels.h"
+#include "requantization-simd128.h"
+
+#define MR 2
+#define MAX_NB 6
+
+/* The shared body of the 2x16 and 2x24 tiles: NB (4 or 6) weight vectors of 4 channels. NB and
+ * `corrected` are compile-time constants in every caller and the loops over rows and vectors have
+ * constant bounds, so clang unrolls them and keeps every array in registers. */
+static inline __attribute__((always_inline)) void igemm_2xc4(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected) {
+  kc = qnn_round_up(kc, 4);
+  /* A row past mr repeats the previous row (same pointers, same outputs). */
+  const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
+  int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
+
+  for (size_t n0 = 0; n0 < nc; n0 += 4 * NB) {
+    const char* block = w;
+    v128_t vacc[MR][MAX_NB];
+    for (size_t j = 0; j < NB; j++) {
+      const v128_t vbias = wasm_v128_load(block + 16 * j);
+      for (size_t m = 0; m < MR; m++) vacc[m][j] = vbias;
+    }
+    const int8_t* wp = (const int8_t*) (block + 32 * NB);
+
+    for (size_t t = 0; t < ks; t++) {
+      const int8_t* x[MR];
+      for (size_t m = 0; m < MR; m++) x[m] = a_rows[m][t];
+      for (size_t k = 0; k < kc; k += 4) {
+        v128_t va[MR];
+        for (size_t m = 0; m < MR; m++) va[m] = wasm_v128_load32_splat(x[m] + k);
+        for (size_t j = 0; j < NB; j++) {
+          const v128_t vb = wasm_v128_load(wp + 16 * j);
+          for (size_t m = 0; m < MR; m++) vacc[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(va[m], vb, vacc[m][j]);
+        }
+        wp += 16 * NB;
+      }
+    }
+
+    const float* scale = (const float*) (block + 16 * NB);
+    v128_t vscale[MAX_NB];
+    for (size_t j = 0; j < NB; j++) vscale[j] = wasm_v128_load(scale + 4 * j);
+    const size_t nb = qnn_min_size(4 * NB, nc - n0);
+    for (size_t m = 0; m < MR; m++) {
+      if (corrected) {
+        const v128_t vcorrection = wasm_v128_load32_splat(params->row_correction + m);
+        for (size_t j = 0; j < NB; j++) vacc[m][j] = wasm_i32x4_add(vacc[m][j], vcorrection);
+      }
+      const v128_t vout0 = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
+                                                 vscale[0], vscale[1], vscale[2], vscale[3], &vq);
+      qnn_store_up_to16(c_rows[m] + n0, vout0, nb);
+      if (NB == 6 && nb > 16) {  /* channels 16..23 in the low 8 bytes */
+        const v128_t vout45 = wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc[m][4], vscale[4], &vq),
+                                                      qnn_requantize4_fp32(vacc[m][5], vscale[5], &vq));
+        const v128_t vout1 = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(vout45, vout45), vq.output_max);
+        if (nb == 24) {
+          wasm_v128_store64_lane(c_rows[m] + n0 + 16, vout1, 0);
+        } else {
+          qnn_store_partial(c_rows[m] + n0 + 16, vout1, nb - 16);
+        }
+      }
+    }
+    w = wp;
+  }
+}
+
+void qnn_qs8_igemm_minmax_fp32_ukernel_2x24c4__relaxed_dot(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params) {
+  if (params->row_correction != NULL) {
+    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1);
+  } else {
+    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0);
+  }
+}
+
+void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_dot(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params) {
+  if (params->row_correction != NULL) {
+    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1);
+  } else {
+    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0);
+  }
+}
