@@ -68,7 +68,8 @@ def test_quick_every_engine_ran(quick_bench):
     errors = [f"{r['engine']} {r.get('variant') or ''}: {r['error']}" for r in records if "error" in r]
     assert not errors, "engines that did not run:\n" + "\n".join(errors) + "\n" + proc.stderr[-3000:]
     seen = {(r["engine"], r.get("variant")) for r in records}
-    expected = {(e, v) for e in ("qnnweb", "qnnweb-js") for v in VARIANTS} | {("litert", None), ("ort", None)}
+    expected = {(e, v) for e in ("qnnweb", "qnnweb-js") for v in VARIANTS} | {("litert", None), ("litert", "compat"),
+                                                                               ("ort", None)}
     assert expected <= seen, f"missing engines: {sorted(expected - seen, key=str)}"
     assert len({r["model"] for r in records}) == 1, "--quick runs one model"
     for r in records:
@@ -82,6 +83,10 @@ def test_quick_every_engine_ran(quick_bench):
     # which wasm each engine really ran
     assert by[("ort", None)]["wasm"] and all(w.endswith(".wasm") for w in by[("ort", None)]["wasm"])
     assert any("litert_wasm" in w for w in by[("litert", None)]["wasm"])
+    # LiteRT.js's SIMD128-only build (what browsers without relaxed SIMD load), against qnnweb's simd128
+    compat = by[("litert", "compat")]
+    assert [Path(w).name for w in compat["wasm"]] == ["litert_wasm_compat_internal.wasm"], compat["wasm"]
+    assert compat["threads"] == 1 and compat["ratio_reference"].endswith("/simd128/1t"), compat["ratio_reference"]
     # the other engines from their versioned (immutable) URLs
     assert all(w.startswith("/vendor/onnxruntime-web@") for w in by[("ort", None)]["wasm"])
     assert all(w.startswith("/vendor/@litertjs/core@") for w in by[("litert", None)]["wasm"])

@@ -69,7 +69,8 @@ def markdown(records, meta, models) -> str:
         "Python. Latency: one inference as JavaScript sees it (qnnweb (Pyodide): the Python `model.run` call "
         "through Pyodide), median / min / p90; *kernels*: qnnweb's time inside `qnn_run` alone. Ratio: the median over "
         "rounds of (engine time / qnnweb time in the same round), reference qnnweb `relaxed` on as many threads "
-        "(qnnweb.js's when the run has no Pyodide engine); below 1 is faster than qnnweb.",
+        "(qnnweb.js's when the run has no Pyodide engine); for LiteRT.js's *compat* build (SIMD128 only, what "
+        "browsers without relaxed SIMD get) qnnweb `simd128` on 1 thread; below 1 is faster than qnnweb.",
         "",
     ]
     for m in models:

@@ -181,6 +181,10 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         else:
             for t in args.threads:
                 plan.append((engine, None, t))
+            if engine == "litert" and "simd128" in args.variants:
+                # LiteRT.js as browsers without relaxed SIMD (Firefox, Safari) run it: its "compat"
+                # build (SIMD128 only, one thread), the match for qnnweb's simd128 variant
+                plan.append((engine, "compat", 1))
     if args.native:
         plan += [("native-onnxruntime", None, 1), ("native-litert", None, 1)]
     for index, (engine, variant, threads) in enumerate(plan):
@@ -246,6 +250,9 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         return ref
 
     references = {t: reference(t) for t in {s.threads for s in slots}}
+    # LiteRT.js's compat build against qnnweb's simd128 variant (neither uses relaxed SIMD)
+    simd128 = next((s for engine in ("qnnweb", "qnnweb-js") for s in slots
+                    if s.engine == engine and s.variant == "simd128" and s.threads == 1), None)
     for slot in slots:
         ms = [x for x in slot.ms if not math.isnan(x)]
         rec = slot.record
@@ -258,6 +265,8 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             rec["overhead_median_ms"] = median([a - b for a, b in zip(slot.ms, slot.kernel_ms)
                                                 if b is not None and not math.isnan(a)])
         ref = references.get(slot.threads) or references.get(1)
+        if slot.engine == "litert" and slot.variant == "compat" and simd128 is not None:
+            ref = simd128
         if ref is not None:
             ratios = [a / b for a, b in zip(slot.ms, ref.ms) if not math.isnan(a) and not math.isnan(b) and b > 0]
             rec["ratio_to_qnnweb_median"] = median(ratios)

@@ -11,7 +11,8 @@
 //   input    URL of the raw input bytes (the input tensor, little-endian, in the model's layout);
 //            without it a deterministic pattern of `dtype` / `shape` (or the model's own) is used
 //   dtype    float32 | int8 | uint8 (of the input)       shape  e.g. 1,3,224,224
-//   variant  qnnweb kernels: relaxed | simd128 | scalar (default: the best the browser runs)
+//   variant  qnnweb kernels: relaxed | simd128 | scalar (default: the best the browser runs);
+//            LiteRT.js: compat (its SIMD128-only build; default: the one LiteRT.js picks)
 //   kernels  qnnweb.js's kernelsURL (the listing's versioned kernels_url, as the demo passes it;
 //            default: qnnweb.js's own, /kernels/)
 //   threads  every engine's thread count (default 1): qnnweb's and qnnweb.js's `threads`, ORT's
@@ -276,8 +277,10 @@ const LITERT_DTYPES = { float32: "float32", int8: "int8", uint8: "uint8", int32:
 
 async function litertEngine() {
   const litert = await import("@litertjs/core");
-  // threads > 1 needs the threaded build (relaxed SIMD + cross-origin isolation)
-  await litert.loadLiteRt(LITERT_WASM_DIR, threads > 1 ? { threads: true } : undefined);
+  // threads > 1 needs the threaded build (relaxed SIMD + cross-origin isolation); variant=compat
+  // loads the build LiteRT.js picks where relaxed SIMD is off (Firefox, Safari): SIMD128 only
+  if (variant === "compat") await litert.loadLiteRt(`${LITERT_WASM_DIR}litert_wasm_compat_internal.js`);
+  else await litert.loadLiteRt(LITERT_WASM_DIR, threads > 1 ? { threads: true } : undefined);
   stage("runtime_loaded");
   const [modelBytes, input] = await Promise.all([fetchBytes(modelUrl), inputUrl ? fetchBytes(inputUrl) : null]);
   const model = await litert.loadAndCompile(new Uint8Array(modelBytes), {
