@@ -137,6 +137,15 @@ def open_demo(browser, server_url):
         context.close()
 
 
+@pytest.fixture(scope="module")
+def blank_page(browser, server_url):
+    """A same-origin page (the health check) to import qnnweb.js into: no Pyodide."""
+    context, page, errors = open_page(browser, server_url)
+    yield page
+    context.close()
+    assert not errors, errors
+
+
 @pytest.fixture
 def open_prefixed_demo(browser, prefixed_server_url):
     """open_prefixed_demo(query) -> a DemoPage of the server under PREFIX, ready."""

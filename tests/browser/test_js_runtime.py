@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 import qnnweb
-from browser_pages import DATA_DIR, open_page
+from browser_pages import DATA_DIR
 from qnnweb.compiled import CompiledModel
 from qnnweb.records import ABI_VERSION
 
@@ -27,15 +27,6 @@ RUN_JS = """async ([source, variant, input]) => {
     for (const b of raw) s += String.fromCharCode(b);
     return { output: btoa(s), info: model.info() };
 }"""
-
-
-@pytest.fixture(scope="module")
-def blank_page(browser, server_url):
-    """A same-origin page (the health check) to import qnnweb.js into: no Pyodide."""
-    context, page, errors = open_page(browser, server_url)
-    yield page
-    context.close()
-    assert not errors, errors
 
 
 @pytest.fixture(scope="module")
