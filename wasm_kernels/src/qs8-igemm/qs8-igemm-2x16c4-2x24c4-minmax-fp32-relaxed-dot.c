@@ -41,7 +41,10 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
     v128_t vacc[MR][MAX_NB];
     for (size_t j = 0; j < NB; j++) {
       const v128_t vbias = wasm_v128_load(block + 16 * j);
-      for (size_t m = 0; m < MR; m++) vacc[m][j] = vbias;
+      for (size_t m = 0; m < MR; m++) {
+        /* the row's correction with the bias, before the accumulators fill the registers */
+        vacc[m][j] = corrected ? wasm_i32x4_add(vbias, wasm_v128_load32_splat(params->row_correction + m)) : vbias;
+      }
     }
     const int8_t* wp = (const int8_t*) (block + 32 * NB);
 
@@ -64,10 +67,6 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
     for (size_t j = 0; j < NB; j++) vscale[j] = wasm_v128_load(scale + 4 * j);
     const size_t nb = qnn_min_size(4 * NB, nc - n0);
     for (size_t m = 0; m < MR; m++) {
-      if (corrected) {
-        const v128_t vcorrection = wasm_v128_load32_splat(params->row_correction + m);
-        for (size_t j = 0; j < NB; j++) vacc[m][j] = wasm_i32x4_add(vacc[m][j], vcorrection);
-      }
       const v128_t vout0 = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
                                                  vscale[0], vscale[1], vscale[2], vscale[3], &vq);
       qnn_store_up_to16(c_rows[m] + n0, vout0, nb);
