@@ -57,6 +57,9 @@ def tflite_ready(graph):
             op.inputs.append(constant(f"{tensors[op.outputs[0]].name}/perm", list(op.options.pop("perm"))))
         if op.options.get("count_include_pad"):
             raise ModelError(f"op {op.index} {op.type}: count_include_pad has no TFLite equivalent")
+        if op.type == "QUANTIZE" and op.options.get("activation", "NONE") != "NONE":
+            raise ModelError(f"op {op.index} QUANTIZE: a requantization with a {op.options['activation']} has no "
+                             "TFLite form")
         op.options.pop("count_include_pad", None)
         ops.append(op)
     for i, op in enumerate(ops):

@@ -54,6 +54,16 @@ def _lower_per_axis_quantize(op, x, y):
     return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": XOR_0x80_TABLE})]
 
 
+# A fused activation as onnxruntime's float Relu / Clip computes it between DequantizeLinear and
+# QuantizeLinear (max / min of float32 values: exact).
+FLOAT_ACTIVATIONS = {
+    "NONE": lambda v: v,
+    "RELU": lambda v: max(v, 0.0),
+    "RELU6": lambda v: min(max(v, 0.0), 6.0),
+    "RELU_N1_TO_1": lambda v: min(max(v, -1.0), 1.0),
+}
+
+
 @lowering("QUANTIZE")
 def lower_quantize(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -79,7 +89,10 @@ def lower_quantize(graph, op):
                                       scale=y_scale, zero_point=y_zp, reciprocal=0))]
     x_scale, x_zp = require_int8(x, "input")
     if op.options.get("dequantize_quantize"):  # onnxruntime's float32 DequantizeLinear -> QuantizeLinear
-        table = make_table_onnxruntime("int8", x_scale, x_zp, "int8", y_scale, y_zp, lambda v: v)
+        function = FLOAT_ACTIVATIONS.get(op.options.get("activation", "NONE"))
+        if function is None:
+            raise Unsupported(f"activation {op.options['activation']} between DequantizeLinear and QuantizeLinear")
+        table = make_table_onnxruntime("int8", x_scale, x_zp, "int8", y_scale, y_zp, function)
         return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
     if getattr(graph, "format", "tflite") == "tflite":  # LiteRT's fixed point, as a table
         table = requantize_int8_table(x_scale, x_zp, y_scale, y_zp)

@@ -69,9 +69,7 @@ class PoolingMixin:
             # which is the int8 pool (max commutes with quantization) and a requantization
             pooled = node.output[0] + "/pooled"
             self._pool("MAX_POOL_2D", node, attrs, x, [pooled], (t.scale, t.zero_point, "int8"), "NONE")
-            self._requantize_to(pooled, out_names, params)
-            if activation != "NONE":
-                raise Skip(f"a {activation} after a requantizing MaxPool is not supported")
+            self._requantize_to(pooled, out_names, params, activation)
         else:
             self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
 

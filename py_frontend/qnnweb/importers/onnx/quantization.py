@@ -260,13 +260,14 @@ class QuantizationMixin:
             self.views[out] = out + "/int8"
         else:
             out_names, params, activation = self._outputs_like_input(node, x, out)
-        if activation != "NONE":
+        if activation != "NONE" and requantizes:
             raise Skip(f"a {activation} after {node.op_type} is not supported")
-        same = params[:2] == (t.scale, t.zero_point) or requantizes
+        # a Relu / Clip after the move runs in float: in the requantizing table
+        same = (params[:2] == (t.scale, t.zero_point) or requantizes) and activation == "NONE"
         moved = out_names if same else [out + "/moved"]
         emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
         if not same:
-            self._requantize_to(moved[0], out_names, params)
+            self._requantize_to(moved[0], out_names, params, activation)
         if out in self.outputs and out in self.views:
             result = self._tensor(out, shape, "float32")
             self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])

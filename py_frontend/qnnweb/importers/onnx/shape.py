@@ -20,13 +20,14 @@ class ShapeMixin:
         for name in out_names:
             self.values[name] = Value(out)
 
-    def _requantize_to(self, x_name, out_names, params):
+    def _requantize_to(self, x_name, out_names, params, activation="NONE"):
         """int8 `x_name` quantized again with `params`: onnxruntime's DequantizeLinear -> QuantizeLinear
-        in float32 (a table, ops/unary.py), as where a value-preserving op runs in float between them."""
+        in float32 (a table, ops/unary.py), as where a value-preserving op runs in float between them,
+        with the float Relu / Clip after it (`activation`) in the same table."""
         value = self.values[x_name]
         t = self.tensors[value.index]
         out = self._new_output(out_names, t.shape, params, value.nhwc)
-        self._op("QUANTIZE", [value.index], [out], dequantize_quantize=True)
+        self._op("QUANTIZE", [value.index], [out], dequantize_quantize=True, activation=activation)
 
     def _shape_passthrough(self, node, shape_of):
         """Flatten/Reshape/Squeeze/Unsqueeze: on a dequantized int8 tensor, with the quantized output
@@ -42,11 +43,10 @@ class ShapeMixin:
         elif all(c.op_type == "QuantizeLinear" for c in self.consumers[out]) and self.consumers[out] and out not in self.outputs:
             out_names, params, activation = self._quantized_output(node)
             t = self.tensors[self.values[source].index]
-            if activation != "NONE":
-                raise Skip(f"a {activation} after a reshape is not supported")
-            if params[:2] != (t.scale, t.zero_point):  # reshaped in float, quantized again
+            if params[:2] != (t.scale, t.zero_point) or activation != "NONE":
+                # reshaped in float (a Relu / Clip after it in float too), quantized again
                 self._reshape_to(source, shape, [out + "/reshaped"])
-                self._requantize_to(out + "/reshaped", out_names, params)
+                self._requantize_to(out + "/reshaped", out_names, params, activation)
             else:
                 self._reshape_to(source, shape, out_names)
         else:  # the float result is used dequantized: reshape the int8 tensor and view that
