@@ -1,7 +1,8 @@
 """onnxruntime quantizer outputs whose arithmetic is not one int8 op after another, each against
 onnxruntime (tests/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
 per channel (QLinearConv, depthwise too), float ops the QOperator form leaves at the model's end or
-before its first QuantizeLinear, runs of them (through reshapes, with a PRelu), and MaxPool with dilations."""
+before its first QuantizeLinear, runs of them (through reshapes, transposes and slices, with a PRelu, a Pad
+after them), and MaxPool with dilations."""
 
 import numpy as np
 import pytest
@@ -238,6 +239,51 @@ def test_float_ops_in_a_row_through_reshapes_and_prelu(activation, at_end, chain
     model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 4 if at_end else 5, height, width])], init, opset=14)
     data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
     x = feeds([1, 3, 5, 6], 1, seed=13)[0]["x"]
+    assert_run_matches(data, x, at_end)
+
+
+# (chain, at the model's end): a Pad after a float run only between convolutions (at the end its
+# float result would need a float Pad)
+MOVE_CHAINS = [(chain, at_end) for chain in ("transpose-between", "slice-between") for at_end in (False, True)] + \
+    [("pad-after", False), ("transpose-pad-after", False)]
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("chain, at_end", MOVE_CHAINS, ids=[f"{c}-{'end' if e else 'between'}" for c, e in MOVE_CHAINS])
+def test_float_runs_through_moves_and_a_pad(activation, chain, at_end):
+    """Moves inside a float run (HardSigmoid -> Transpose -> Tanh, HardSwish -> Slice -> Tanh: one table,
+    computed before the move, which commutes with it; difftest s20261215-c1685) and a Pad after one
+    (Tanh -> Pad -> Conv: quantized first, then padded with the quantized zero, as onnxruntime's float
+    Pad of a float 0 quantizes; s20261215-c25). Were refused: "its float output is used in float"."""
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    init = {"w": w, "starts": np.array([1], np.int64), "ends": np.array([4], np.int64),
+            "axes": np.array([1], np.int64), "pads": np.array([0, 0, 1, 2, 0, 0, 1, 0], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])]
+    channels, height, width = 4, 5, 6
+    if chain == "transpose-between":
+        nodes += [helper.make_node("HardSigmoid", ["c"], ["h"], alpha=0.3, beta=0.4),
+                  helper.make_node("Transpose", ["h"], ["t"], perm=[0, 1, 3, 2]), helper.make_node("Tanh", ["t"], ["f"])]
+        height, width = width, height
+    elif chain == "slice-between":
+        nodes += [helper.make_node("HardSwish", ["c"], ["h"]), helper.make_node("Slice", ["h", "starts", "ends", "axes"], ["t"]),
+                  helper.make_node("Tanh", ["t"], ["f"])]
+        channels = 3
+    elif chain == "pad-after":
+        nodes += [helper.make_node("Tanh", ["c"], ["t"]), helper.make_node("Pad", ["t", "pads"], ["f"])]
+        height, width = height + 2, width + 2
+    else:
+        nodes += [helper.make_node("Tanh", ["c"], ["t"]), helper.make_node("Transpose", ["t"], ["r"], perm=[0, 1, 3, 2]),
+                  helper.make_node("Pad", ["r", "pads"], ["f"])]
+        height, width = width + 2, height + 2
+    if at_end:
+        nodes[-1].output[0] = "y"
+    else:
+        init["w2"] = RNG.normal(0, 0.5, (5, channels, 1, 1)).astype(np.float32)
+        nodes.append(helper.make_node("Conv", ["f", "w2"], ["y"]))
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, channels if at_end else 5, height, width])], init,
+                        opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    x = feeds([1, 3, 5, 6], 1, seed=14)[0]["x"]
     assert_run_matches(data, x, at_end)
 
 

@@ -5,9 +5,10 @@ import math
 from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
 
 # ONNX ops that commute with quantization (they move or select values, or clamp them, and quantization
-# is monotonic): quantizing before them or after them gives the same bytes
+# is monotonic): quantizing before them or after them gives the same bytes (a constant Pad where its
+# value is exactly representable: the Pad handler refuses the others)
 VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip", "Slice",
-                    "Gather"}
+                    "Gather", "Pad"}
 
 
 class QuantizationMixin:

@@ -1,7 +1,7 @@
 """The unary ops (Relu, Sigmoid, HardSwish, HardSigmoid, Tanh, LeakyRelu, Clip, PRelu and their QLinear
 forms) as 256-entry tables, and the float runs onnxruntime's QOperator form leaves between
-DequantizeLinear and QuantizeLinear: one table of the composed functions, through the reshapes between
-them and the moves after them (ops/unary.py, ops/prelu.py)."""
+DequantizeLinear and QuantizeLinear: one table of the composed functions, through the moves between
+them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.py)."""
 
 
 from ...ops.common import float32, float32_bytes
@@ -30,14 +30,11 @@ class UnaryMixin:
             return op_type, {"min": low, "max": high}
         return op_type, {}
 
-    # ops that only reshape: they commute with element-wise functions
-    SHAPE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
-
     def _float_chain(self, name):
-        """(ONNX name of its last output, [(op type, options)], [reshaping nodes]) of the float unary ops
+        """(ONNX name of its last output, [(op type, options)], [moving nodes]) of the float unary ops
         that follow the float tensor `name` one after another before it is quantized or used (QOperator
-        leaves such runs unquantized), reshapes between them included: the unary ops become one table of
-        the composed functions (ops/unary.py), computed before the reshapes (_replay_moves)."""
+        leaves such runs unquantized), moves between them (VALUE_MOVES) included: the unary ops become one
+        table of the composed functions (ops/unary.py), computed before the moves (_replay_moves)."""
         chain, moves = [], []
         while True:
             follower, passed = self._next_float_op(name)
@@ -52,15 +49,15 @@ class UnaryMixin:
         return name, chain, moves
 
     def _next_float_op(self, name):
-        """(the one node that uses float `name` next, past reshapes; the reshapes) or (None, []). A node
-        met twice (a malformed graph with a cycle) or already handled ends the search."""
+        """(the one node that uses float `name` next, past moves (VALUE_MOVES); the moves) or (None, []). A
+        node met twice (a malformed graph with a cycle) or already handled ends the search."""
         passed = []
         while name not in self.outputs and len(self.consumers[name]) == 1 and self._quantization_ahead(name) is None:
             follower = self.consumers[name][0]
             if (arity_problem(follower) or follower.input[0] != name or follower in passed
                     or self.node_index[id(follower)] in self.done):
                 break
-            if follower.op_type not in self.SHAPE_MOVES:
+            if follower.op_type not in self.VALUE_MOVES:
                 return follower, passed
             passed.append(follower)
             name = follower.output[0]
@@ -100,7 +97,7 @@ class UnaryMixin:
         return all(a <= b for a, b in zip(values, values[1:]))
 
     def _replay_moves(self, first, moves, out_names):
-        """Copies of the nodes `moves` (reshapes a float run passed, or the moves after it to the model's
+        """Copies of the nodes `moves` (the moves a float run passed, or the moves after it to the model's
         output) applied in order to tensor `first` (the run's table output, or its int8 input), the last
         one writing `out_names`."""
         name = first
@@ -161,8 +158,17 @@ class UnaryMixin:
             self.values[output] = Value(out, value.nhwc)
             self._op(op_type, [value.index], [out], **options)
             return
+        if moves and self._float_tail(name) and not self._reshapes_only(moves):
+            # a float32 result: the moves (Slice, Transpose ...) run on the int8 input first, which they
+            # commute with, and the table writes the model's float output last
+            self._replay_moves(x, moves, [f"{name}/int8"])
+            x, moves = f"{name}/int8", []
         value = self.values[x]
         self._tabulated(node, name, moves, op_type, [value.index], value.nhwc, **options)
+
+    def _reshapes_only(self, moves):
+        """Whether the moves only reshape (they then run on float32 tensors as well)."""
+        return all(m.op_type in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") for m in moves)
 
     _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
 
@@ -215,6 +221,9 @@ class UnaryMixin:
             self._mark_done(follower)
             name, after, moves = self._float_chain(follower.output[0])
             chain = chain + [("PRELU", {"slopes": more})] + after
+        if moves and self._float_tail(name) and not self._reshapes_only(moves):
+            raise Skip("a PRelu's float result moved (Transpose, Slice ...) on its way to the model's output is not "
+                       "supported")
         if layout == "last-axis" and self.values[x].nhwc:
             raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
         index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
