@@ -115,7 +115,7 @@ class UnaryMixin:
         """The one op whose tables compute float run `name` (started by `node`): float32 where the
         QOperator form leaves the model's last activation in float, else quantized as the
         QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-        in the same table. Reshapes the run passed (`moves`) follow the table's output."""
+        in the same table. The moves the run passed (`moves`) follow the table's output."""
         composed = f"{node.output[0]}/composed"
         shape = self.tensors[inputs[0]].shape
         if self._float_tail(name):
