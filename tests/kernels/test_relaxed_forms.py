@@ -13,6 +13,10 @@ wasm_kernels/build.sh and src/config.c) and runs convolutions through it against
   pair sums (pmaddubsw), so its cases keep the weights in [-64, -1]: w + 128 in [64, 127] and
   2 * 127 * 128 fit in an i16 for the IGEMM, 2 * 64 * 255 for the depthwise kernel, and every unsigned
   engine is exact. (Whole models in Chromium check the full range where the machine has VNNI.)
+- "sdot", the same kernels as ARM engines run them, reading the second operand as signed: the IGEMM's
+  weights packed as they are (no row correction: the one form running the IGEMM's uncorrected body)
+  and the depthwise activations as they are. wasmtime reads that operand as unsigned, so its cases keep
+  the weights and the activations (and their zero point) in [0, 127], where both readings agree.
 """
 
 import os
@@ -32,16 +36,19 @@ from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
 
 ROOT = Path(__file__).resolve().parents[2]
-# form: (flags, gemm kernel, depthwise kernel, the weights' range exact on wasmtime)
+FULL = (-128, 127)
+# form: (flags, gemm kernel, depthwise kernel, (the weights' range, the activations' range) exact on wasmtime)
 FORMS = {
     "saturate": ("-DQNN_RELAXED_DOT_KIND=3", "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)",
-                 "qs8-dwconv-c16-simd128-dot16x2", (-128, 127)),
+                 "qs8-dwconv-c16-simd128-dot16x2", (FULL, FULL)),
     "halves": ("-DQNN_RELAXED_DOT_KIND=3 -DQNN_PREFER_RELAXED_HALVES=1", "qs8-igemm-2x16c4-relaxed-halves",
-               "qs8-dwconv-c16-simd128-dot16x2", (-128, 127)),
+               "qs8-dwconv-c16-simd128-dot16x2", (FULL, FULL)),
     "split": ("-DQNN_RELAXED_DOT_KIND=0", "qs8-igemm-2x16c4-relaxed-split", "qs8-dwconv-c16-simd128-dot16x2",
-              (-128, 127)),
+              (FULL, FULL)),
     "usdot": ("-DQNN_RELAXED_DOT_KIND=1", "qs8-igemm-2x24c4-relaxed-usdot", "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-usdot",
-              (-64, -1)),
+              ((-64, -1), FULL)),
+    "sdot": ("-DQNN_RELAXED_DOT_KIND=2", "qs8-igemm-2x24c4-relaxed-sdot", "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-sdot",
+             ((0, 127), (0, 127))),
 }
 
 
@@ -67,12 +74,20 @@ def forced_relaxed(relaxed_form, monkeypatch):
     return form
 
 
+def into(values, bounds):
+    """int8 `values` moved into `bounds`: as they are for the full range, else lo + (v mod the
+    range's width), so they stay spread."""
+    lo, hi = bounds
+    moved = values if (lo, hi) == FULL else lo + (np.asarray(values, np.int32) - lo) % (hi - lo + 1)
+    return np.asarray(moved).astype(np.int8)
+
+
 def bounded(case, bound):
-    """The case with its weights moved into the range `bound` (see the module's docstring): the
-    same weights for the full range, else lo + (w mod the range's width), so they stay spread."""
-    lo, hi = bound
-    w = case["w"] if (lo, hi) == (-128, 127) else lo + (case["w"].astype(np.int32) - lo) % (hi - lo + 1)
-    return {**case, "w": w.astype(np.int8)}
+    """The case with its weights, activations and input zero point in the form's ranges (see the
+    module's docstring)."""
+    weights, activations = bound
+    return {**case, "w": into(case["w"], weights), "x": into(case["x"], activations),
+            "x_zp": int(into(case["x_zp"], activations))}
 
 
 def test_forced_form_is_bit_exact(forced_relaxed):
@@ -85,18 +100,20 @@ def test_forced_form_is_bit_exact(forced_relaxed):
     ]
     for case in cases:
         args, w_zp = case["args"], case["w_zp"]
-        if bound != (-128, 127):
+        if bound != (FULL, FULL):
             args, w_zp = bounded(args, bound), 0   # a weight zero point would widen the range again
         expected = ref.conv2d(**args, w_zp=w_zp)
         got = H.conv2d("relaxed", **args, w_zp=w_zp)
         np.testing.assert_array_equal(got, expected)
-    x = np.full((2, 4, 4, 40), -128, np.int8)  # the largest products: (x - x_zp) = -255, w = the lowest
-    w = np.full((17, 3, 3, 40), bound[0], np.int8)
+    # the largest products the ranges allow: x - x_zp = -255 (-127 in [0, 127]), w = the largest magnitude
+    (w_lo, w_hi), (x_lo, x_hi) = bound
+    x = np.full((2, 4, 4, 40), x_lo, np.int8)
+    w = np.full((17, 3, 3, 40), w_lo if -w_lo >= w_hi else w_hi, np.int8)
     scales = (H.f32(0.001),)
     y_scale = H.output_scale_for(H.f32(0.05), 0.001, 360, 1 / 8)
     np.testing.assert_array_equal(
-        H.conv2d("relaxed", x, H.f32(0.05), 127, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)),
-        ref.conv2d(x, H.f32(0.05), 127, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)))
+        H.conv2d("relaxed", x, H.f32(0.05), x_hi, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)),
+        ref.conv2d(x, H.f32(0.05), x_hi, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)))
 
 
 def test_forced_form_is_the_one_running(forced_relaxed):
