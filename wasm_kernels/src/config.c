@@ -87,7 +87,7 @@ static enum relaxed_dot_kind probe_relaxed_dot(void) {
 static struct qnn_gemm_config simd128_gemm_config(void) {
   return (struct qnn_gemm_config) {
       .gemm = qnn_qs8_gemm_minmax_fp32_ukernel_4x8c2__simd128_dot16x2, .packa = qnn_qs8_packa_4c2_i16__simd128,
-      .mr = 4, .nr = 8, .kr = 2, .sr = 1, .input_zero_point_offset = 0, .activation_xor = 0,
+      .mr = 4, .nr = 8, .kr = 2, .sr = 1, .input_zero_point_offset = 0,
       .name = "qs8-gemm-4x8c2-simd128-dot16x2"};
 }
 #endif
@@ -120,18 +120,18 @@ static void init_configs(void) {
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
     gemm_config = (struct qnn_gemm_config) {
       .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_halves, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
-      .input_zero_point_offset = 128, .activation_xor = 0x80, .name = "qs8-igemm-2x16c4-relaxed-halves"};
+      .input_zero_point_offset = 128, .name = "qs8-igemm-2x16c4-relaxed-halves"};
   } else {
     gemm_config = (struct qnn_gemm_config) {
       .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_split, .mr = 2, .nr = 16, .kr = 4, .sr = 1,
-      .input_zero_point_offset = 128, .activation_xor = 0x80, .name = "qs8-igemm-2x16c4-relaxed-split"};
+      .input_zero_point_offset = 128, .name = "qs8-igemm-2x16c4-relaxed-split"};
   }
 #elif QNN_VARIANT == 1
   gemm_config = simd128_gemm_config();
 #else
   gemm_config = (struct qnn_gemm_config) {
       .igemm = qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar, .mr = 2, .nr = 4, .kr = 1, .sr = 1,
-      .input_zero_point_offset = 0, .activation_xor = 0, .name = "qs8-igemm-2x4c1-scalar"};
+      .input_zero_point_offset = 0, .name = "qs8-igemm-2x4c1-scalar"};
 #endif
 #if QNN_VARIANT >= 1
   dwconv_config = (struct qnn_dwconv_config) {

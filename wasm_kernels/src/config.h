@@ -14,10 +14,9 @@ struct qnn_gemm_config {
   qnn_qs8_packa_fn packa;
   uint32_t mr, nr, kr;
   uint32_t sr;  /* KR-byte groups shuffled across SR channels (packing.h); 1: none */
-  /* Added to the input zero point in the bias fold: the relaxed usdot/split kernels compute on
+  /* Added to the input zero point in the bias fold: the relaxed halves/split kernels compute on
    * activations XOR 0x80 (uint8), i.e. x + 128. */
   int32_t input_zero_point_offset;
-  int32_t activation_xor;
   /* XORed into every packed weight byte (0x80: w + 128, for kernels whose engine reads the weights
    * as unsigned); the operator then adds -128 * (the sum of each row's activations) to the row. */
   int32_t weights_xor;

@@ -11,7 +11,7 @@ struct qnn_qs8_minmax_params {
   float output_min_less_zero_point;
   float output_max_less_zero_point;
   int32_t output_zero_point;
-  int32_t activation_xor;   /* relaxed usdot kernels flip activations to uint8 with 0x80 */
+  int32_t activation_xor;   /* the relaxed depthwise kernels flip activations to uint8 with 0x80 (usdot) */
   /* IGEMM only: NULL, or MR int32 values added to every accumulator of row m (after the whole dot
    * product and the bias, before the float conversion): -zw * sum(x - x_zp) of the row's pixel
    * for weights with a zero point zw. Rows past mr repeat the last row's value. */

@@ -247,7 +247,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->packed_group_size = (size_t) packed_group_size;
   op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   op->gemm_kc = (size_t) gemm_kc;
-  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, config->activation_xor);
+  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
   op->input_zero_point = r->input_zero_point;
   op->weights_zero_point = row_zero_point;
   op->tap_step = split ? 2 : 1;
