@@ -58,8 +58,12 @@ def record(model_path, variant, wasm):
     log = model._host.log
     run = log.pop()            # the qnn_run call: replayed by the timing loop
     assert run[1] == "qnn_run"
+    # Written again before every timed run: ops write into the arena where the input was (a float
+    # input overwritten by int8 bytes reads as denormals, 3x slower to quantize).
+    inputs = [entry[1:] for entry in log if entry[0] == "w" and entry[1] == model._arena + info.offset][-1:]
+    assert inputs, "the input write is not in the log"
     output = model.outputs[0]
-    return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0],
+    return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0], "inputs": inputs,
             "ops": [[family, macs, f"{shape} K={info.get('input_channels', '-')}"]    # compiled.py's rows
                     for _, _, _, _, shape, family, macs, info in model._steps],
             "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
@@ -79,32 +83,35 @@ async ({modules, rounds, warmup}) => {
         if (got !== c) throw new Error(`replay: ${a}(${b}) returned ${got} in V8, ${c} in wasmtime`);
       }
     }
-    runs.push({instance: e, run: () => e.qnn_run(m.plan), output: () => Array.from(new Uint8Array(e.memory.buffer, ...m.output))});
+    const inputs = m.inputs.map(([address, b64]) => [address, bytes(b64)]);
+    const write = () => { for (const [address, data] of inputs) new Uint8Array(e.memory.buffer).set(data, address); };
+    runs.push({instance: e, write, run: () => { write(); const t = performance.now(); e.qnn_run(m.plan); return performance.now() - t; },
+               output: () => Array.from(new Uint8Array(e.memory.buffer, ...m.output))});
   }
   for (const r of runs) for (let i = 0; i < warmup; i++) r.run();
   const times = runs.map(() => []);
-  for (let i = 0; i < rounds; i++) {
-    runs.forEach((r, k) => { const t = performance.now(); r.run(); times[k].push(performance.now() - t); });
-  }
-  // Per op: 7 timings of 5 back-to-back runs each (the timer is coarse outside isolated pages),
-  // the modules interleaved op by op; the median, summed by op kind.
-  const ops = runs.map(() => ({}));
-  const perOp = runs.map(() => []);
-  modules[0].ops.forEach((_, i) => {
-    const t = runs.map(() => []);
-    for (let j = 0; j < 7; j++) {
-      runs.forEach((r, k) => {
-        const s = performance.now();
-        for (let n = 0; n < 5; n++) r.instance.qnn_run_ops(modules[k].plan, i, 1);
-        t[k].push((performance.now() - s) / 5);
-      });
-    }
+  for (let i = 0; i < rounds; i++) runs.forEach((r, k) => times[k].push(r.run()));
+  // Per op: inferences op by op in plan order (each op reads what a real run gives it), the modules
+  // interleaved inference by inference; the median per op, summed by op kind. The page is
+  // cross-origin isolated, so performance.now() resolves microseconds.
+  const count = modules[0].ops.length;
+  const t = runs.map(() => Array.from({length: count}, () => []));
+  for (let j = 0; j < Math.max(9, rounds >> 1); j++) {
     runs.forEach((r, k) => {
-      const kind = modules[k].ops[i][0];
-      t[k].sort((x, y) => x - y);
-      ops[k][kind] = (ops[k][kind] || 0) + t[k][3];
-      perOp[k].push(t[k][3]);
+      r.write();
+      for (let i = 0; i < count; i++) {
+        const s = performance.now();
+        r.instance.qnn_run_ops(modules[k].plan, i, 1);
+        t[k][i].push(performance.now() - s);
+      }
     });
+  }
+  const median = (v) => { const w = [...v].sort((x, y) => x - y); return w[w.length >> 1]; };
+  const perOp = t.map((m) => m.map(median));
+  const ops = runs.map((_, k) => {
+    const sums = {};
+    perOp[k].forEach((ms, i) => { const kind = modules[k].ops[i][0]; sums[kind] = (sums[kind] || 0) + ms; });
+    return sums;
   });
   return {times, ops, perOp, outputs: runs.map((r) => r.output().join(","))};
 }
@@ -127,7 +134,12 @@ def main():
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page()
-        page.goto("about:blank")
+        # An isolated page (COOP + COEP) for a microsecond timer; localhost is a secure context.
+        page.route("http://localhost:9/", lambda route: route.fulfill(
+            body="<!doctype html><title>kernel_ab</title>", content_type="text/html",
+            headers={"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}))
+        page.goto("http://localhost:9/")
+        assert page.evaluate("crossOriginIsolated"), "the kernel_ab page is not cross-origin isolated"
         result = page.evaluate(REPLAY, {"modules": modules, "rounds": args.rounds, "warmup": args.warmup})
         browser.close()
     same = len(set(result["outputs"])) == 1

@@ -151,6 +151,9 @@ def test_profile_times_every_op_and_leaves_the_same_outputs(model_path, photo):
     x = photo("grace_hopper.jpg", (96, 96)).astype(np.float32)
     (expected,) = model.run(x)
     rows = model.profile(x, repeats=3)
+    # every repeat is an inference on x: the outputs it leaves are run's (ops repeated on what later
+    # ops left in the arena would time, and leave, something else)
+    np.testing.assert_array_equal(model._output(model.outputs[0]), expected)
     kinds = [r["kind"] for r in rows]
     assert kinds.count("dwconv2d") == 13 and kinds.count("conv2d") == 15 and kinds[0] == "quantize"
     assert all(r["ms"] >= 0 for r in rows) and [r["index"] for r in rows] == list(range(len(rows)))
