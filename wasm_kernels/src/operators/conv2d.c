@@ -257,14 +257,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
 }
 
 #if defined(__wasm_simd128__)
-/* 16 bytes of x (the first n, the rest counted as 0) summed into vsum's four lanes; reads up to 15
- * bytes past x + n (QNN_EXTRA_BYTES). */
-static inline v128_t add_bytes(v128_t vsum, const int8_t* x, size_t n) {
-  v128_t v = wasm_v128_load(x);
-  if (n < 16) {
-    const v128_t iota = wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    v = wasm_v128_and(v, wasm_i8x16_gt(wasm_i8x16_splat((int8_t) n), iota));
-  }
+/* vsum's four lanes += the sums of four bytes of v each */
+static inline v128_t add_bytes(v128_t vsum, v128_t v) {
 #if defined(__wasm_relaxed_simd__)
   /* a dot with ones: its "i7" operand in [0, 127], where every engine agrees */
   return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(v, wasm_i8x16_const_splat(1), vsum);
@@ -286,13 +280,25 @@ static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, 
   const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
   const uint32_t minus_offset = op->config->weights_xor != 0 ? (uint32_t) -128 * (uint32_t) step : 0;
 #if defined(__wasm_simd128__)
+  /* Four rows at a time, their 16-byte chunks side by side; the last chunk of each tap's kc
+   * channels masked to them (it reads up to 15 bytes past them: QNN_EXTRA_BYTES). */
+  const size_t full = kc & ~(size_t) 15;
+  const v128_t tail_mask = wasm_i8x16_gt(wasm_i8x16_splat((int8_t) (kc & 15)),
+                                         wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   for (size_t m0 = 0; m0 < rows; m0 += 4) {
+    const int8_t* const* row[4];
     v128_t vsum[4];
     for (size_t i = 0; i < 4; i++) {
-      const int8_t* const* row = a + qnn_min_size(m0 + i, rows - 1) * ks;
+      row[i] = a + qnn_min_size(m0 + i, rows - 1) * ks;
       vsum[i] = wasm_i32x4_const_splat(0);
-      for (size_t t = 0; t < ks; t += step) {
-        for (size_t k = 0; k < kc; k += 16) vsum[i] = add_bytes(vsum[i], row[t] + k, kc - k);
+    }
+    for (size_t t = 0; t < ks; t += step) {
+      const int8_t* x[4] = {row[0][t], row[1][t], row[2][t], row[3][t]};
+      for (size_t k = 0; k < full; k += 16) {
+        for (size_t i = 0; i < 4; i++) vsum[i] = add_bytes(vsum[i], wasm_v128_load(x[i] + k));
+      }
+      if (full != kc) {
+        for (size_t i = 0; i < 4; i++) vsum[i] = add_bytes(vsum[i], wasm_v128_and(wasm_v128_load(x[i] + full), tail_mask));
       }
     }
     /* lanes of four rows -> one sum per lane */
