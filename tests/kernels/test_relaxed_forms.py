@@ -150,3 +150,26 @@ def test_forced_form_depthwise_3x3_stride1(forced_relaxed):
             (1, 3, 9, 8, (0, 2, 2, 0)), (3, 1, 1, 33, (1, 1, 1, 1)), (1, 8, 6, 144, (1, 1, 0, 1))]):
         check_dwconv("relaxed", **bounded(_dw_case(seed, n, ih, iw, c, 1, (3, 3), padding=padding, activation="RELU6"),
                                           bound))
+
+
+def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
+    """Requantization where acc * scale leaves the magic bias's range: where the operator proves every
+    product within +-2^23 (qnn_qs8_minmax_params.products_bounded: |acc| <= 255 * sum |w|) the kernels
+    clamp below after the narrows, products in (-2^23, -2^22] saturating there; past it (-1.5 * 2^23
+    and below, where the magic-bias sum turns negative and its bits wrap) they must keep the i32
+    clamp. RELU with a zero point above -128 makes the lower clamp visible. Channels alternate the
+    weights' extremes, the two images are the activations' extremes and the input zero point is one
+    of them, so the middle pixels (the padding taps add nothing) reach the largest |acc| of each
+    sign; with the full activation range that is the operator's bound itself."""
+    (w_lo, w_hi), (x_lo, x_hi) = forced_relaxed[2]
+    x = np.array([x_lo, x_hi], np.int8).reshape(2, 1, 1, 1) * np.ones((1, 5, 5, 40), np.int8)
+    w = np.where(np.arange(24) % 2 == 0, w_lo, w_hi).astype(np.int8).reshape(24, 1, 1, 1) * np.ones((1, 3, 3, 40), np.int8)
+    largest = 40 * 9 * (x_hi - x_lo) * max(abs(w_lo), abs(w_hi))
+    x_scale, w_scale = H.f32(0.5), H.f32(0.25)
+    for x_zp in (x_lo, x_hi):
+        for product in (0.45 * 2.0 ** 23, 0.7 * 2.0 ** 23, 0.9 * 2.0 ** 23, 3 * 2.0 ** 23, 2.0 ** 30):  # the largest |acc * scale|
+            y_scale = H.f32(x_scale * w_scale * largest / product)
+            args = (x, x_scale, x_zp, w, (w_scale,), None, y_scale, -100)
+            np.testing.assert_array_equal(H.conv2d("relaxed", *args, padding=(1, 1, 1, 1), activation="RELU"),
+                                          ref.conv2d(*args, padding=(1, 1, 1, 1), activation="RELU"),
+                                          err_msg=f"x_zp {x_zp}, largest product {product}")

@@ -16,6 +16,9 @@ struct qnn_qs8_minmax_params {
    * product and the bias, before the float conversion): -zw * sum(x - x_zp) of the row's pixel
    * for weights with a zero point zw. Rows past mr repeat the last row's value. */
   const int32_t* row_correction;
+  /* Set by operators that proved every accumulator times its scale above -2^23 (from the weights,
+   * bias and scales): SIMD kernels may then clamp below after narrowing (qnn_requantize_simd128). */
+  int32_t products_bounded;
 };
 
 static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
@@ -26,6 +29,7 @@ static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
   p.output_zero_point = output_zero_point;
   p.activation_xor = activation_xor;
   p.row_correction = 0;
+  p.products_bounded = 0;
   return p;
 }
 

@@ -23,13 +23,14 @@
 #define MR 2
 #define MAX_NB 6
 
-/* The shared body of the 2x16 and 2x24 tiles: NB (4 or 6) weight vectors of 4 channels. NB and
- * `corrected` are compile-time constants in every caller and the loops over rows and vectors have
+/* The shared body of the 2x16 and 2x24 tiles: NB (4 or 6) weight vectors of 4 channels. NB,
+ * `corrected` and `bounded` (params->products_bounded: the lower clamp after the narrows) are
+ * compile-time constants in every caller and the loops over rows and vectors have
  * constant bounds, so clang unrolls them and keeps every array in registers. */
 static inline __attribute__((always_inline)) void igemm_2xc4(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected) {
+    const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected, const int bounded) {
   kc = qnn_round_up(kc, 4);
   /* A row past mr repeats the previous row (same pointers, same outputs). */
   const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
@@ -67,13 +68,13 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
     for (size_t j = 0; j < NB; j++) vscale[j] = wasm_v128_load(scale + 4 * j);
     const size_t nb = qnn_min_size(4 * NB, nc - n0);
     for (size_t m = 0; m < MR; m++) {
-      const v128_t vout0 = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
-                                                 vscale[0], vscale[1], vscale[2], vscale[3], &vq);
+      const v128_t vout0 = qnn_requantize16_fp32_maybe_bounded(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
+                                                               vscale[0], vscale[1], vscale[2], vscale[3], &vq, bounded);
       qnn_store_up_to16(c_rows[m] + n0, vout0, nb);
       if (NB == 6 && nb > 16) {  /* channels 16..23 in the low 8 bytes */
-        const v128_t vout45 = wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32(vacc[m][4], vscale[4], &vq),
-                                                      qnn_requantize4_fp32(vacc[m][5], vscale[5], &vq));
-        const v128_t vout1 = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(vout45, vout45), vq.output_max);
+        const v128_t vout45 = wasm_i16x8_narrow_i32x4(qnn_requantize4_fp32_maybe_bounded(vacc[m][4], vscale[4], &vq, bounded),
+                                                      qnn_requantize4_fp32_maybe_bounded(vacc[m][5], vscale[5], &vq, bounded));
+        const v128_t vout1 = qnn_clamp_bytes(wasm_i8x16_narrow_i16x8(vout45, vout45), &vq, bounded);
         if (nb == 24) {
           wasm_v128_store64_lane(c_rows[m] + n0 + 16, vout1, 0);
         } else {
@@ -89,10 +90,13 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_2x24c4__relaxed_dot(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
-  if (params->row_correction != NULL) {
-    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1);
+  const int corrected = params->row_correction != NULL;
+  if (params->products_bounded) {
+    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1, 1);
+    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0, 1);
   } else {
-    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0);
+    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1, 0);
+    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0, 0);
   }
 }
 
@@ -100,9 +104,12 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_dot(
     size_t mr, size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
-  if (params->row_correction != NULL) {
-    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1);
+  const int corrected = params->row_correction != NULL;
+  if (params->products_bounded) {
+    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1, 1);
+    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0, 1);
   } else {
-    igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0);
+    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1, 0);
+    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0, 0);
   }
 }
