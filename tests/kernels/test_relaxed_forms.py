@@ -160,16 +160,25 @@ def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
     clamp. RELU with a zero point above -128 makes the lower clamp visible. Channels alternate the
     weights' extremes, the two images are the activations' extremes and the input zero point is one
     of them, so the middle pixels (the padding taps add nothing) reach the largest |acc| of each
-    sign; with the full activation range that is the operator's bound itself."""
+    sign; with the full activation range that is the operator's bound itself. The IGEMM and both
+    relaxed depthwise kernels."""
     (w_lo, w_hi), (x_lo, x_hi) = forced_relaxed[2]
     x = np.array([x_lo, x_hi], np.int8).reshape(2, 1, 1, 1) * np.ones((1, 5, 5, 40), np.int8)
-    w = np.where(np.arange(24) % 2 == 0, w_lo, w_hi).astype(np.int8).reshape(24, 1, 1, 1) * np.ones((1, 3, 3, 40), np.int8)
-    largest = 40 * 9 * (x_hi - x_lo) * max(abs(w_lo), abs(w_hi))
+    extremes = np.where(np.arange(24) % 2 == 0, w_lo, w_hi).astype(np.int8)
+    convolutions = [  # (weights, depthwise, stride): the IGEMM, the depthwise pair kernel and the four-tap one
+        (extremes.reshape(24, 1, 1, 1) * np.ones((1, 3, 3, 40), np.int8), False, (1, 1)),
+        (extremes[None, None, None, :] * np.ones((1, 3, 3, 1), np.int8), True, (1, 1)),
+        (extremes[None, None, None, :] * np.ones((1, 3, 3, 1), np.int8), True, (2, 2))]
     x_scale, w_scale = H.f32(0.5), H.f32(0.25)
-    for x_zp in (x_lo, x_hi):
-        for product in (0.45 * 2.0 ** 23, 0.7 * 2.0 ** 23, 0.9 * 2.0 ** 23, 3 * 2.0 ** 23, 2.0 ** 30):  # the largest |acc * scale|
-            y_scale = H.f32(x_scale * w_scale * largest / product)
-            args = (x, x_scale, x_zp, w, (w_scale,), None, y_scale, -100)
-            np.testing.assert_array_equal(H.conv2d("relaxed", *args, padding=(1, 1, 1, 1), activation="RELU"),
-                                          ref.conv2d(*args, padding=(1, 1, 1, 1), activation="RELU"),
-                                          err_msg=f"x_zp {x_zp}, largest product {product}")
+    for w, depthwise, stride in convolutions:
+        xs = x[..., :w.shape[3]] if depthwise else x
+        largest = (9 if depthwise else 9 * 40) * (x_hi - x_lo) * max(abs(w_lo), abs(w_hi))
+        reference = ref.depthwise_conv2d if depthwise else ref.conv2d
+        for x_zp in (x_lo, x_hi):
+            for product in (0.45 * 2.0 ** 23, 0.7 * 2.0 ** 23, 0.9 * 2.0 ** 23, 3 * 2.0 ** 23, 2.0 ** 30):  # the largest |acc * scale|
+                y_scale = H.f32(x_scale * w_scale * largest / product)
+                args = (xs, x_scale, x_zp, w, (w_scale,), None, y_scale, -100, stride)
+                np.testing.assert_array_equal(
+                    H.conv2d("relaxed", *args, padding=(1, 1, 1, 1), activation="RELU", depthwise=depthwise),
+                    reference(*args, padding=(1, 1, 1, 1), activation="RELU"),
+                    err_msg=f"depthwise {depthwise}, stride {stride}, x_zp {x_zp}, largest product {product}")

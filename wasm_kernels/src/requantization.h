@@ -5,6 +5,7 @@
 #ifndef QNN_REQUANTIZATION_H
 #define QNN_REQUANTIZATION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct qnn_qs8_minmax_params {
@@ -31,6 +32,26 @@ static inline struct qnn_qs8_minmax_params qnn_qs8_minmax_params_init(
   p.row_correction = 0;
   p.products_bounded = 0;
   return p;
+}
+
+/* For qnn_qs8_minmax_params.products_bounded: whether every accumulator of a convolution, times its
+ * channel's scale, lies within +-2^23: |acc| <= |bias| + 255 * sum |w - zw|, since the activations
+ * less their zero point lie in [-255, 255]. Channel n's weight i (of its taps x input channels) is
+ * at weights[n * n_stride + i * i_stride]; zero_points (per channel) or zero_point. */
+static inline int qnn_products_bounded(size_t channels, size_t elements, const int8_t* weights, size_t n_stride,
+                                       size_t i_stride, int32_t zero_point, const int32_t* zero_points,
+                                       const int32_t* bias, const float* scales) {
+  for (size_t n = 0; n < channels; n++) {
+    const int32_t zw = zero_points != NULL ? zero_points[n] : zero_point;
+    int64_t sum = 0;
+    for (size_t i = 0; i < elements; i++) {
+      const int32_t v = (int32_t) weights[n * n_stride + i * i_stride] - zw;
+      sum += v < 0 ? -v : v;
+    }
+    const double b = bias != NULL ? (double) bias[n] : 0.0;
+    if (((b < 0 ? -b : b) + 255.0 * (double) sum) * (double) scales[n] >= 8388608.0) return 0;
+  }
+  return 1;
 }
 
 static inline int8_t qnn_qs8_requantize_fp32(int32_t acc, float scale, const struct qnn_qs8_minmax_params* p) {

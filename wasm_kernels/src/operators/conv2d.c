@@ -71,26 +71,6 @@ static int use_im2col(const struct qnn_conv2d_record* r, const struct qnn_gemm_c
   return row < window_taps * qnn_round_up((size_t) kc, (size_t) skr) && row <= 256 && pixels * row <= (16 << 20);
 }
 
-/* Whether every accumulator the op can make, times its channel's scale, lies within +-2^23
- * (qnn_qs8_minmax_params.products_bounded): |acc| <= |bias| + 255 * sum |w - zw|, since the
- * activations less their zero point lie in [-255, 255]. Weight n, element i (of taps x channels)
- * is at weights[n * n_stride + i * i_stride]. */
-static int products_bounded(size_t channels, size_t elements, const int8_t* weights, size_t n_stride,
-                            size_t i_stride, int32_t zero_point, const int32_t* zero_points,
-                            const int32_t* bias, const float* scales) {
-  for (size_t n = 0; n < channels; n++) {
-    const int32_t zw = zero_points != NULL ? zero_points[n] : zero_point;
-    int64_t sum = 0;
-    for (size_t i = 0; i < elements; i++) {
-      const int32_t v = (int32_t) weights[n * n_stride + i * i_stride] - zw;
-      sum += v < 0 ? -v : v;
-    }
-    const double b = bias != NULL ? (double) bias[n] : 0.0;
-    if (((b < 0 ? -b : b) + 255.0 * (double) sum) * (double) scales[n] >= 8388608.0) return 0;
-  }
-  return 1;
-}
-
 int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_conv2d_record* r = record;
   if (!qnn_check_positive(&r->batch, 13, "conv2d")) return QNN_ERROR_INVALID_RECORD;
@@ -200,7 +180,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     k_stride = nc;
   }
   /* OHWI and OIHW hold each channel's taps x channels together; IO (1x1) strides them by nc */
-  const int bounded = products_bounded((size_t) r->output_channels, window_ks * kc, weights, n_stride,
+  const int bounded = qnn_products_bounded((size_t) r->output_channels, window_ks * kc, weights, n_stride,
                                        r->weights_layout == QNN_WEIGHTS_IO ? nc : 1, r->weights_zero_point,
                                        zero_points, bias, scales);
   int32_t row_zero_point = r->weights_zero_point;

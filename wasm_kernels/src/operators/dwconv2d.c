@@ -95,6 +95,8 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   op->depth_multiplier = r->depth_multiplier;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max,
                                           r->depth_multiplier == 1 ? config->activation_xor : 0);
+  op->params.products_bounded = qnn_products_bounded((size_t) r->output_channels, (size_t) taps, weights, c_stride,
+                                                     t_stride, 0, NULL, bias, scales);
   *result = &op->base;
   return QNN_OK;
 }

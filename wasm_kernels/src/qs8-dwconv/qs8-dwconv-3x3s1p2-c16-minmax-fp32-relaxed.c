@@ -18,10 +18,10 @@
 #include "qs8-dwconv/qs8-dwconv-relaxed-quads.h"
 #include "requantization-simd128.h"
 
-void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
-    size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
-    const struct qnn_qs8_minmax_params* params) {
-  (void) ks;  /* 9 */
+/* `bounded`: params->products_bounded, a compile-time constant in each caller (requantization-simd128.h) */
+static inline __attribute__((always_inline)) void dwconv_3x3s1p2(
+    size_t pixels, size_t channels, const int8_t* const* a, const void* w, int8_t* output,
+    const struct qnn_qs8_minmax_params* params, const int bounded) {
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
   const v128_t vxor = wasm_i8x16_splat((int8_t) params->activation_xor);
   for (size_t p = 0; p < pixels;) {
@@ -50,7 +50,7 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
           qnn_dot_quads16(vaccb, k + 64, vquads);
         }
         qnn_store_up_to16(o0 + channels + c,
-                          qnn_requantize16_fp32(vaccb[0], vaccb[1], vaccb[2], vaccb[3], vs0, vs1, vs2, vs3, &vq),
+                          qnn_requantize16_fp32_maybe_bounded(vaccb[0], vaccb[1], vaccb[2], vaccb[3], vs0, vs1, vs2, vs3, &vq, bounded),
                           channels - c);
       } else {
         for (size_t r = 0; r < 3; r++, k += 128) {
@@ -59,10 +59,21 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
           qnn_dot_quads16(vacc, k, vquads);
         }
       }
-      qnn_store_up_to16(o0 + c, qnn_requantize16_fp32(vacc[0], vacc[1], vacc[2], vacc[3], vs0, vs1, vs2, vs3, &vq),
+      qnn_store_up_to16(o0 + c, qnn_requantize16_fp32_maybe_bounded(vacc[0], vacc[1], vacc[2], vacc[3], vs0, vs1, vs2, vs3, &vq, bounded),
                         channels - c);
       block = (const char*) k;
     }
     p += pair ? 2 : 1;
+  }
+}
+
+void qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed(
+    size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
+    const struct qnn_qs8_minmax_params* params) {
+  (void) ks;  /* 9 */
+  if (params->products_bounded) {
+    dwconv_3x3s1p2(pixels, channels, a, w, output, params, 1);
+  } else {
+    dwconv_3x3s1p2(pixels, channels, a, w, output, params, 0);
   }
 }

@@ -16,9 +16,10 @@
 #include "qs8-dwconv/qs8-dwconv-relaxed-quads.h"
 #include "requantization-simd128.h"
 
-void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4(
+/* `bounded`: params->products_bounded, a compile-time constant in each caller (requantization-simd128.h) */
+static inline __attribute__((always_inline)) void dwconv_tap4(
     size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
-    const struct qnn_qs8_minmax_params* params) {
+    const struct qnn_qs8_minmax_params* params, const int bounded) {
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
   const v128_t vxor = wasm_i8x16_splat((int8_t) params->activation_xor);
   for (size_t p = 0; p < pixels; p++, a += ks, output += channels) {
@@ -37,10 +38,20 @@ void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4(
       }
       block = (const char*) k;
 
-      const v128_t vout = qnn_requantize16_fp32(vacc[0], vacc[1], vacc[2], vacc[3], wasm_v128_load(scale),
-                                                wasm_v128_load(scale + 4), wasm_v128_load(scale + 8),
-                                                wasm_v128_load(scale + 12), &vq);
+      const v128_t vout = qnn_requantize16_fp32_maybe_bounded(vacc[0], vacc[1], vacc[2], vacc[3], wasm_v128_load(scale),
+                                                              wasm_v128_load(scale + 4), wasm_v128_load(scale + 8),
+                                                              wasm_v128_load(scale + 12), &vq, bounded);
       qnn_store_up_to16(output + c, vout, channels - c);
     }
+  }
+}
+
+void qnn_qs8_dwconv_minmax_fp32_ukernel_c16__relaxed_tap4(
+    size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
+    const struct qnn_qs8_minmax_params* params) {
+  if (params->products_bounded) {
+    dwconv_tap4(pixels, channels, ks, a, w, output, params, 1);
+  } else {
+    dwconv_tap4(pixels, channels, ks, a, w, output, params, 0);
   }
 }
