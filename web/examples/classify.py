@@ -15,8 +15,9 @@ classify something else.
 
 What it does, without numpy (Pyodide has none offline):
 
-1. installs the wheels the server lists in /api/wheels with ``pyodide_js.loadPackage(urls)``
-   (micropip would need PyPI; loadPackage takes wheel URLs directly and works offline);
+1. installs qnnweb with ``pyodide_js.loadPackage("qnnweb")`` where Pyodide started with the
+   server's lock file (/api/wheels/pyodide-lock.json), else the wheels the server lists in
+   /api/wheels by URL (micropip would need PyPI; loadPackage works offline);
 2. ``model = await qnnweb.load_async(url)`` with the model's URL from /api/models;
 3. fetches the photo's bytes and lets the browser decode them (``createImageBitmap`` on a Blob,
    no colour management, read back through an ``OffscreenCanvas``), then resizes as the model's
@@ -62,9 +63,14 @@ async def fetch_json(url):
 
 
 async def install_qnnweb(server):
-    """Install qnnweb and its dependencies (flatbuffers, tflite, protobuf) from the server's wheels."""
+    """Install qnnweb and its dependencies (flatbuffers, tflite, protobuf) from the server's wheels:
+    by name where Pyodide started with the server's lock file (``lockFileURL:
+    "/api/wheels/pyodide-lock.json"``, as this server's pages do), else by their URLs."""
     if importlib.util.find_spec("qnnweb") is not None:
         return  # already there (e.g. in the demo page's Pyodide)
+    if hasattr(pyodide_js.lockfile.packages, "qnnweb"):
+        await pyodide_js.loadPackage("qnnweb")
+        return
     wheels = (await fetch_json(urljoin(server, "api/wheels")))["wheels"]
     await pyodide_js.loadPackage(to_js([urljoin(server, w) for w in wheels]))
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import FileResponse
 
 from qnnweb_server.api.deps import RootDep, SettingsDep
-from qnnweb_server.api.responses import serve_version
+from qnnweb_server.api.responses import not_modified, serve_version
 from qnnweb_server.api.schemas import WheelList
 from qnnweb_server.core import catalog
-from qnnweb_server.static import IMMUTABLE, REVALIDATE
+from qnnweb_server.static import IMMUTABLE, REVALIDATE, package_version
 
 router = APIRouter(prefix="/wheels", tags=["wheels"])
 files_router = APIRouter(prefix="/wheels", tags=["files"])
@@ -38,6 +40,30 @@ def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
             digests.append((name, version.sha256))
     snapshot = catalog.pyodide_snapshot(settings.pyodide_dir, digests)
     return {"wheels": urls, "snapshot": snapshot and f"{root}/pyodide/{quote(snapshot)}"}
+
+
+@router.get(
+    "/pyodide-lock.json",
+    responses={200: {"description": "A Pyodide lock file (pyodide-lock's format)"},
+               304: {"description": "Not modified (If-None-Match matched the ETag)"},
+               503: {"description": "Wheels or their lock file not built"}},
+)
+def pyodide_lock(request: Request, settings: SettingsDep, root: RootDep) -> Response:
+    """This server's Pyodide lock file: Pyodide's own packages and these wheels (made by pyodide-lock
+    at build time), every file a URL of this server (the wheels' versioned ones, Pyodide's under its
+    version), so that Pyodide installs qnnweb **by name**:
+    `loadPyodide({indexURL, lockFileURL: "/api/wheels/pyodide-lock.json", packages: ["qnnweb"]})`, or
+    `pyodide.loadPackage("qnnweb")` later; `import qnnweb` in `loadPackagesFromImports` too. Its
+    ETag is the sha256 of its bytes."""
+    version = package_version(settings.pyodide_dir)
+    try:
+        lock = catalog.pyodide_lock(settings.wheels_dir, lambda name, digest: f"{root}/wheels/{digest}/{quote(name)}",
+                                    f"{root}/pyodide/{version}/" if version else f"{root}/pyodide/")
+    except catalog.WheelsError as exc:
+        raise HTTPException(status_code=503, detail=str(exc)) from exc
+    body = json.dumps(lock, separators=(",", ":")).encode()
+    headers = {"ETag": f'"{hashlib.sha256(body).hexdigest()}"', "Cache-Control": REVALIDATE}
+    return not_modified(request, headers) or Response(body, media_type="application/json", headers=headers)
 
 
 @files_router.head("/{name}", include_in_schema=False)
