@@ -68,7 +68,9 @@ class GraphBuilder:
 
 
 # Every one-op run is repeated on the variant's threaded module, with 2 and 3 threads in turn (on
-# this 2-core machine, 3 also covers a thread that is descheduled mid-op): the bytes must not change.
+# this 2-core machine, 3 also covers a thread that is descheduled mid-op), its ops split as finely as
+# their sizes allow (qnn_split_finely: by default an op this small would run as one task): the
+# bytes must not change.
 THREAD_COUNTS = itertools.cycle((2, 3))
 
 
@@ -84,6 +86,7 @@ def run(builder, variant, *inputs, fmt="tflite"):
     threads = next(THREAD_COUNTS)
     with Model(compiled, variant, graph=graph, threads=threads) as threaded:
         assert threaded.threads == threads
+        threaded._host.call("qnn_split_finely", 1)
         for single, multi in zip(outputs, threaded.run(*inputs)):
             assert single.tobytes() == multi.tobytes(), f"{threads} threads changed the output of {variant}"
     return outputs

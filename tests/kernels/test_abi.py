@@ -27,7 +27,8 @@ DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", 
                       "qnn_plan_packed_bytes", "qnn_run", "qnn_run_ops", "qnn_record_words", "qnn_variant",
                       "qnn_abi_version", "qnn_error_message",
                       "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name",
-                      "qnn_set_threads", "qnn_max_threads", "qnn_worker", "qnn_stop_workers", "qnn_threaded"}
+                      "qnn_set_threads", "qnn_max_threads", "qnn_worker", "qnn_stop_workers", "qnn_threaded",
+                      "qnn_split_finely"}
 STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
 
 

@@ -441,6 +441,8 @@ struct qnn_detection_postprocess_record {
  *                                               or n > 1 in a single-threaded module
  *   int32   qnn_max_threads()                   -> 16 in the -threads modules, 1 in the others
  *   int32   qnn_threaded()                      -> 1 in the -threads modules
+ *   void    qnn_split_finely(on)                tests: no minimum work per task (small ops split too;
+ *                                               by default an op splits only into tasks worth ~1-3 us)
  *   void    qnn_worker(thread)                  a worker's life (thread in [1, n)): runs tasks until
  *                                               qnn_stop_workers; sleeps in memory.atomic.wait32 between
  *                                               inferences, so never on a browser's main thread

@@ -12,6 +12,7 @@
 #define QNN_EXTRA_BYTES 16
 
 static inline size_t qnn_min_size(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t qnn_max_size(size_t a, size_t b) { return a > b ? a : b; }
 static inline int32_t qnn_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int32_t qnn_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline size_t qnn_round_up(size_t n, size_t q) { return (n + q - 1) / q * q; }

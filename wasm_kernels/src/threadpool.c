@@ -17,6 +17,12 @@
 
 #include "common.h"
 
+uint32_t qnn_fine_split = 0;
+
+/* Tests: every op split as finely as its item counts allow, whatever its work (qnn_max_tasks), so
+ * that the kernel tests' small cases run their tasks on several threads. */
+void QNN_EXPORT(qnn_split_finely)(int32_t on) { qnn_fine_split = on != 0; }
+
 size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total) {
   const size_t threads = qnn_thread_count();
   if (threads <= 1 || total < min_total || total == 0) return total > 0 ? total : 1;
