@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import qnnweb
-from browser_pages import open_page
+from browser_pages import evaluate_in_fresh_page
 
 BY_NAME = """async () => {
   const { PYODIDE_VERSION } = await import("/static/pyodide-start.js");
@@ -36,15 +36,8 @@ NO_LOCK = ("**/api/wheels/pyodide-lock.json", lambda route: route.fulfill(status
 
 
 def _run(browser, server_url, script, *routes):
-    context, page, errors = open_page(browser, server_url)
-    warnings: list[str] = []
-    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
-    for route in routes:
-        page.route(*route)
-    try:
-        return json.loads(page.evaluate(script)), warnings, errors
-    finally:
-        context.close()
+    got, warnings, errors = evaluate_in_fresh_page(browser, server_url, script, *routes)
+    return json.loads(got), warnings, errors
 
 
 def test_loadpyodide_installs_qnnweb_by_name(browser, server_url):

@@ -9,7 +9,7 @@ import json
 import urllib.request
 
 import qnnweb
-from browser_pages import REPO, open_page
+from browser_pages import REPO, evaluate_in_fresh_page, open_page
 
 START = """async () => {
   const { startPyodide } = await import("/static/pyodide-start.js");
@@ -40,15 +40,8 @@ base64.b64encode(bytes(memoryview(m.run(x)[0]).cast("B"))).decode()`, { globals:
 
 
 def _start(browser, server_url, route=None):
-    context, page, errors = open_page(browser, server_url)
-    warnings: list[str] = []
-    page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
-    if route is not None:
-        page.route(*route)
-    try:
-        return json.loads(page.evaluate(START)), warnings, errors
-    finally:
-        context.close()
+    got, warnings, errors = evaluate_in_fresh_page(browser, server_url, START, *([route] if route else []))
+    return json.loads(got), warnings, errors
 
 
 def test_python_starts_from_the_snapshot_with_its_files_and_own_random_state(browser, server_url):
