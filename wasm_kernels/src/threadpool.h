@@ -29,7 +29,7 @@ uint32_t qnn_thread_count(void);
 
 /* Items per task for `total` items: about `tasks_per_thread` tasks per thread, in whole multiples of
  * `granule` items; all of them (one task) on one thread or when there are fewer than `min_total`
- * (a task costs a claim: tens of nanoseconds). At least 1. */
+ * (see QNN_TASK_MACS for what a task costs). At least 1. */
 size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total);
 
 /* Work per task below which splitting an op costs more than it saves: each task is a claim and a
