@@ -344,7 +344,36 @@ class ClosedHost:
         raise ValueError("the model is closed (model.close()): load it again to run it")
 
 
+# JavaScript typed arrays a page hands to Python in Pyodide (JsProxy objects): their element type
+TYPED_ARRAYS = {"Float32Array": "float32", "Int8Array": "int8", "Uint8Array": "uint8", "Uint8ClampedArray": "uint8",
+                "Int32Array": "int32", "BigInt64Array": "int64", "Float64Array": "float64", "Int16Array": "int16",
+                "Uint16Array": "uint16", "Uint32Array": "uint32"}
+
+
+def _typed_array(info, x):
+    """``x`` itself where it is a JavaScript typed array of ``info``'s dtype and size (Pyodide: the
+    host copies it into the kernels' memory in JavaScript, without a Python copy), else None. A
+    Uint8Array also passes as the raw bytes of any dtype, as Python bytes do."""
+    if not (hasattr(x, "to_memoryview") and hasattr(x, "BYTES_PER_ELEMENT")):  # pyodide.ffi.JsBuffer
+        return None
+    kind = TYPED_ARRAYS.get(str(x.constructor.name))
+    if kind == "uint8" and info.dtype != "uint8":
+        if int(x.byteLength) != info.nbytes:
+            raise ValueError(f"input '{info.name}': expected {info.nbytes} bytes ({info.dtype} {list(info.shape)}), "
+                             f"got {int(x.byteLength)} bytes")
+        return x
+    if kind != info.dtype:
+        raise ValueError(f"input '{info.name}': expected dtype {info.dtype}, got {kind or x.constructor.name} "
+                         f"(a {x.constructor.name})")
+    if int(x.length) != info.size:
+        raise ValueError(f"input '{info.name}': expected {info.size} elements ({list(info.shape)}), got {int(x.length)}")
+    return x
+
+
 def _input_bytes(info, x):
+    typed = _typed_array(info, x)
+    if typed is not None:
+        return typed
     try:
         view = memoryview(x)
     except TypeError:

@@ -34,16 +34,17 @@ def open_page(browser, server_url: str, isolated: bool = True):
     return context, page, errors
 
 
-def evaluate_in_fresh_page(browser, server_url: str, script: str, *routes):
-    """``script`` evaluated in a new same-origin page (a new browser context: empty caches), with
-    ``routes`` (``page.route`` arguments) in place. Returns (its result, console warnings, page errors)."""
+def evaluate_in_fresh_page(browser, server_url: str, script: str, *routes, arg=None):
+    """``script`` evaluated (with ``arg``) in a new same-origin page (a new browser context: empty
+    caches), with ``routes`` (``page.route`` arguments) in place. Returns (its result, console
+    warnings, page errors)."""
     context, page, errors = open_page(browser, server_url)
     warnings: list[str] = []
     page.on("console", lambda m: m.type == "warning" and warnings.append(m.text))
     for route in routes:
         page.route(*route)
     try:
-        return page.evaluate(script), warnings, errors
+        return page.evaluate(script, arg), warnings, errors
     finally:
         context.close()
 

@@ -83,6 +83,9 @@ class PyodideHost:
         return Uint8Array.new(self._memory.buffer, address, size)
 
     def write(self, address, data):
+        if hasattr(data, "to_memoryview"):  # a JavaScript typed array (model.run's input): copied in JavaScript
+            self._view(address, int(data.byteLength)).set(Uint8Array.new(data.buffer, data.byteOffset, data.byteLength))
+            return
         self._view(address, len(data)).assign(data)
 
     def memory_bytes(self):
