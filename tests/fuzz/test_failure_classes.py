@@ -2,6 +2,7 @@
 minimal case: the model must be refused with a qnnweb.ModelError that says why, never another
 exception, and never after allocating what a corrupt size claims."""
 
+import re
 import struct
 import time
 import tracemalloc
@@ -201,6 +202,35 @@ def test_tflite_tensor_of_2_31_by_2_31_elements():
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20
+
+
+def test_tflite_scales_without_zero_points_are_named():
+    """A quantization table whose zero-point vector lost its entries (fuzz seed 19, case 458: an
+    IndexError in passes.fold_pads, which read the zero point of a PAD's input): refused naming the
+    tensor, as TFLite's interpreter refuses it."""
+    data = tflite_seed()
+    _, op, sg = conv_options(data)
+    tensor = sg.Tensors(op.Inputs(0))
+    quantization = tensor.Quantization()
+    struct.pack_into("<I", data, quantization._tab.Vector(quantization._tab.Offset(10)) - 4, 0)  # zero_point
+    name = tensor.Name().decode()
+    refused(bytes(data), rf"'{re.escape(name)}' has 1 quantization scales but 0 zero points")
+
+
+def test_pad_of_tensors_without_zero_points_is_reported():
+    """The IR as the mutant had it (no tensor has a zero point): fold_pads leaves the PAD alone and
+    lowering names its input."""
+    tensors = [Tensor(0, "x", (1, 4, 4, 2), "int8", (0.05,)), Tensor(1, "p", (1, 6, 6, 2), "int8", (0.05,)),
+               Tensor(2, "paddings", (4, 2), "int32", data=struct.pack("<8i", 0, 0, 1, 1, 1, 1, 0, 0)),
+               Tensor(3, "w", (2, 1, 1, 2), "int8", (0.01,), data=bytes(4)), Tensor(4, "y", (1, 6, 6, 2), "int8", (0.05,))]
+    ops = [Op(0, "PAD", [0, 2], [1]),
+           Op(1, "CONV_2D", [1, 3], [4], {"padding": [0, 0, 0, 0], "stride": [1, 1], "dilation": [1, 1],
+                                           "activation": "NONE"})]
+    graph = fold_pads(Graph(tensors, ops, [0], [4]))
+    assert [op.type for op in graph.ops] == ["PAD", "CONV_2D"]
+    with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 0 PAD: input 0: tensor 'x' has 1 quantization "
+                                                           r"scales but 0 zero points"):
+        lower(graph)
 
 
 def q(index, name, shape, scale=0.05, zp=0, dtype="int8"):

@@ -90,7 +90,8 @@ def _window_problem(op):
 
 
 def tensor_problem(tensor, role="tensor"):
-    """Why a tensor cannot be planned (unknown dtype, bad or huge shape), or None."""
+    """Why a tensor cannot be planned (unknown dtype, bad or huge shape, scales without zero points),
+    or None."""
     if not all(isinstance(d, int) and d >= 0 for d in tensor.shape):
         return f"{role} '{tensor.name}' has shape {list(tensor.shape)}; dimensions must be non-negative integers"
     if tensor.dtype not in DTYPE_SIZES:
@@ -98,6 +99,9 @@ def tensor_problem(tensor, role="tensor"):
     if tensor.nbytes > MAX_TENSOR_BYTES:
         return (f"{role} '{tensor.name}' of shape {list(tensor.shape)} needs {tensor.nbytes} bytes: more than "
                 "WebAssembly's 32-bit memory holds")
+    if len(tensor.zero_point) != len(tensor.scale):   # TFLite's interpreter refuses such a file as well
+        return (f"{role} '{tensor.name}' has {len(tensor.scale)} quantization scales but "
+                f"{len(tensor.zero_point)} zero points; they come in pairs")
     if not tensor.is_constant and tensor.size == 0:
         return f"{role} '{tensor.name}' of shape {list(tensor.shape)} is empty; empty tensors are not supported"
     return None
