@@ -28,14 +28,20 @@
 
 uint32_t qnn_fine_split = 0;
 
-/* Tests: every op split as finely as its item counts allow, whatever its work (qnn_max_tasks), so
+/* Tests: every op split as finely as its item counts allow, whatever its work (task_work), so
  * that the kernel tests' small cases run their tasks on several threads. */
 void QNN_EXPORT(qnn_split_finely)(int32_t on) { qnn_fine_split = on != 0; }
 
-size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total) {
+size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, uint64_t item_work, uint64_t task_work) {
   const size_t threads = qnn_thread_count();
-  if (threads <= 1 || total < min_total || total == 0) return total > 0 ? total : 1;
-  return qnn_round_up(qnn_divide_round_up(total, tasks_per_thread * threads), granule);
+  if (threads <= 1 || total <= 1) return total > 0 ? total : 1;
+  size_t items = qnn_divide_round_up(total, tasks_per_thread * threads);
+  if (!qnn_fine_split && item_work > 0) {
+    const uint64_t least = (task_work + item_work - 1) / item_work;
+    if (least >= total) return total;
+    items = qnn_max_size(items, (size_t) least);
+  }
+  return qnn_min_size(qnn_round_up(items, granule), total);
 }
 
 struct ranges {

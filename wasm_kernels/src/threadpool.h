@@ -27,21 +27,23 @@ void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, 
 /* How many threads the host said it runs (qnn_set_threads): operators size their tasks by it. */
 uint32_t qnn_thread_count(void);
 
-/* Items per task for `total` items: about `tasks_per_thread` tasks per thread, in whole multiples of
- * `granule` items; all of them (one task) on one thread or when there are fewer than `min_total`
- * (see QNN_TASK_MACS for what a task costs). At least 1. */
-size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, size_t min_total);
+/* Items per task for `total` items of `item_work` units of work each: about `tasks_per_thread` tasks
+ * per thread, but none under `task_work` units (QNN_TASK_*), in whole multiples of `granule` items;
+ * all of them (one task) on one thread. At least 1. */
+size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread, uint64_t item_work, uint64_t task_work);
 
 /* Work per task below which splitting an op costs more than it saves: each task is a claim and a
  * completion count, cache lines handed between cores (~0.2 us), and a small op split 16 ways ran
  * slower on 2 threads than on 1 (BlazeFace: ~90 ops of ~20 us, 1.68 -> 2.09 ms in Chromium 156). */
 #define QNN_TASK_MACS 131072      /* convolutions: ~1.5-3 us at 50-100 GMAC/s */
 #define QNN_TASK_DW_MACS 32768    /* depthwise: ~1.5 us at ~20 GMAC/s */
+#define QNN_TASK_ELEMENTS 4096    /* element-wise passes (quantize, tables, add, copies, pooling taps): ~1-3 us */
 
 /* Set by qnn_split_finely (tests): no minimum work per task, so that small cases split too. */
 extern uint32_t qnn_fine_split;
 
-/* At most this many tasks for `work` units when each should hold at least `task_work`; at least 1. */
+/* At most this many tasks for `work` units when each should hold at least `task_work`; at least 1
+ * (SIZE_MAX when split finely). */
 static inline size_t qnn_max_tasks(uint64_t work, uint64_t task_work) {
   if (qnn_fine_split) return SIZE_MAX;
   const uint64_t tasks = work / task_work;

@@ -404,8 +404,8 @@ void qnn_run_conv2d(const struct qnn_op* base) {
   const size_t tiles = qnn_divide_round_up(op->pixels, op->config->mr), blocks = qnn_divide_round_up(group_channels, nr);
   const uint64_t macs = (uint64_t) op->pixels * op->output_channels * op->input_channels * op->taps;
   const size_t max_tasks = qnn_max_tasks(macs, QNN_TASK_MACS);
-  const size_t per_task = qnn_items_per_task(tiles, 1, 8, 2);
-  struct conv2d_split split = {op, qnn_max_size(per_task, qnn_divide_round_up(tiles, max_tasks)), 1, blocks * nr, 1};
+  const uint64_t tile_macs = (uint64_t) op->config->mr * op->output_channels * op->input_channels * op->taps;
+  struct conv2d_split split = {op, qnn_items_per_task(tiles, 1, 8, tile_macs, QNN_TASK_MACS), 1, blocks * nr, 1};
   split.pixel_tasks = qnn_divide_round_up(tiles, split.tiles_per_task);
   const size_t wanted = qnn_min_size(8 * threads, max_tasks);  /* tasks per op: balance over equal-cost tasks */
   if (threads > 1 && split.pixel_tasks * op->groups < wanted && op->window == NULL) {

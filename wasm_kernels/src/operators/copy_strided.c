@@ -176,11 +176,11 @@ void qnn_run_copy_strided(const struct qnn_op* base) {
   const size_t blocks = op->dims[0] * op->dims[1] * op->dims[2] * op->dims[3];
   const size_t elements = blocks * op->dims[4] * op->dims[5];
   struct copy_split split = {op, 1, op->dims[4]};
-  if (elements >= 16384 && blocks < 4 * qnn_thread_count()) {
+  if (blocks < 4 * qnn_thread_count()) {
     /* too few blocks to share: split their rows too (whole 16s, for the SIMD loop) */
-    split.rows_per_task = qnn_items_per_task(op->dims[4], 16, 4, 2);
+    split.rows_per_task = qnn_items_per_task(op->dims[4], 16, 4, op->dims[5], QNN_TASK_ELEMENTS);
     split.row_tasks = qnn_divide_round_up(op->dims[4], split.rows_per_task);
   }
   const size_t items = blocks * split.row_tasks;
-  qnn_parallelize_ranges(copy_blocks, &split, items, elements >= 16384 ? qnn_items_per_task(items, 1, 4, 2) : items);
+  qnn_parallelize_ranges(copy_blocks, &split, items, qnn_items_per_task(items, 1, 4, elements / items, QNN_TASK_ELEMENTS));
 }

@@ -131,7 +131,6 @@ static void dwconv2d_pixels(const void* context, size_t first, size_t pixels, ui
 
 void qnn_run_dwconv2d(const struct qnn_op* base) {
   const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
-  const size_t max_tasks = qnn_max_tasks((uint64_t) op->pixels * op->channels * op->taps, QNN_TASK_DW_MACS);
   qnn_parallelize_ranges(dwconv2d_pixels, op, op->pixels,
-                         qnn_max_size(qnn_items_per_task(op->pixels, 1, 8, 2), qnn_divide_round_up(op->pixels, max_tasks)));
+                         qnn_items_per_task(op->pixels, 1, 8, (uint64_t) op->channels * op->taps, QNN_TASK_DW_MACS));
 }
