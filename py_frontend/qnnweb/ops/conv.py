@@ -6,7 +6,7 @@ with 1 < group < C imports to it): groups = input channels / weight input channe
 import struct
 
 from . import Step, Unsupported, lowering
-from .common import activation_range, float32, float32_bytes, require_constant, require_int8, require_rank
+from .common import activation_range, float32_bytes, float32s, require_constant, require_int8, require_rank
 
 
 def _weights(graph, op, axis, allow_zero_point=False):
@@ -51,7 +51,7 @@ def _requantization(graph, op, weight_scales):
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     # float32 arithmetic in this order, as XNNPACK and onnxruntime compute their requantization scales
-    scales = [float32(float32(x_scale * s) / y_scale) for s in weight_scales]
+    scales = float32s([s / y_scale for s in float32s([x_scale * s for s in weight_scales])])
     lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
     return x, y, x_zp, y_zp, scales, lo, hi
 

@@ -92,7 +92,8 @@ class QuantizationMixin:
             if not chunk:
                 continue
             u_zp = zero_point + 128
-            if min(chunk) - u_zp < -128 or max(chunk) - u_zp > 127:
+            outside = bytes(u for u in range(256) if not -128 <= u - u_zp <= 127)   # none when u_zp is 128
+            if outside and len(chunk.translate(None, outside)) != len(chunk):   # (min/max: ~20 ns a byte)
                 return self._int8_data(constant, dtype), tuple(zero_points)
             out[start:end] = chunk.translate(bytes((u - u_zp) & 0xFF for u in range(256)))
         return bytes(out), (0,) * count
