@@ -180,6 +180,15 @@ def test_top5_agree_tolerates_ties_not_differences():
     assert not models.top5_agree(a, c)[0]
 
 
+def test_pause_is_parsed_and_reported():
+    """--pause-ms (idle time before each inference) reaches the command line the report repeats."""
+    runner, report = _bench_module("runner"), _bench_module("report")
+    args = runner.parse_args(["--pause-ms", "20", "--runs", "3", "--warmup", "1"])
+    assert args.pause_ms == 20
+    assert report._cli(vars(args))[-2:] == ["--pause-ms", "20"]
+    assert runner.parse_args([]).pause_ms == 0 and "--pause-ms" not in report._cli(vars(runner.parse_args([])))
+
+
 def test_kernel_bench_runs(tmp_path):
     out = tmp_path / "k.json"
     proc = _run([KERNEL_BENCH, "--repeats", "1", "--warmup", "0", "--only", "add 28", "--json", out], timeout=120)

@@ -53,7 +53,8 @@ def markdown(records, meta, models) -> str:
     mach = meta["machine"]
     lines = [
         f"Benchmark of {meta['date']} (`tools/bench.py`, {meta['args']['runs']} interleaved rounds after "
-        f"{meta['args']['warmup']} warm-up runs per engine).",
+        f"{meta['args']['warmup']} warm-up runs per engine"
+        + (f"; {meta['args']['pause_ms']:g} ms idle before each inference" if meta["args"].get("pause_ms") else "") + ").",
         "",
         f"- Machine: {mach['cpu']}, {mach['cores']} cores; {mach['os']}"
         + (" (AVX-VNNI)" if mach.get("avx_vnni") else "") + (" (AVX512-VNNI)" if mach.get("avx512_vnni") else ""),
@@ -129,6 +130,8 @@ def _cli(a) -> list[str]:
     parts += ["--runs", str(a["runs"]), "--warmup", str(a["warmup"])]
     if a.get("native"):
         parts.append("--native")
+    if a.get("pause_ms"):
+        parts += ["--pause-ms", f"{a['pause_ms']:g}"]
     return parts
 
 

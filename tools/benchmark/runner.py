@@ -39,6 +39,10 @@ def parse_args(argv=None):
     p.add_argument("--threads", default="1", help="thread counts, comma-separated (every engine runs with each)")
     p.add_argument("--out", default="results", help="output folder (default results/)")
     p.add_argument("--native", action="store_true", help="also native onnxruntime and ai-edge-litert, 1 thread")
+    p.add_argument("--pause-ms", type=float, default=0, help="idle time before each inference (default 0): "
+                   "as a page running one inference per camera frame or click. Thread pools then sleep between "
+                   "inferences; on this 2-vCPU VM their second thread then often shares one CPU for a while "
+                   "(2-thread runs of qnnweb.js and LiteRT.js bimodal: README Performance)")
     p.add_argument("--quick", action="store_true",
                    help="CI mode: few runs and one model (the smallest default model every engine can run)")
     args = p.parse_args(argv)
@@ -229,6 +233,8 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
     log(f"{m.name}: {args.runs} rounds over {len(slots)} engines")
     for r in range(args.runs):
         for slot in slots:
+            if args.pause_ms:
+                time.sleep(args.pause_ms / 1000)
             try:
                 ms, kernel = slot.run(1)
             except Exception as exc:
