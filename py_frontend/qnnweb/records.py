@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 7
+ABI_VERSION = 8
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -68,6 +68,8 @@ RECORDS = {
                                   "anchor_count box_stride classes_with_background classes max_detections "
                                   "max_classes_per_detection detections_per_class regular_nms score_threshold:f "
                                   "iou_threshold:f y_scale:f x_scale:f h_scale:f w_scale:f"),
+    # float32 operands and output; operation 0 add, 1 subtract, 2 multiply, 3 divide; b_first: b OP a
+    "binary_f32": (24, _BINARY + " operation b_first output_min:f output_max:f"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

@@ -234,6 +234,8 @@ def valid_fields(k, kind):
         "maximum": dict(binary_shape(input_b=512), minimum=0),
         "lut2d": dict(binary_shape(input_b=512), table=k.buffer((np.arange(65536) % 253).astype(np.uint8)),
                       output_bytes=1),
+        # float32: a 480 bytes, b 16, the output 480
+        "binary_f32": dict(binary_shape(input_b=512), operation=3, b_first=1, output_min=-1.0, output_max=1.0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
                           kernel_height=2, kernel_width=2, stride_height=2, stride_width=2, dilation_height=1,
                           dilation_width=1, padding_top=0, padding_left=0, output_min=-128, output_max=127),
@@ -317,7 +319,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
-                                  "resize", "lut_channels", "lut2d"])
+                                  "resize", "lut_channels", "lut2d", "binary_f32"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -523,6 +525,11 @@ def test_random_records_never_trap(variant, kind, data):
     ("lut_channels", dict(tables=0), "constant"),
     ("lut2d", dict(table=0), "constant"),
     ("lut2d", dict(output_bytes=2), "output_bytes"),
+    ("binary_f32", dict(operation=4), "operation"),
+    ("binary_f32", dict(b_first=2), "b_first"),
+    ("binary_f32", dict(output_min=2.0), "output_min"),
+    ("binary_f32", dict(output=4096 - 476), "arena"),          # 480 float32 bytes: 4 past the end
+    ("binary_f32", dict(input_a=4096 - 476), "arena"),
     ("lut_channels", dict(output_bytes=2), "output_bytes"),
     ("lut_channels", dict(pixels=1 << 16, channels=1 << 16), "2^31"),
     ("maxpool2d", dict(padding_top=-1), "padding"),

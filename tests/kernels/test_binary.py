@@ -1,6 +1,8 @@
 """ADD, MUL, MAXIMUM and MINIMUM with numpy broadcasting (up to rank 4, one input possibly constant):
-every variant bit-exact against reference.int8.add / mul and numpy's maximum / minimum. Same-shape and channel-broadcast rows run the SIMD128
-loops in the simd128 / relaxed modules (16 elements at a time, then a scalar tail)."""
+every variant bit-exact against reference.int8.add / mul and numpy's maximum / minimum; float32 ADD /
+SUB / MUL / DIV (binary_f32: a model's float ops before it quantizes) bit-exact against numpy's float32.
+Same-shape and channel-broadcast rows run the SIMD128 loops in the simd128 / relaxed modules (16
+elements at a time, then a scalar tail)."""
 
 import numpy as np
 import pytest
@@ -226,3 +228,56 @@ def test_onnx_float_binary_with_float_output_matches_float32(variant, op_type, c
     args = {k: v for k, v in case.items() if k not in ("constant", "activation")}
     got = H.binary(variant, op_type, constant=case["constant"], fmt="onnx", float_output=True, **args)
     np.testing.assert_array_equal(got, expected)
+
+
+F32_FUNCTIONS = {"ADD": np.add, "SUB": np.subtract, "MUL": np.multiply, "DIV": np.divide}
+
+
+def float32_binary(variant, op_type, a, b, constant, activation, fmt):
+    g = H.GraphBuilder()
+    inputs, feeds = [], []
+    for name, x in (("a", a), ("b", b)):
+        if constant == name:
+            inputs.append(g.constant(x, "float32"))
+        else:
+            inputs.append(g.input(x.shape, "float32"))
+            feeds.append(x)
+    yi = g.output(np.broadcast_shapes(a.shape, b.shape), "float32")
+    g.op(op_type, inputs, [yi], activation=activation)
+    return H.run(g, variant, *feeds, fmt=fmt)[0]
+
+
+@pytest.mark.parametrize("op_type", list(F32_FUNCTIONS))
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(40))
+@given(shapes=broadcast_shapes(), seed=H.seeds, constant=st.sampled_from([None, "a", "b"]),
+       activation=st.sampled_from(["NONE", "NONE", "RELU", "RELU6", "RELU_N1_TO_1"]),
+       specials=st.booleans(), fmt=st.sampled_from(["onnx", "tflite"]))
+def test_float32_binary_matches_numpy(variant, op_type, shapes, seed, constant, activation, specials, fmt):
+    """Each element one IEEE float32 operation, the first input first (a constant on either side: x - c,
+    c - x, c / x), the fused activation as XNNPACK's clamp; signed zeros, infinities, NaN and subnormals
+    as numpy's float32 arithmetic gives them."""
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(shapes[0]) * 3).astype(np.float32)
+    b = (rng.standard_normal(shapes[1]) * 3).astype(np.float32)
+    if specials:
+        pool = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3e38, 3e38], np.float32)
+        for x in (a, b):
+            flat = x.reshape(-1)
+            chosen = rng.random(flat.size) < 0.3
+            flat[chosen] = rng.choice(pool, size=int(chosen.sum()))
+    if fmt == "onnx":
+        activation = "NONE"
+    with np.errstate(all="ignore"):
+        expected = F32_FUNCTIONS[op_type](a, b)
+    lo, hi = {"NONE": (None, None), "RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}[activation]
+    if lo is not None:
+        expected = np.where(expected < np.float32(lo), np.float32(lo), expected)
+        hi = np.finfo(np.float32).max if hi is None else hi
+        expected = np.where(np.float32(hi) < expected, np.float32(hi), expected)
+    got = float32_binary(variant, op_type, a, b, constant, activation, fmt)
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    # bit for bit (-0.0 too), but any NaN for a NaN: WebAssembly leaves a NaN's sign and payload open
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.int32), expected[~nan].astype(np.float32).view(np.int32))

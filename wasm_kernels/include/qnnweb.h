@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 7
+#define QNN_ABI_VERSION 8
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -56,7 +56,8 @@ enum qnn_op_type {
   QNN_OP_LUT_CHANNELS = 21, /* byte -> byte through one 256-entry table per channel (PRELU) */
   QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
   QNN_OP_DETECTION_POSTPROCESS = 23, /* SSD box decoding + non-maximum suppression (TFLite's custom op), float32 */
-  QNN_OP_TYPE_COUNT = 24,
+  QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
+  QNN_OP_TYPE_COUNT = 25,
 };
 
 enum qnn_status {
@@ -214,6 +215,19 @@ struct qnn_lut2d_record {
   QNN_BINARY_SHAPE_FIELDS
   int32_t table;            /* address: 65536 x output_bytes bytes (copied at qnn_plan_add) */
   int32_t output_bytes;     /* 1 or 4 */
+};
+
+/* out = a OP b in float32 (IEEE single precision, as onnxruntime's and TFLite's float kernels compute
+ * it), then clamped to [output_min, output_max] (a fused activation, NaN passes; [-FLT_MAX, FLT_MAX]:
+ * no clamp at all, infinities pass), broadcasting: a model's float ops on its float input before it
+ * quantizes (a normalization such as (x - mean) / std). operation 0 add, 1 subtract, 2 multiply,
+ * 3 divide; b_first 1: out = b OP a. Inputs, the constant b and the output are float32; strides count
+ * elements. */
+struct qnn_binary_f32_record {
+  int32_t op, words;
+  QNN_BINARY_SHAPE_FIELDS
+  int32_t operation, b_first;
+  float output_min, output_max;
 };
 
 /* TFLite's int8 MAXIMUM / MINIMUM (kernels/maximum_minimum.cc): out = max(a, b) (minimum 1: min) of

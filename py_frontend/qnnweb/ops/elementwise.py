@@ -1,4 +1,5 @@
-"""QUANTIZE, DEQUANTIZE, ADD and MUL (numpy broadcasting up to rank 4, one input may be constant).
+"""QUANTIZE, DEQUANTIZE, ADD, SUB, MUL and DIV (numpy broadcasting up to rank 4, one input may be
+constant): int8, or float32 where a model computes in float before it quantizes (binary_f32).
 
 QUANTIZE float32 -> int8 and DEQUANTIZE int8 -> float32 also take a tensor quantized per axis (one
 scale and zero point per channel along ``quantized_dimension``, ONNX's per-axis QuantizeLinear /
@@ -12,6 +13,7 @@ from .common import (activation_range, broadcast_shape, broadcast_strides, float
                      require_byte_quantized, require_constant, require_int8)
 from .tflite_fixed_point import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, requantize_int8_table
 from .unary import make_table_onnxruntime, requantize_table
+from ..records import FLOAT32_MAX
 
 XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
 
@@ -131,8 +133,8 @@ def _binary_operands(graph, op):
     return a_index, b_index, a, b, y
 
 
-def _binary_fields(graph, op, a_index, b_index, a, b, y):
-    """The shape part of an add / mul record (and its constants): broadcasting over the output."""
+def _binary_fields(graph, op, a_index, b_index, a, b, y, dtype="int8"):
+    """The shape part of a binary record (and its constants): broadcasting over the output."""
     for tensor, role in ((a, "input a"), (b, "input b"), (y, "output")):
         if len(tensor.shape) > 4:
             raise Unsupported(f"{role} '{tensor.name}' has rank {len(tensor.shape)}; at most 4 is supported")
@@ -147,7 +149,7 @@ def _binary_fields(graph, op, a_index, b_index, a, b, y):
     fields = dict(input_a=a_index, output=op.outputs[0], b_constant=0)
     constants = {}
     if b.is_constant:
-        constants["input_b"] = require_constant(b, "input b", "int8")
+        constants["input_b"] = require_constant(b, "input b", dtype)
         fields["b_constant"] = 1
     else:
         fields["input_b"] = b_index
@@ -168,8 +170,37 @@ def _binary_quantized(graph, op):
     return fields, constants, a_scale, b_scale, y_scale
 
 
+F32_OPERATIONS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3}
+# a fused activation on float32 values, as XNNPACK's float kernels clamp (LiteRT's default): no clamp
+# for NONE, float32's largest value standing for infinity (records hold finite floats; only an
+# infinite result, which quantizes as that value does, can tell them apart)
+F32_ACTIVATION_RANGES = {"NONE": (-FLOAT32_MAX, FLOAT32_MAX), "RELU": (0.0, FLOAT32_MAX), "RELU6": (0.0, 6.0),
+                         "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def _all_float32(graph, op):
+    return all(graph.tensors[i].dtype == "float32" for i in [*op.inputs, *op.outputs])
+
+
+def _float32_binary(graph, op):
+    """ADD / SUB / MUL / DIV of float32 tensors (a model's float ops before it quantizes, such as an input's
+    normalization (x - mean) / std): the binary_f32 step, one IEEE float32 operation per element as
+    onnxruntime's and TFLite's float kernels compute it."""
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y, "float32")
+    activation = op.options.get("activation", "NONE")
+    if activation not in F32_ACTIVATION_RANGES:
+        raise Unsupported(f"fused activation {activation} on float32 values is not supported")
+    lo, hi = F32_ACTIVATION_RANGES[activation]
+    fields.update(operation=F32_OPERATIONS[op.type], b_first=int(a_index != op.inputs[0]), output_min=lo,
+                  output_max=hi)
+    return Step("binary_f32", fields, constants)
+
+
 @lowering("ADD")
 def lower_add(graph, op):
+    if _all_float32(graph, op):
+        return [_float32_binary(graph, op)]
     return [Step("add", *_add_fields(graph, op))]
 
 
@@ -186,6 +217,8 @@ def lower_div(graph, op):
     """ONNX's Div left in float by the quantizer (by a constant or by an activation): onnxruntime's
     float32 division of the dequantized operands (a zero divisor: an infinity or NaN, then quantized as
     QuantizeLinear does: saturated, NaN to the minimum)."""
+    if _all_float32(graph, op):
+        return [_float32_binary(graph, op)]
     if not _is_onnx(graph):
         raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
     return [_onnx_float_binary(graph, op, _ieee_divide)]
@@ -196,6 +229,8 @@ def lower_sub(graph, op):
     """TFLite's SUB: the add record with the second input's multiplier negative (XNNPACK's
     subtract is its add with that input's scale negated; TFLite's builtin kernel negates the scaled
     value, which the record's negative fixed multiplier says)."""
+    if _all_float32(graph, op):
+        return [_float32_binary(graph, op)]
     if _is_onnx(graph):
         return [_onnx_float_binary(graph, op, lambda a, b: a - b)]
     fields, constants = _add_fields(graph, op)
@@ -263,6 +298,8 @@ def _is_onnx(graph):
 
 @lowering("MUL")
 def lower_mul(graph, op):
+    if _all_float32(graph, op):
+        return [_float32_binary(graph, op)]
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
     ratio = float32(float32(float32(a_scale) * float32(b_scale)) / float32(y_scale))  # the delegate's float math
     if not _is_onnx(graph) and ratio >= XNNPACK_MUL_RATIO_MAX:

@@ -2,133 +2,17 @@
  * default kernels run; TFLite's builtin fixed point, where LiteRT falls back to it; or
  * onnxruntime's x86 float32 form) and MUL (fp32 requantization, as conv).
  *
- * The record gives a 4-D output shape and per-input element strides (0 along broadcast
- * dimensions). At create time dimensions of size 1 are dropped and adjacent dimensions that are
- * contiguous in both inputs are merged, so same-shape operands become one long row and
- * [1,H,W,C] x [1,1,1,C] becomes H*W rows of C. Rows where both inputs are contiguous run a SIMD128
- * loop in the simd128 / relaxed modules (bit-exact with the scalar loop); other rows run scalar. */
+ * Broadcasting: binary_shape.h. Rows where both inputs are contiguous run a SIMD128 loop in the
+ * simd128 / relaxed modules (bit-exact with the scalar loop); other rows run scalar. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
-#include "threadpool.h"
+#include "operators/binary_shape.h"
 #include "requantization.h"
 
 #if defined(__wasm_simd128__)
   #include "requantization-simd128.h"
 #endif
-
-struct binary_shape {
-  const int8_t* a;
-  const int8_t* b;
-  int8_t* output;
-  size_t output_bytes;                  /* per element: 1 (int8), or 4 (lut2d's float32) */
-  size_t dims[4];                       /* collapsed, innermost last */
-  size_t a_strides[4], b_strides[4];
-};
-
-static int32_t invalid(const char* what, const char* problem) {
-  qnn_set_error2(what, problem);
-  return QNN_ERROR_INVALID_RECORD;
-}
-
-static int64_t extent(const int32_t* dims, const int32_t* strides) {
-  int64_t last = 0;
-  for (int k = 0; k < 4; k++) last += (int64_t) (dims[k] - 1) * strides[k];
-  return last + 1;
-}
-
-/* Validates the shape fields (dims, strides, tensors inside the arena, the constant inside memory)
- * and fills `s`; a constant b is copied into plan memory (the staging buffer is reused). */
-static int32_t binary_shape_init(
-    struct qnn_plan* plan, int32_t input_a, int32_t input_b, int32_t output, int32_t b_constant,
-    const int32_t* dims, const int32_t* a_strides, const int32_t* b_strides,
-    const char* what, const char* what_a, const char* what_b, const char* what_out, size_t output_bytes,
-    struct binary_shape* s) {
-  s->output_bytes = output_bytes;
-  if (!qnn_check_positive(dims, 4, what)) return QNN_ERROR_INVALID_RECORD;
-  if (b_constant != 0 && b_constant != 1) return invalid(what, ": b_constant must be 0 or 1");
-  int64_t size = 1;
-  for (int k = 0; k < 4; k++) {
-    if (a_strides[k] < 0 || b_strides[k] < 0 || a_strides[k] > (1 << 30) || b_strides[k] > (1 << 30)) {
-      return invalid(what, ": an input stride is negative or huge");
-    }
-    size *= dims[k];
-    if (size > INT32_MAX) return invalid(what, ": output has more than 2^31 elements");
-  }
-  const int64_t a_extent = extent(dims, a_strides), b_extent = extent(dims, b_strides);
-  s->a = qnn_plan_tensor(plan, input_a, a_extent, what_a);
-  s->output = qnn_plan_tensor(plan, output, size * (int64_t) s->output_bytes, what_out);
-  if (s->a == NULL || s->output == NULL) return QNN_ERROR_INVALID_RECORD;
-  if (b_constant) {
-    const int8_t* data = qnn_plan_constant(input_b, b_extent, what_b);
-    if (data == NULL) return QNN_ERROR_INVALID_RECORD;
-    int8_t* copy = qnn_plan_alloc(plan, b_extent);
-    if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-    qnn_memcpy(copy, data, (size_t) b_extent);
-    s->b = copy;
-  } else {
-    s->b = qnn_plan_tensor(plan, input_b, b_extent, what_b);
-    if (s->b == NULL) return QNN_ERROR_INVALID_RECORD;
-  }
-  /* Drop size-1 dimensions, merge dimensions contiguous in both inputs. */
-  size_t d[4], sa[4], sb[4];
-  int n = 0;
-  for (int k = 0; k < 4; k++) {
-    const size_t dk = (size_t) dims[k], ak = (size_t) a_strides[k], bk = (size_t) b_strides[k];
-    if (dk == 1) continue;
-    if (n > 0 && sa[n - 1] == ak * dk && sb[n - 1] == bk * dk) {
-      d[n - 1] *= dk;
-      sa[n - 1] = ak;
-      sb[n - 1] = bk;
-    } else {
-      d[n] = dk;
-      sa[n] = ak;
-      sb[n] = bk;
-      n++;
-    }
-  }
-  for (int k = 0; k < 4; k++) {
-    const int from = k - (4 - n);
-    s->dims[k] = from >= 0 ? d[from] : 1;
-    s->a_strides[k] = from >= 0 ? sa[from] : 0;
-    s->b_strides[k] = from >= 0 ? sb[from] : 0;
-  }
-  return QNN_OK;
-}
-
-typedef void (*binary_row_fn)(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
-                              int8_t* output, const void* params);
-
-/* Tasks are ranges of the output's elements (rows of dims[3] elements, split inside a row too: a
- * residual ADD of two same-shape tensors is one long row). */
-struct binary_run_context {
-  const struct binary_shape* shape;
-  binary_row_fn row;
-  const void* params;
-};
-
-static void binary_elements(const void* context, size_t first, size_t count, uint32_t thread) {
-  (void) thread;
-  const struct binary_run_context* c = context;
-  const struct binary_shape* s = c->shape;
-  const size_t n = s->dims[3], end = first + count;
-  for (size_t at = first; at < end;) {
-    const size_t r = at / n, column = at % n, run = qnn_min_size(n - column, end - at);
-    const size_t i2 = r % s->dims[2], i1 = r / s->dims[2] % s->dims[1], i0 = r / s->dims[2] / s->dims[1];
-    const size_t a_offset = i0 * s->a_strides[0] + i1 * s->a_strides[1] + i2 * s->a_strides[2] + column * s->a_strides[3];
-    const size_t b_offset = i0 * s->b_strides[0] + i1 * s->b_strides[1] + i2 * s->b_strides[2] + column * s->b_strides[3];
-    c->row(run, s->a + a_offset, s->a_strides[3], s->b + b_offset, s->b_strides[3], s->output + at * s->output_bytes,
-           c->params);
-    at += run;
-  }
-}
-
-static void binary_run(const struct binary_shape* s, binary_row_fn row, const void* params) {
-  const size_t elements = s->dims[0] * s->dims[1] * s->dims[2] * s->dims[3];
-  const struct binary_run_context context = {s, row, params};
-  /* whole 64-element runs, so that the SIMD loops see whole vectors */
-  qnn_parallelize_ranges(binary_elements, &context, elements, qnn_items_per_task(elements, 64, 4, 1, QNN_TASK_ELEMENTS));
-}
 
 /* ----------------------------------------------------------------------------------------- ADD */
 
@@ -288,10 +172,10 @@ static void add_float_row(size_t n, const int8_t* a, size_t a_stride, const int8
 }
 
 static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_params* p) {
-  if (r->input_offset != 0 && r->input_offset != 128) return invalid("add", ": input_offset must be 0 or 128");
-  if (r->float_form != 0 && r->float_form != 1) return invalid("add", ": float_form must be 0 or 1");
+  if (r->input_offset != 0 && r->input_offset != 128) return binary_invalid("add", ": input_offset must be 0 or 128");
+  if (r->float_form != 0 && r->float_form != 1) return binary_invalid("add", ": float_form must be 0 or 1");
   if (!(__builtin_fabsf(r->a_multiplier) <= 0x1.0p+100f) || !(__builtin_fabsf(r->b_multiplier) <= 0x1.0p+100f)) {
-    return invalid("add", ": a scale ratio is not finite");
+    return binary_invalid("add", ": a scale ratio is not finite");
   }
   p->a_ratio = r->a_multiplier;
   p->b_ratio = r->b_multiplier;
@@ -359,7 +243,7 @@ static int32_t add_tflite_init(const struct qnn_add_record* r, struct add_tflite
   if (!valid_input_fixed(r->a_fixed_multiplier, r->a_fixed_shift) ||
       !valid_input_fixed(r->b_fixed_multiplier, r->b_fixed_shift) ||
       !valid_fixed(r->output_fixed_multiplier, r->output_fixed_shift)) {
-    return invalid("add", ": a fixed-point multiplier is outside [2^30, 2^31) (and not 0; an input's may be "
+    return binary_invalid("add", ": a fixed-point multiplier is outside [2^30, 2^31) (and not 0; an input's may be "
                    "negative) or its shift outside [0, 31]");
   }
   for (int32_t x = -128; x <= 127; x++) {
@@ -481,12 +365,12 @@ int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op*
     case ADD_XNNPACK: status = add_xnnpack_init(r, &op->params.xnnpack); break;
     case ADD_ONNXRUNTIME: status = add_float_init(r, &op->params.onnxruntime); break;
     case ADD_TFLITE: status = add_tflite_init(r, &op->params.tflite); break;
-    default: return invalid("add", ": arithmetic must be 0, 1 or 2");
+    default: return binary_invalid("add", ": arithmetic must be 0, 1 or 2");
   }
   if (status != QNN_OK) return status;
   status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "add", "add input a", "add input b", "add output", 1, &op->shape);
+      "add", "add input a", "add input b", "add output", 1, 1, &op->shape);
   if (status != QNN_OK) return status;
   op->arithmetic = r->arithmetic;
   *result = &op->base;
@@ -565,7 +449,7 @@ int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op*
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "mul", "mul input a", "mul input b", "mul output", 1, &op->shape);
+      "mul", "mul input a", "mul input b", "mul output", 1, 1, &op->shape);
   if (status != QNN_OK) return status;
   op->params.a_zero_point = r->a_zero_point;
   op->params.b_zero_point = r->b_zero_point;
@@ -618,12 +502,12 @@ QNN_PICK_ROW(minimum_row, wasm_i8x16_min, x < y)
 
 int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_maximum_record* r = record;
-  if (r->minimum != 0 && r->minimum != 1) return invalid("maximum", ": minimum must be 0 or 1");
+  if (r->minimum != 0 && r->minimum != 1) return binary_invalid("maximum", ": minimum must be 0 or 1");
   struct maximum_op* op = qnn_plan_alloc(plan, sizeof(struct maximum_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "maximum", "maximum input a", "maximum input b", "maximum output", 1, &op->shape);
+      "maximum", "maximum input a", "maximum input b", "maximum output", 1, 1, &op->shape);
   if (status != QNN_OK) return status;
   op->minimum = r->minimum;
   *result = &op->base;
@@ -666,7 +550,7 @@ static void lut2d_f32_row(size_t n, const int8_t* a, size_t a_stride, const int8
 
 int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut2d_record* r = record;
-  if (r->output_bytes != 1 && r->output_bytes != 4) return invalid("lut2d", ": output_bytes must be 1 or 4");
+  if (r->output_bytes != 1 && r->output_bytes != 4) return binary_invalid("lut2d", ": output_bytes must be 1 or 4");
   const int64_t table_bytes = 65536 * (int64_t) r->output_bytes;
   const uint8_t* table = qnn_plan_constant(r->table, table_bytes, "lut2d table");
   if (table == NULL) return QNN_ERROR_INVALID_RECORD;
@@ -676,7 +560,7 @@ int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_o
   qnn_memcpy(copy, table, (size_t) table_bytes);
   const int32_t status = binary_shape_init(
       plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "lut2d", "lut2d input a", "lut2d input b", "lut2d output", (size_t) r->output_bytes, &op->shape);
+      "lut2d", "lut2d input a", "lut2d input b", "lut2d output", 1, (size_t) r->output_bytes, &op->shape);
   if (status != QNN_OK) return status;
   op->table = copy;
   *result = &op->base;

@@ -55,7 +55,7 @@ class ElementwiseMixin:
         else:
             out = self._new_output(out_names, out_shape, params, nhwc)
         options = dict(activation=activation, **extra)
-        if op_type == "ADD":  # onnxruntime's kernel follows its broadcasting and the model's dtype
+        if op_type == "ADD" and not float_output:  # onnxruntime's kernel follows its broadcasting and the model's dtype
             options.update(onnxruntime_scalar=_span_scalar(pa, pb, out_shape if not nhwc else
                                                            [max(x, y) for x, y in zip(pa, pb)]),
                            uint8=params[2] == "uint8")
@@ -92,7 +92,41 @@ class ElementwiseMixin:
         self.values[name] = Value(index)
         return name
 
+    def _float_operands(self, node):
+        """The two operands as values when the op computes in float32 on a float activation (the model's
+        float input, or such an op's result) and a float32 constant or another float activation, as a
+        normalization before the first QuantizeLinear does ((x - mean) / std, x * 255 ...); else None."""
+        def float_value(n):
+            return n in self.values and n not in self.views and self.tensors[self.values[n].index].dtype == "float32"
+
+        def float_constant(n):
+            return n in self.constants and self.constants[n].dtype == "float32"
+
+        operands = node.input[:2]
+        if len(operands) != 2 or not any(map(float_value, operands)) or \
+                not all(float_value(n) or float_constant(n) for n in operands):
+            return None
+        names = []
+        for n in operands:
+            if not float_value(n):
+                c = self.constants[n]
+                self.values[n + "/float32"] = Value(self._tensor(n + "/float32", c.shape, "float32", data=c.data))
+                n += "/float32"
+            names.append(n)
+        return names
+
+    def _float_activation_binary(self, op_type, node):
+        """The op in float32 (ops/elementwise.py's binary_f32) when _float_operands says so: its float
+        result goes on to QuantizeLinear, or to more such ops. Whether it ran."""
+        names = self._float_operands(node)
+        if names is None:
+            return False
+        self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True)
+        return True
+
     def _qdq_binary(self, op_type, node):
+        if self._float_activation_binary(op_type, node):
+            return
         names = [self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n)
                  for n in node.input[:2]]
         out_names, params, activation = self._quantized_output(node)
@@ -171,6 +205,8 @@ class ElementwiseMixin:
         """A binary op onnxruntime computes in float32 on its dequantized operands. A float constant the
         quantizer left unquantized becomes an int8 tensor of codes, one per distinct value (at most 256), the
         values themselves in the op's options: the lowering's table takes each code's exact value."""
+        if self._float_activation_binary(op_type, node):
+            return
         names, options = [], {}
         for n in node.input[:2]:
             if n in self.constants and self.constants[n].dtype == "float32":
