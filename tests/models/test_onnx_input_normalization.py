@@ -52,3 +52,30 @@ def test_matches_onnxruntime(name, quant):
     ops = {op.upper() for op, _, _ in PREPROCESSING[name]}
     assert_matches_onnxruntime(data, photo_like() * np.float32(scale), list(ops), exact=True)
 
+
+
+# ---------------------------------------------------------------- ops that commute with quantization
+
+COMMUTING = {
+    "relu": [helper.make_node("Relu", ["x"], ["r"])],
+    "clip": [helper.make_node("Clip", ["x", "lo", "hi"], ["r"])],
+    "maxpool": [helper.make_node("MaxPool", ["x"], ["r"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+}
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+@pytest.mark.parametrize("name", list(COMMUTING))
+def test_commuting_op_beside_the_input_itself_matches_onnxruntime(name, quant):
+    """A Relu / Clip / MaxPool of the float input whose result is quantized with its own parameters while
+    the input itself is quantized with others (Add(op(x), x)): the op's path quantizes the input with the
+    op's output parameters (exact: these ops commute with a monotonic quantization), the other path with
+    the input's. Was: refused as a float op on the model's float input."""
+    nodes = COMMUTING[name] + [helper.make_node("Add", ["r", "x"], ["s"]),
+                               helper.make_node("Conv", ["s", "w"], ["y"], pads=[1, 1, 1, 1])]
+    init = {"w": RNG.normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32)}
+    if name == "clip":
+        init.update(lo=np.float32(-0.25), hi=np.float32(0.5))
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, H, W])], init, opset=13), feeds,
+                     quant_format=quant[0], activation=quant[1])
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), ["CONV_2D"], exact=True)

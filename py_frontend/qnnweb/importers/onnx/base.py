@@ -192,6 +192,7 @@ class ImporterBase:
         self.transposed = {}        # (IR index, perm) -> IR index
         self.node_index = {}
         self.failed = set()         # ONNX names that cannot be computed because an earlier op cannot run
+        self.node = None            # the node whose handler runs
 
     # ---------------------------------------------------------------- driver
 
@@ -317,6 +318,7 @@ class ImporterBase:
         handler = getattr(self, f"_op_{node.op_type}", None)
         if handler is None:
             raise Skip("operator not supported")
+        self.node = node
         handler(node, _attributes(node))
 
     # ---------------------------------------------------------------- tensors

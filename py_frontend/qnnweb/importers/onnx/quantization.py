@@ -132,14 +132,16 @@ class QuantizationMixin:
             # (onnxruntime runs them in float first): quantize it first
             params = self._quantization_ahead(name)
             if params is not None:
-                value = self.values[name]
-                scales, zero_points, _ = params
-                index = self._tensor(name + "/quantized", self.tensors[value.index].shape, "int8", scales, zero_points)
-                self._op("QUANTIZE", [value.index], [index])
-                self.values[name + "/quantized"] = Value(index, value.nhwc)
-                self.quantization[name + "/quantized"] = (scales[0], zero_points[0], params[2])
-                self.views[name] = name + "/quantized"
-                return name + "/quantized"
+                self.views[name] = self._quantized_copy(name, params, name + "/quantized")
+                return self.views[name]
+            # its paths quantize it differently (a Relu's result with its own parameters beside the input's
+            # own QuantizeLinear): this node's path alone, when the node commutes with quantization
+            node = self.node
+            if node is not None and node.op_type in VALUE_PRESERVING and list(node.input[:1]) == [name] \
+                    and len(node.output) == 1:
+                params = self._quantization_ahead(node.output[0])
+                if params is not None:
+                    return self._quantized_copy(name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
             if self.values[name].index in self.graph_input_indices:
                 raise Skip(f"it computes in float on the model's float input '{name}' before it is quantized "
                            "(only int8 ops run: quantize the model with this op included)")
@@ -183,6 +185,17 @@ class QuantizationMixin:
                 raise Skip("its output is quantized twice with different parameters")
             self._mark_done(q)
         return [q.output[0] for q in quantizers], params, activation
+
+    def _quantized_copy(self, name, params, copy):
+        """The float value `name` quantized with `params` into the int8 value `copy` (made once)."""
+        if copy not in self.values:
+            value = self.values[name]
+            scales, zero_points, dtype = params
+            index = self._tensor(copy, self.tensors[value.index].shape, "int8", scales, zero_points)
+            self._op("QUANTIZE", [value.index], [index])
+            self.values[copy] = Value(index, value.nhwc)
+            self.quantization[copy] = (scales[0], zero_points[0], dtype)
+        return copy
 
     def _quantization_ahead(self, name, depth=0):
         """The parameters float `name` is quantized with, when every path from it reaches QuantizeLinear
@@ -237,8 +250,10 @@ class QuantizationMixin:
     def _outputs_like_input(self, node, x, output_name=None):
         """(output names, params, activation) for an op that only moves or selects values (MaxPool,
         Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
-        the int8/uint8 tensor itself, so the output keeps the input's quantization."""
-        if node.input[0] in self.views:
+        the int8/uint8 tensor itself, so the output keeps the input's quantization. (A float input, quantized
+        for this op by _activation_input: in float too.)"""
+        source = node.input[0]
+        if source in self.views or (source in self.values and self.tensors[self.values[source].index].dtype == "float32"):
             return self._quantized_output(node, output_name)
         t = self.tensors[self.values[x].index]
         dtype = self.quantization.get(x, (None, None, "int8"))[2]
