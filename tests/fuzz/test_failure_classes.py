@@ -299,6 +299,23 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
         qnnweb.Model.from_graph(graph, "scalar")
 
 
+def test_resize_to_a_huge_size_builds_small_tables():
+    """A resize to 2^18 rows (fuzz seed 21 case 745: an input dimension mutated to 2^20 under ESPCN's
+    upsampler): its tables are 12 bytes a row; as lists of tuples they peaked at ~470 MB before a later
+    op's size was refused."""
+    tensors = [q(0, "x", [1, 2, 2, 1]), Tensor(1, "size", (2,), "int32", data=struct.pack("<2i", 1 << 18, 2)),
+               q(2, "y", [1, 1 << 18, 2, 1])]
+    graph = Graph(tensors, [Op(0, "RESIZE_BILINEAR", [0, 1], [2], {"align_corners": False})], [0], [2])
+    tracemalloc.start()
+    try:
+        steps = lower(graph)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(steps[0].constants["rows"]) == 12 << 18
+    assert peak < 12 << 20, peak
+
+
 def test_malformed_pad_is_not_folded_but_reported():
     """passes.fold_pads leaves a malformed PAD (no paddings input) to lowering, which names it."""
     tensors = [q(0, "x", [1, 4, 4, 2]), q(1, "p", [1, 6, 6, 2])]

@@ -17,6 +17,7 @@ bit-exact with them (tests/models/test_tflite_resize.py):
 
 import math
 import struct
+from array import array
 
 from . import Step, Unsupported, lowering
 from .common import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
@@ -25,13 +26,16 @@ from .shape import require_moved_values
 
 MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
 
+# The axis tables below are flat int32 arrays, (first, second, weight) per output position: a huge
+# (or corrupt) output size costs 12 bytes a position, not a Python tuple of three ints (~150).
+
 
 def bilinear_axis(input_size, output_size, align_corners, half_pixel_centers):
     """(first index, second index, alpha in 1/2048ths) per output position, as XNNPACK's q11 indirection."""
     adjustment = 1 if align_corners and output_size != 1 else 0
     scale = f32(f32(input_size - adjustment) / f32(output_size - adjustment))
     last = input_size - 1
-    entries = []
+    entries = array("i")
     for o in range(output_size):
         if align_corners or not half_pixel_centers:
             v = f32(o * scale)
@@ -40,7 +44,7 @@ def bilinear_axis(input_size, output_size, align_corners, half_pixel_centers):
             v = min(max(v, 0.0), float(last))
         first = int(v)
         alpha = f32(v - first)
-        entries.append((first, min(first + 1, last), round(alpha * 2048.0)))  # lrintf: to nearest-even
+        entries.extend((first, min(first + 1, last), round(alpha * 2048.0)))  # lrintf: to nearest-even
     return entries
 
 
@@ -60,7 +64,7 @@ def nearest_axis(input_size, output_size, align_corners, half_pixel_centers):
             i = int(v + 0.5) if align_corners else int(v // 1)   # TfLiteRound (v >= 0 here) / floor
             i = min(i, input_size - 1)
             indices.append(max(i, 0) if half_pixel_centers else i)
-    return [(i, i, 0) for i in indices]
+    return array("i", (v for i in indices for v in (i, i, 0)))
 
 
 def onnx_source(o, input_size, output_size, scale, mode):
@@ -83,7 +87,7 @@ NEAREST_TIE = f32(1e-6)
 
 def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
     """(index, index, 0) per output position: onnxruntime's nearest pixel, clamped into the input."""
-    entries = []
+    entries = array("i")
     for o in range(output_size):
         v = onnx_source(o, input_size, output_size, scale, mode)
         floor = math.floor(v)
@@ -96,7 +100,7 @@ def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
         else:
             i = int(math.copysign(math.floor(abs(v) + 0.5), v))   # std::round
         i = min(max(i, 0), input_size - 1)
-        entries.append((i, i, 0))
+        entries.extend((i, i, 0))
     return entries
 
 
@@ -114,7 +118,7 @@ def onnx_bilinear_axis(input_size, output_size, scale, mode, arithmetic="float")
     """(first, second, weight of the second) per output position, as onnxruntime's SetupUpsampleBilinear
     (float32 source coordinate clamped into the input; d = its distance from the first) and its integer
     twin (d in 1/1024ths, truncated): the weight as float32 bits, or in 1/1024ths for "q10"."""
-    entries = []
+    entries = array("i")
     for o in range(output_size):
         v = f32(onnx_source(o, input_size, output_size, scale, mode)) if scale != 1 else float(o)
         v = min(max(v, 0.0), float(input_size - 1))
@@ -124,7 +128,7 @@ def onnx_bilinear_axis(input_size, output_size, scale, mode, arithmetic="float")
             d = 512 if first == second else int(f32(v * 1024.0)) - first * 1024
         else:
             d = _float_bits(0.5 if first == second else f32(v - first))
-        entries.append((first, second, d))
+        entries.extend((first, second, d))
     return entries
 
 
@@ -133,7 +137,7 @@ def _int32(v):
 
 
 def _table(entries):
-    return struct.pack(f"<{3 * len(entries)}i", *(v for entry in entries for v in entry))
+    return entries.tobytes()   # little-endian, as WebAssembly
 
 
 @lowering("RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR")
