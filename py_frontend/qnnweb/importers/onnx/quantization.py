@@ -250,10 +250,11 @@ class QuantizationMixin:
     def _outputs_like_input(self, node, x, output_name=None):
         """(output names, params, activation) for an op that only moves or selects values (MaxPool,
         Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
-        the int8/uint8 tensor itself, so the output keeps the input's quantization. (A float input, quantized
-        for this op by _activation_input: in float too.)"""
+        the int8/uint8 tensor itself, so the output keeps the input's quantization. On a float value (which
+        _activation_input quantized for this op) the op runs in float too: its output is quantized again."""
         source = node.input[0]
-        if source in self.views or (source in self.values and self.tensors[self.values[source].index].dtype == "float32"):
+        float_source = source in self.values and self.tensors[self.values[source].index].dtype == "float32"
+        if source in self.views or float_source:
             return self._quantized_output(node, output_name)
         t = self.tensors[self.values[x].index]
         dtype = self.quantization.get(x, (None, None, "int8"))[2]
