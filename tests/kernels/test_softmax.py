@@ -74,38 +74,52 @@ def test_softmax_onnx_arithmetic(variant, case):
     np.testing.assert_array_equal(got, ref.softmax_onnxruntime(c["x"], c["x_scale"], c["y_scale"], c["y_zp"]))
 
 
-@settings(max_examples=H.examples(80), deadline=None)
-@given(case=onnx_softmax_cases())
-def test_softmax_onnx_reference_is_onnxruntime(case):
-    """The reference is bit-exact with onnxruntime's CPU provider (DequantizeLinear -> Softmax ->
-    QuantizeLinear, fused into QLinearSoftmax), int8."""
+def onnxruntime_softmax(x, x_scale, x_zp, y_scale, y_zp, unsigned=False):
+    """onnxruntime's CPU provider on DequantizeLinear -> Softmax -> QuantizeLinear (fused into
+    QLinearSoftmax), int8, or uint8 with every value and zero point 128 higher."""
     import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
 
-    c = case
-    inits = [numpy_helper.from_array(np.array(c["x_scale"], np.float32), "xs"),
-             numpy_helper.from_array(np.array(c["x_zp"], np.int8), "xz"),
-             numpy_helper.from_array(np.array(c["y_scale"], np.float32), "ys"),
-             numpy_helper.from_array(np.array(c["y_zp"], np.int8), "yz")]
+    shift, dtype, onnx_type = (128, np.uint8, TensorProto.UINT8) if unsigned else (0, np.int8, TensorProto.INT8)
+    inits = [numpy_helper.from_array(np.array(x_scale, np.float32), "xs"),
+             numpy_helper.from_array(np.array(x_zp + shift, dtype), "xz"),
+             numpy_helper.from_array(np.array(y_scale, np.float32), "ys"),
+             numpy_helper.from_array(np.array(y_zp + shift, dtype), "yz")]
     nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
              helper.make_node("Softmax", ["xf"], ["yf"], axis=-1),
              helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
-    shape = list(c["x"].shape)
-    graph = helper.make_graph(nodes, "softmax", [helper.make_tensor_value_info("x", TensorProto.INT8, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.INT8, shape)], inits)
+    shape = list(x.shape)
+    graph = helper.make_graph(nodes, "softmax", [helper.make_tensor_value_info("x", onnx_type, shape)],
+                              [helper.make_tensor_value_info("y", onnx_type, shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
                                            providers=["CPUExecutionProvider"])
-    (theirs,) = session.run(None, {"x": c["x"]})
-    expected = ref.softmax_onnxruntime(c["x"], c["x_scale"], c["y_scale"], c["y_zp"])
-    # Known residue: exact half-way values (many equal maxima, e.g. 14 of them with floor(1 / y_scale)
-    # = 133 give 9.5) round by the last bit of the float32 sum, whose order in onnxruntime's build
-    # is not quite the kernel source's. Everything else is bit-exact.
-    differ = theirs != expected
-    if differ.any():
-        z = (c["x"].astype(np.float64) - c["x"].max(axis=-1, keepdims=True)) * float(np.float32(c["x_scale"]))
-        p = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
-        real = p * np.floor(np.float32(1) / np.float32(c["y_scale"]))
-        assert np.abs(theirs.astype(np.int32) - expected)[differ].max() == 1
-        assert (np.abs(real - np.floor(real) - 0.5)[differ] < 1e-3).all(), "a difference that is not a tie"
+    (theirs,) = session.run(None, {"x": (x.astype(np.int32) + shift).astype(dtype)})
+    return (theirs.astype(np.int32) - shift).astype(np.int8)
+
+
+@settings(max_examples=H.examples(80), deadline=None)
+@given(case=onnx_softmax_cases(), unsigned=st.booleans())
+def test_softmax_onnx_reference_is_onnxruntime(case, unsigned):
+    """The reference is bit-exact with onnxruntime's CPU provider, int8 and uint8."""
+    c = case
+    theirs = onnxruntime_softmax(c["x"], c["x_scale"], c["x_zp"], c["y_scale"], c["y_zp"], unsigned)
+    np.testing.assert_array_equal(theirs, ref.softmax_onnxruntime(c["x"], c["x_scale"], c["y_scale"], c["y_zp"]))
+
+
+# Exact halves: n equal maxima where floor(1 / y_scale) / n ends in .5 (difftest s20261221-c359: four
+# with 1/255 give 63.5, onnxruntime 64). A float32 reciprocal or sum there lands on either side.
+TIES = [(4, 1 / 255), (16, 1 / 248.5), (8, 1 / 252.5), (24, 1 / 252.5), (32, 1 / 240.5), (2, 1 / 255), (14, 1 / 133.5)]
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@pytest.mark.parametrize("columns, y_scale", TIES)
+def test_softmax_onnx_exact_halves(variant, columns, y_scale):
+    y_scale = H.f32(y_scale)
+    rng = np.random.default_rng(columns)
+    x = rng.integers(-128, 128, (6, columns), dtype=np.int8)
+    x[:4] = x[:4, :1]  # rows of equal values: every probability exactly 1 / columns
+    for x_scale in (H.f32(0.05), H.f32(0.2386101484298706)):
+        theirs = onnxruntime_softmax(x, x_scale, 0, y_scale, -128, unsigned=True)
+        np.testing.assert_array_equal(H.softmax(variant, x, x_scale, 0, y_scale, -128, fmt="onnx"), theirs)

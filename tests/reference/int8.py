@@ -489,38 +489,29 @@ def softmax(x, x_scale, y_scale, y_zp, beta=1.0):
 
 
 def softmax_onnxruntime(x, x_scale, y_scale, y_zp):
-    """onnxruntime's QLinearSoftmax on x86 (int8 rows, the last axis), bit for bit: its lookup table
-    (contrib_ops/cpu/quantization/qlinear_softmax.cc) and MLAS's AVX2 kernel's sum and normalization
-    (mlas/lib/qsoftmax_kernel_avx2.cpp): 8 float32 lanes over blocks of 16 elements, the tail summed
-    apart, scale = float32(1 / sum) * floor(1 / y_scale), out = rint(e * scale + zp), the blocks with a
-    rounded product, the tail with a fused multiply-add."""
+    """onnxruntime 1.32's QLinearSoftmax on x86-64 (int8 rows, the last axis), bit for bit, as its
+    wheel's machine code computes it (contrib_ops/cpu/quantization/qlinear_softmax.cc): the table
+    exp((i - 255 + bit_shift) * x_scale) in double stored as float32, bit_shift from logf (a float
+    log); a sequential float32 sum; out = nearbyint(double(e) * floor(float32(1 / y_scale)) /
+    double(sum)) + zp, clamped."""
     f32 = np.float32
     columns = x.shape[-1]
-    bit_shift = math.log(float(f32(np.finfo(np.float32).max) / f32(columns)))
+    bit_shift = float(f32(math.log(float(f32(np.finfo(np.float32).max) / f32(columns)))))
     bit_shift = max(0.0, bit_shift - 5.0) / float(f32(x_scale))
     table = np.array([f32(math.exp((-d + bit_shift) * float(f32(x_scale)))) for d in range(256)], f32)
-    inverse = f32(math.floor(f32(f32(1.0) / f32(y_scale))))
+    inverse = float(math.floor(f32(f32(1.0) / f32(y_scale))))
     rows = x.reshape(-1, columns).astype(np.int32)
     out = np.empty(rows.shape, np.int8)
-    blocks = columns // 16 * 16
     for r, row in enumerate(rows):
         e = table[row.max() - row]
-        lanes = np.zeros(8, f32)
-        for i in range(0, blocks, 16):
-            lanes = (lanes + e[i:i + 8]).astype(f32)
-            lanes = (lanes + e[i + 8:i + 16]).astype(f32)
         total = f32(0)
-        for v in e[blocks:]:
-            total = f32(total + v)
-        for v in lanes:
+        for v in e:
             total = f32(total + v)
         if not total > 0:
             out[r] = y_zp
             continue
-        scale = f32(f32(f32(1.0) / total) * inverse)
-        head = ((e[:blocks] * scale).astype(f32) + f32(y_zp)).astype(f32)
-        tail = (e[blocks:].astype(np.float64) * float(scale) + float(y_zp)).astype(f32)
-        out[r] = np.clip(np.rint(np.concatenate([head, tail])), -128, 127).astype(np.int8)
+        q = np.rint(e.astype(np.float64) * inverse / float(total)) + y_zp
+        out[r] = np.clip(q, -128, 127).astype(np.int8)
     return out.reshape(x.shape)
 
 

@@ -1,12 +1,12 @@
 """SOFTMAX over the innermost dimension.
 
 TFLite models: exp(-(max - x) * beta * input_scale) from a 256-entry float table, normalized and
-quantized (LiteRT's float reference). ONNX models follow onnxruntime's QLinearSoftmax (what its
-CPU provider runs for a quantized Softmax, QDQ or QOperator): the table of
-contrib_ops/cpu/quantization/qlinear_softmax.cc, exp((i - 255 + bit_shift) * x_scale) in double
-stored as float32 with bit_shift = max(0, log(FLT_MAX / D) - 5) / x_scale, and the sum and
-normalization of MLAS's AVX2 kernel (mlas/lib/qsoftmax_kernel_avx2.cpp), with onnxruntime's output
-scale floor(1 / y_scale); see wasm_kernels/src/operators/softmax.c."""
+quantized (LiteRT's float reference). ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
+CPU provider runs for a quantized Softmax, QDQ or QOperator; contrib_ops/cpu/quantization/
+qlinear_softmax.cc as its x86-64 wheel computes it): the table exp((i - 255 + bit_shift) * x_scale) in
+double stored as float32, bit_shift = max(0, logf(FLT_MAX / D) - 5) / x_scale with logf's float
+result; a sequential float32 sum; each output nearbyint(e * floor(1 / y_scale) / sum) in double. See
+wasm_kernels/src/operators/softmax.c."""
 
 import math
 import struct
@@ -20,7 +20,9 @@ FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 def onnxruntime_table(x_scale, columns):
     """onnxruntime's 256 exp values, indexed by max - x (float32)."""
     x_scale = float32(x_scale)
-    bit_shift = math.log(float32(FLOAT32_MAX / float32(columns)))
+    # logf: onnxruntime takes the log of a float, in float. Rounded correctly here, glibc's logf
+    # differs in the last bit for 22 row lengths below 2^20, the first 60594.
+    bit_shift = float32(math.log(float32(FLOAT32_MAX / float32(columns))))
     bit_shift = max(0.0, bit_shift - 5.0) / x_scale
     # onnxruntime's entry i (x - max = i - 255) is exp((i - 255 + bit_shift) * x_scale)
     return [float32(math.exp(((255 - d) - 255 + bit_shift) * x_scale)) for d in range(256)]

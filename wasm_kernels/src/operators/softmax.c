@@ -1,11 +1,11 @@
 /* SOFTMAX of int8 rows through a 256-entry exp table (x - max is in [-255, 0]).
  * arithmetic 0 (TFLite): the table is exp(-d * beta_scale), made here; the sum is sequential.
- * arithmetic 1 (onnxruntime QLinearSoftmax on x86, mlas/lib/qsoftmax_kernel_avx2.cpp): the frontend
- * gives onnxruntime's table (contrib_ops/cpu/quantization/qlinear_softmax.cc), the sum runs as
- * MLAS's AVX2 kernel adds (8 float lanes over blocks of 16 elements, the rest sequentially, then
- * the rest's sum plus lanes 0..7), and each output is rint(e * ((1 / sum) * inverse_output_scale)
- * + zp): a multiply then an add for the blocks of 16, a fused multiply-add (computed exactly in
- * double here) for the rest, as onnxruntime's compiled kernel does. */
+ * arithmetic 1 (onnxruntime 1.32's QLinearSoftmax, contrib_ops/cpu/quantization/qlinear_softmax.cc
+ * as its x86-64 wheel runs it, read from the machine code): the frontend gives onnxruntime's table,
+ * the row's sum is a sequential float sum, and each output is nearbyint((double) e * Y / (double) sum)
+ * + zp clamped, in double, with Y = floor(1 / y_scale) (inverse_output_scale). e * Y is exact in
+ * double (24-bit e, integer Y of at most 24 bits) and the division is correctly rounded, so exact
+ * halves (equal maxima: four of them with Y = 254 give 63.5) round to even as there. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -83,43 +83,27 @@ int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn
   return QNN_OK;
 }
 
-static int8_t clamp_round(float f, int32_t zero_point) {
-  (void) zero_point;
-  f = f < -128.0f ? -128.0f : f;
-  f = f > 127.0f ? 127.0f : f;
-  f = f == f ? f : (float) zero_point;
-  return (int8_t) (int32_t) __builtin_rintf(f);
-}
-
 static void run_softmax_onnx(const struct softmax_op* op) {
-  const size_t columns = op->columns, blocks = columns / 16 * 16;
-  const float zero_point = (float) op->output_zero_point;
+  const size_t columns = op->columns;
+  const double inverse_output_scale = (double) op->inverse_output_scale;
+  const double zero_point = (double) op->output_zero_point;
   for (size_t row = 0; row < op->rows; row++) {
     const int8_t* x = op->input + row * columns;
     int8_t* y = op->output + row * columns;
     int32_t max = -128;
     for (size_t i = 0; i < columns; i++) max = qnn_max_i32(max, x[i]);
-    float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (size_t i = 0; i < blocks; i += 16) {
-      for (int j = 0; j < 8; j++) lanes[j] += op->table[max - x[i + j]];
-      for (int j = 0; j < 8; j++) lanes[j] += op->table[max - x[i + 8 + j]];
-    }
     float sum = 0.0f;
-    for (size_t i = blocks; i < columns; i++) sum += op->table[max - x[i]];
-    for (int j = 0; j < 8; j++) sum += lanes[j];
+    for (size_t i = 0; i < columns; i++) sum += op->table[max - x[i]];
     if (!(sum > 0.0f)) {  /* onnxruntime leaves such a row unwritten: write the zero point */
       for (size_t i = 0; i < columns; i++) y[i] = (int8_t) op->output_zero_point;
       continue;
     }
-    const float scale = (1.0f / sum) * op->inverse_output_scale;
-    for (size_t i = 0; i < blocks; i++) {
-      const float product = op->table[max - x[i]] * scale;
-      y[i] = clamp_round(product + zero_point, op->output_zero_point);
-    }
-    for (size_t i = blocks; i < columns; i++) {
-      /* fmaf(e, scale, zp): the product is exact in double, the sum rounded once more to float */
-      const float f = (float) ((double) op->table[max - x[i]] * (double) scale + (double) zero_point);
-      y[i] = clamp_round(f, op->output_zero_point);
+    const double divisor = (double) sum;
+    for (size_t i = 0; i < columns; i++) {
+      double q = __builtin_nearbyint((double) op->table[max - x[i]] * inverse_output_scale / divisor) + zero_point;
+      q = q < -128.0 ? -128.0 : q;
+      q = q > 127.0 ? 127.0 : q;
+      y[i] = (int8_t) (int32_t) q;
     }
   }
 }
