@@ -107,6 +107,9 @@ LAYOUT_CASES = {
     "conv-add-constant": ([N("Conv", ["x", "w1"], ["c"]), N("Add", ["c", "k"], ["a"])], (False, True)),
     "input-add-input": ([N("Add", ["x", "x"], ["a"])], (False, False)),
     "conv-sigmoid": ([N("Conv", ["x", "w1"], ["c"]), N("Sigmoid", ["c"], ["a"])], (False, True)),
+    # float ops QOperator leaves between DequantizeLinear and QuantizeLinear (difftest s20261222-c582)
+    "conv-hardswish-concat": ([N("Conv", ["x", "w1"], ["c"]), N("HardSwish", ["c"], ["h"]),
+                               N("Concat", ["h", "h"], ["a"], axis=1)], (False, True)),
     "conv-averagepool": ([N("Conv", ["x", "w1"], ["c"]),
                           N("AveragePool", ["c"], ["a"], kernel_shape=[2, 2], pads=[0, 0, 1, 1])], (False, True)),
     "conv-nearest": ([N("Conv", ["x", "w1"], ["c"]), N("Resize", ["c", "roi", "", "same"], ["a"], mode="nearest")],
@@ -138,7 +141,8 @@ def test_qoperator_linear_in_either_layout(case, conv_after, activation):
         nodes.append(N("Conv", ["r", "w3"], ["y"]))
     used = {name for node in nodes for name in node.input}
     out = [1, 4 if conv_after else channels, 11, 13]
-    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], {k: v for k, v in init.items() if k in used})
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], {k: v for k, v in init.items() if k in used},
+                     opset=14 if "hardswish" in case else 13)
     feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
     data = quantized(fm, feeds, quant_format="QOperator", activation=activation)
     graph = qnnweb.load(data)._graph

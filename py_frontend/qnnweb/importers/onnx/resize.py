@@ -13,6 +13,9 @@ QDQ_AS_QLINEAR = {"Conv": "QLinearConv", "Add": "QLinearAdd", "Mul": "QLinearMul
                   "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu", "AveragePool": "QLinearAveragePool",
                   "GlobalAveragePool": "QLinearGlobalAveragePool"}
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+# float ops QOperator leaves between a DequantizeLinear and a QuantizeLinear; onnxruntime's transpose
+# optimizer moves a transpose through them as through QLinearSigmoid
+FLOAT_UNARY = ("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish")
 
 
 def _as_qlinear(node):
@@ -101,9 +104,9 @@ class ResizeMixin:
         those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
         the graph it optimizes): QLinearAdd / QLinearMul of two NHWC activations, QLinearConcat whose
         activation inputs are all NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC;
-        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize and QLinearAdd / QLinearMul with a
-        constant operand only where the transpose then vanishes (``_transpose_absorbed``; toward the
-        model's output it stays before them); a model input is NCHW."""
+        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, the float unary ops and QLinearAdd /
+        QLinearMul with a constant operand only where the transpose then vanishes (``_transpose_absorbed``;
+        toward the model's output it stays before them); a model input is NCHW."""
         producer = self._ort_producer(name)
         if producer is None or depth > 64:
             return False
@@ -118,8 +121,8 @@ class ResizeMixin:
             activations = producer.input if producer.op_type == "Concat" else producer.input[2::3]
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
-        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize"):
-            if not self._transpose_absorbed(name):
+        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize") + FLOAT_UNARY:
+            if not self._transpose_absorbed(name):   # a float HardSwish: difftest s20261222-c582
                 return False
             activations = [producer.input[0]]
         else:
@@ -130,8 +133,7 @@ class ResizeMixin:
     # QOperator leaves between a DequantizeLinear and a QuantizeLinear)
     TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
                         "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat",
-                        "QuantizeLinear", "DequantizeLinear", "Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu",
-                        "HardSigmoid", "HardSwish")
+                        "QuantizeLinear", "DequantizeLinear") + FLOAT_UNARY
 
     def _transpose_absorbed(self, name, depth=0):
         """Whether a transpose of `name` (NHWC -> NCHW) would vanish downstream, through ops onnxruntime
