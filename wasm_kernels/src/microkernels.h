@@ -7,13 +7,15 @@
 
 #include "requantization.h"
 
-/* Indirect GEMM (convolution). Computes mr output pixels x nc output channels.
+/* Indirect GEMM (convolution). Computes mr output pixels x nc output channels: any mr, in tiles of
+ * the kernel's MR rows (one call per chunk of rows: per-tile calls and their requantization setup
+ * cost MobileNetV2 ~5 %, most in its small-K layers).
  *   a[m * ks + t]  input row (kc int8 channels) of tap t for output pixel m; may point at `zero`.
  *   w              packed weights (see packing.h), NR channels per block.
  *   c              first output pixel; pixel m is at c + m * c_stride; channels contiguous.
  * kc is the true channel count; the kernel reads round_up(kc, KR) bytes per row (over-read is
  * allowed: QNN_EXTRA_BYTES) and the matching packed weights are zero.
- * params->row_correction (NULL when no row needs it) adds one int32 per row before requantization:
+ * params->row_correction (NULL when no row needs it) adds one int32 per row (mr of them) before requantization:
  * weights with a zero point, and weights packed XOR 0x80 (config.h weights_xor). */
 typedef void (*qnn_qs8_igemm_ukernel_fn)(
     size_t mr, size_t nc, size_t kc, size_t ks,

@@ -378,8 +378,10 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
   int16_t* packed_rows = op->config->gemm != NULL ? qnn_scratch(thread) : NULL;
-  for (size_t p = first_pixel; p < end_pixel; p += mr) {
-    const size_t rows = qnn_min_size(mr, end_pixel - p);
+  /* an igemm takes a chunk of rows a call (microkernels.h); the gemm path packs mr rows at a time */
+  const size_t step = packed_rows == NULL ? CORRECTION_ROWS : mr;
+  for (size_t p = first_pixel; p < end_pixel; p += step) {
+    const size_t rows = qnn_min_size(step, end_pixel - p);
     const int8_t* const* a = indirection + p * op->taps;
     if (correction != NULL) {
       const size_t offset = (p - first_pixel) % CORRECTION_ROWS;

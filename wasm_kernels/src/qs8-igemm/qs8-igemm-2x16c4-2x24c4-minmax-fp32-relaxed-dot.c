@@ -27,15 +27,13 @@
  * `corrected` and `bounded` (params->products_bounded: the lower clamp after the narrows) are
  * compile-time constants in every caller and the loops over rows and vectors have
  * constant bounds, so clang unrolls them and keeps every array in registers. */
-static inline __attribute__((always_inline)) void igemm_2xc4(
+static inline __attribute__((always_inline)) void igemm_2xc4_tile(
     size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected, const int bounded) {
-  kc = qnn_round_up(kc, 4);
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
+    const struct qnn_requantize_simd128 vq, const size_t NB, const int corrected, const int bounded) {
   /* A row past mr repeats the previous row (same pointers, same outputs). */
   const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
   int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
-  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
 
   for (size_t n0 = 0; n0 < nc; n0 += 4 * NB) {
     const char* block = w;
@@ -44,7 +42,7 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
       const v128_t vbias = wasm_v128_load(block + 16 * j);
       for (size_t m = 0; m < MR; m++) {
         /* the row's correction with the bias, before the accumulators fill the registers */
-        vacc[m][j] = corrected ? wasm_i32x4_add(vbias, wasm_v128_load32_splat(params->row_correction + m)) : vbias;
+        vacc[m][j] = corrected ? wasm_i32x4_add(vbias, wasm_v128_load32_splat(row_correction + m)) : vbias;
       }
     }
     const int8_t* wp = (const int8_t*) (block + 32 * NB);
@@ -83,6 +81,19 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
       }
     }
     w = wp;
+  }
+}
+
+/* Rows in pairs: every pair reads the same packed weights; the requantization constants are made once. */
+static inline __attribute__((always_inline)) void igemm_2xc4(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected, const int bounded) {
+  kc = qnn_round_up(kc, 4);
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
+  for (size_t m0 = 0; m0 < mr; m0 += MR) {
+    igemm_2xc4_tile(qnn_min_size(mr - m0, MR), nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                    corrected ? params->row_correction + m0 : NULL, vq, NB, corrected, bounded);
   }
 }
 

@@ -33,11 +33,10 @@ enum { MODE_HALVES, MODE_SPLIT };
 /* The shared body; `mode` and `corrected` (params->row_correction != NULL: weights with a zero
  * point) are compile-time constants in every caller, and the loops over rows and weight vectors
  * have constant bounds, so clang unrolls them and keeps every array in registers. */
-static inline __attribute__((always_inline)) void igemm_2x16c4(
+static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
     size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const int mode, const int corrected) {
-  kc = qnn_round_up(kc, 4);
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
+    const struct qnn_requantize_simd128 vq, const int mode, const int corrected) {
   /* A row past mr repeats the previous row (same pointers, same outputs). */
   const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
   int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
@@ -45,7 +44,6 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
   const v128_t vxor = wasm_i8x16_const_splat((int8_t) 0x80);
   const v128_t vone = wasm_i8x16_const_splat(1);
   const v128_t vzero = wasm_i8x16_const_splat(0);
-  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
 
   for (size_t n0 = 0; n0 < nc; n0 += 4 * NB) {
     const char* block = w;
@@ -94,13 +92,26 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
     for (size_t m = 0; m < MR; m++) {
       for (size_t j = 0; j < NB; j++) {
         if (mode == MODE_SPLIT) vacc[m][j] = wasm_i32x4_add(vacc[m][j], wasm_i32x4_shl(vacc_hi[m][j], 1));
-        if (corrected) vacc[m][j] = wasm_i32x4_add(vacc[m][j], wasm_v128_load32_splat(params->row_correction + m));
+        if (corrected) vacc[m][j] = wasm_i32x4_add(vacc[m][j], wasm_v128_load32_splat(row_correction + m));
       }
       const v128_t vout = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
                                                 vscale0, vscale1, vscale2, vscale3, &vq);
       qnn_store_up_to16(c_rows[m] + n0, vout, nb);
     }
     w = wp;
+  }
+}
+
+/* Rows in pairs (microkernels.h: any mr); the requantization constants are made once. */
+static inline __attribute__((always_inline)) void igemm_2x16c4(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params, const int mode, const int corrected) {
+  kc = qnn_round_up(kc, 4);
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
+  for (size_t m0 = 0; m0 < mr; m0 += MR) {
+    igemm_2x16c4_tile(qnn_min_size(mr - m0, MR), nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                      corrected ? params->row_correction + m0 : NULL, vq, mode, corrected);
   }
 }
 

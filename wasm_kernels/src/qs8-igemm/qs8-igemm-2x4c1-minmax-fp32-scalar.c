@@ -2,10 +2,9 @@
 #include "common.h"
 #include "microkernels.h"
 
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
+static void tile_2x4c1(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* a, const void* w,
+                       int8_t* c, size_t c_stride, const int32_t* row_correction,
+                       const struct qnn_qs8_minmax_params* params) {
   const int8_t* const* a0 = a;
   const int8_t* const* a1 = mr > 1 ? a + ks : a;
   int8_t* c0 = c;
@@ -28,10 +27,10 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar(
         wp += 4;
       }
     }
-    if (params->row_correction != NULL) {  /* weights with a zero point (see requantization.h) */
+    if (row_correction != NULL) {  /* weights with a zero point (see requantization.h) */
       for (int n = 0; n < 4; n++) {
-        acc0[n] = (int32_t) ((uint32_t) acc0[n] + (uint32_t) params->row_correction[0]);
-        acc1[n] = (int32_t) ((uint32_t) acc1[n] + (uint32_t) params->row_correction[1]);
+        acc0[n] = (int32_t) ((uint32_t) acc0[n] + (uint32_t) row_correction[0]);
+        acc1[n] = (int32_t) ((uint32_t) acc1[n] + (uint32_t) row_correction[1]);
       }
     }
     const size_t nb = qnn_min_size(4, nc - n0);
@@ -40,5 +39,15 @@ void qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar(
       c0[n0 + n] = qnn_qs8_requantize_fp32(acc0[n], scale[n], params);
     }
     w = wp;
+  }
+}
+
+void qnn_qs8_igemm_minmax_fp32_ukernel_2x4c1__scalar(
+    size_t mr, size_t nc, size_t kc, size_t ks,
+    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params) {
+  for (size_t m0 = 0; m0 < mr; m0 += 2) {  /* rows in pairs (microkernels.h: any mr) */
+    tile_2x4c1(qnn_min_size(mr - m0, 2), nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+               params->row_correction != NULL ? params->row_correction + m0 : NULL, params);
   }
 }
