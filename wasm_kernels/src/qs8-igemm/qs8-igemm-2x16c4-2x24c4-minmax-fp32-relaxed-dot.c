@@ -23,24 +23,25 @@
 #define MR 2
 #define MAX_NB 6
 
-/* The shared body of the 2x16 and 2x24 tiles: NB (4 or 6) weight vectors of 4 channels. NB,
- * `corrected` and `bounded` (params->products_bounded: the lower clamp after the narrows) are
- * compile-time constants in every caller and the loops over rows and vectors have
- * constant bounds, so clang unrolls them and keeps every array in registers. */
+/* The shared body of the 2x16 and 2x24 tiles (and of their one-row forms, for an odd last row: a
+ * fully connected layer's single row no longer computed twice): ROWS (1 or 2) pixels, NB (4 or 6)
+ * weight vectors of 4 channels. ROWS, NB, `corrected` and `bounded` (params->products_bounded: the
+ * lower clamp after the narrows) are compile-time constants in every caller and the loops over
+ * rows and vectors have constant bounds, so clang unrolls them and keeps every array in registers. */
 static inline __attribute__((always_inline)) void igemm_2xc4_tile(
-    size_t mr, size_t nc, size_t kc, size_t ks,
+    size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
-    const struct qnn_requantize_simd128 vq, const size_t NB, const int corrected, const int bounded) {
-  /* A row past mr repeats the previous row (same pointers, same outputs). */
-  const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
-  int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
+    const struct qnn_requantize_simd128 vq, const size_t ROWS, const size_t NB, const int corrected,
+    const int bounded) {
+  const int8_t* const* a_rows[MR] = {a, a + ks};
+  int8_t* c_rows[MR] = {c, c + c_stride};
 
   for (size_t n0 = 0; n0 < nc; n0 += 4 * NB) {
     const char* block = w;
     v128_t vacc[MR][MAX_NB];
     for (size_t j = 0; j < NB; j++) {
       const v128_t vbias = wasm_v128_load(block + 16 * j);
-      for (size_t m = 0; m < MR; m++) {
+      for (size_t m = 0; m < ROWS; m++) {
         /* the row's correction with the bias, before the accumulators fill the registers */
         vacc[m][j] = corrected ? wasm_i32x4_add(vbias, wasm_v128_load32_splat(row_correction + m)) : vbias;
       }
@@ -49,13 +50,13 @@ static inline __attribute__((always_inline)) void igemm_2xc4_tile(
 
     for (size_t t = 0; t < ks; t++) {
       const int8_t* x[MR];
-      for (size_t m = 0; m < MR; m++) x[m] = a_rows[m][t];
+      for (size_t m = 0; m < ROWS; m++) x[m] = a_rows[m][t];
       for (size_t k = 0; k < kc; k += 4) {
         v128_t va[MR];
-        for (size_t m = 0; m < MR; m++) va[m] = wasm_v128_load32_splat(x[m] + k);
+        for (size_t m = 0; m < ROWS; m++) va[m] = wasm_v128_load32_splat(x[m] + k);
         for (size_t j = 0; j < NB; j++) {
           const v128_t vb = wasm_v128_load(wp + 16 * j);
-          for (size_t m = 0; m < MR; m++) vacc[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(va[m], vb, vacc[m][j]);
+          for (size_t m = 0; m < ROWS; m++) vacc[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(va[m], vb, vacc[m][j]);
         }
         wp += 16 * NB;
       }
@@ -65,7 +66,7 @@ static inline __attribute__((always_inline)) void igemm_2xc4_tile(
     v128_t vscale[MAX_NB];
     for (size_t j = 0; j < NB; j++) vscale[j] = wasm_v128_load(scale + 4 * j);
     const size_t nb = qnn_min_size(4 * NB, nc - n0);
-    for (size_t m = 0; m < MR; m++) {
+    for (size_t m = 0; m < ROWS; m++) {
       const v128_t vout0 = qnn_requantize16_fp32_maybe_bounded(vacc[m][0], vacc[m][1], vacc[m][2], vacc[m][3],
                                                                vscale[0], vscale[1], vscale[2], vscale[3], &vq, bounded);
       qnn_store_up_to16(c_rows[m] + n0, vout0, nb);
@@ -91,9 +92,14 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
     const struct qnn_qs8_minmax_params* params, const size_t NB, const int corrected, const int bounded) {
   kc = qnn_round_up(kc, 4);
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
-  for (size_t m0 = 0; m0 < mr; m0 += MR) {
-    igemm_2xc4_tile(qnn_min_size(mr - m0, MR), nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
-                    corrected ? params->row_correction + m0 : NULL, vq, NB, corrected, bounded);
+  size_t m0 = 0;
+  for (; m0 + MR <= mr; m0 += MR) {
+    igemm_2xc4_tile(nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                    corrected ? params->row_correction + m0 : NULL, vq, MR, NB, corrected, bounded);
+  }
+  if (m0 < mr) {
+    igemm_2xc4_tile(nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                    corrected ? params->row_correction + m0 : NULL, vq, 1, NB, corrected, bounded);
   }
 }
 

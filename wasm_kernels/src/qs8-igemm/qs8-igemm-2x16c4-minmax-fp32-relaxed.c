@@ -34,12 +34,12 @@ enum { MODE_HALVES, MODE_SPLIT };
  * point) are compile-time constants in every caller, and the loops over rows and weight vectors
  * have constant bounds, so clang unrolls them and keeps every array in registers. */
 static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
-    size_t mr, size_t nc, size_t kc, size_t ks,
+    size_t nc, size_t kc, size_t ks,
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
-    const struct qnn_requantize_simd128 vq, const int mode, const int corrected) {
-  /* A row past mr repeats the previous row (same pointers, same outputs). */
-  const int8_t* const* a_rows[MR] = {a, mr > 1 ? a + ks : a};
-  int8_t* c_rows[MR] = {c, mr > 1 ? c + c_stride : c};
+    const struct qnn_requantize_simd128 vq, const size_t ROWS, const int mode, const int corrected) {
+  /* ROWS (1 or 2, a compile-time constant) pixels: an odd last row is not computed twice */
+  const int8_t* const* a_rows[MR] = {a, a + ks};
+  int8_t* c_rows[MR] = {c, c + c_stride};
 
   const v128_t vxor = wasm_i8x16_const_splat((int8_t) 0x80);
   const v128_t vone = wasm_i8x16_const_splat(1);
@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
     v128_t vacc[MR][NB], vacc_hi[MR][NB];
     for (size_t j = 0; j < NB; j++) {
       const v128_t vbias = wasm_v128_load(block + 16 * j);
-      for (size_t m = 0; m < MR; m++) {
+      for (size_t m = 0; m < ROWS; m++) {
         vacc[m][j] = vbias;
         vacc_hi[m][j] = wasm_i32x4_const_splat(0);
       }
@@ -60,10 +60,10 @@ static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
 
     for (size_t t = 0; t < ks; t++) {
       const int8_t* x[MR];
-      for (size_t m = 0; m < MR; m++) x[m] = a_rows[m][t];
+      for (size_t m = 0; m < ROWS; m++) x[m] = a_rows[m][t];
       for (size_t k = 0; k < kc; k += 4) {
         v128_t va[MR], va2[MR];  /* the two operands of each row: the halves, or hi and lo */
-        for (size_t m = 0; m < MR; m++) {
+        for (size_t m = 0; m < ROWS; m++) {
           const v128_t v = wasm_v128_xor(wasm_v128_load32_splat(x[m] + k), vxor);
           if (mode == MODE_HALVES) {
             va2[m] = wasm_u8x16_avgr(v, vzero);
@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
         }
         for (size_t j = 0; j < NB; j++) {
           const v128_t vb = wasm_v128_load(wp + 16 * j);
-          for (size_t m = 0; m < MR; m++) {
+          for (size_t m = 0; m < ROWS; m++) {
             vacc[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(vb, va[m], vacc[m][j]);
             if (mode == MODE_HALVES) vacc[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(vb, va2[m], vacc[m][j]);
             if (mode == MODE_SPLIT) vacc_hi[m][j] = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(vb, va2[m], vacc_hi[m][j]);
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
     const v128_t vscale0 = wasm_v128_load(scale), vscale1 = wasm_v128_load(scale + 4);
     const v128_t vscale2 = wasm_v128_load(scale + 8), vscale3 = wasm_v128_load(scale + 12);
     const size_t nb = qnn_min_size(4 * NB, nc - n0);
-    for (size_t m = 0; m < MR; m++) {
+    for (size_t m = 0; m < ROWS; m++) {
       for (size_t j = 0; j < NB; j++) {
         if (mode == MODE_SPLIT) vacc[m][j] = wasm_i32x4_add(vacc[m][j], wasm_i32x4_shl(vacc_hi[m][j], 1));
         if (corrected) vacc[m][j] = wasm_i32x4_add(vacc[m][j], wasm_v128_load32_splat(row_correction + m));
@@ -109,9 +109,14 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
     const struct qnn_qs8_minmax_params* params, const int mode, const int corrected) {
   kc = qnn_round_up(kc, 4);
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
-  for (size_t m0 = 0; m0 < mr; m0 += MR) {
-    igemm_2x16c4_tile(qnn_min_size(mr - m0, MR), nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
-                      corrected ? params->row_correction + m0 : NULL, vq, mode, corrected);
+  size_t m0 = 0;
+  for (; m0 + MR <= mr; m0 += MR) {
+    igemm_2x16c4_tile(nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                      corrected ? params->row_correction + m0 : NULL, vq, MR, mode, corrected);
+  }
+  if (m0 < mr) {
+    igemm_2x16c4_tile(nc, kc, ks, a + m0 * ks, w, c + m0 * c_stride, c_stride,
+                      corrected ? params->row_correction + m0 : NULL, vq, 1, mode, corrected);
   }
 }
 
