@@ -31,9 +31,10 @@ typedef void (*qnn_qs8_dwconv_ukernel_fn)(
     size_t pixels, size_t channels, size_t ks, const int8_t* const* a, const void* w, int8_t* output,
     const struct qnn_qs8_minmax_params* params);
 
-/* GEMM on activations packed by the matching packa kernel (the tile's MR rows sign-extended to int16
- * and interleaved by pairs, packed[k / 2][m][k % 2]): computes mr rows x nc output channels.
- *   a              the packed tile: kc int16 values per row (kc even: taps x round_up(channels, 2))
+/* GEMM on activations packed by the matching packa kernel (each tile's MR rows sign-extended to int16
+ * and interleaved by pairs, packed[k / 2][m][k % 2]): computes mr rows (any number: consecutive
+ * tiles, the last possibly partial) x nc output channels.
+ *   a              the packed tiles, MR * kc int16 values each (kc even: taps x round_up(channels, 2))
  *   w              packed weights (packing.h), NR channels per block.
  *   c, c_stride    as for the IGEMM. */
 typedef void (*qnn_qs8_gemm_ukernel_fn)(

@@ -55,11 +55,20 @@ struct conv2d_op {
   int32_t* correction;      /* CORRECTION_ROWS values per thread; NULL when no row needs correcting */
   size_t block_bytes;       /* one block of nr output channels in the packed weights */
   size_t gemm_kc;           /* packa + GEMM: int16 values per row of a packed tile (taps x round_up(channels, 2)) */
+  size_t gemm_rows;         /* packa + GEMM: rows packed and multiplied per GEMM call (gemm_chunk_rows) */
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
   const int8_t** window;    /* NULL: no im2col */
   int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
   size_t window_taps, window_channels, row_stride;
 };
+
+/* packa + GEMM: the rows packed for one GEMM call, whole tiles of mr (a power-of-two count of them,
+ * so chunks divide CORRECTION_ROWS) whose int16 rows stay within 32 KiB (L1), at most 16 tiles. */
+static size_t gemm_chunk_rows(size_t mr, size_t gemm_kc) {
+  size_t tiles = 1;
+  while (tiles < 16 && 2 * tiles * mr * gemm_kc * sizeof(int16_t) <= 32768) tiles *= 2;
+  return tiles * mr;
+}
 
 /* Gathering the window into rows pays when padding each tap's channels wastes more than the rows'
  * padding does, and the rows stay small. */
@@ -146,7 +155,8 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
       (im2col && (row_pointers == NULL || rows == NULL)) ||
       (config->gemm != NULL &&
-       !qnn_reserve_scratch((size_t) (config->mr * gemm_kc) * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
+       !qnn_reserve_scratch(gemm_chunk_rows(config->mr, (size_t) gemm_kc) * (size_t) gemm_kc * sizeof(int16_t) +
+                            QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
@@ -251,6 +261,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->packed_group_size = (size_t) packed_group_size;
   op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   op->gemm_kc = (size_t) gemm_kc;
+  op->gemm_rows = gemm_chunk_rows(config->mr, (size_t) gemm_kc);
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
   op->params.products_bounded = bounded;
   op->input_zero_point = r->input_zero_point;
@@ -378,8 +389,9 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
   int16_t* packed_rows = op->config->gemm != NULL ? qnn_scratch(thread) : NULL;
-  /* an igemm takes a chunk of rows a call (microkernels.h); the gemm path packs mr rows at a time */
-  const size_t step = packed_rows == NULL ? CORRECTION_ROWS : mr;
+  /* a kernel takes a chunk of rows a call (microkernels.h): an igemm CORRECTION_ROWS, the gemm the
+   * tiles packa packed */
+  const size_t step = packed_rows == NULL ? CORRECTION_ROWS : op->gemm_rows;
   for (size_t p = first_pixel; p < end_pixel; p += step) {
     const size_t rows = qnn_min_size(step, end_pixel - p);
     const int8_t* const* a = indirection + p * op->taps;
@@ -389,7 +401,10 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
       params.row_correction = correction + offset;
     }
     if (packed_rows != NULL) {
-      op->config->packa(rows, op->input_channels, op->taps, a, packed_rows);
+      for (size_t m = 0; m < rows; m += mr) {
+        op->config->packa(qnn_min_size(mr, rows - m), op->input_channels, op->taps, a + m * op->taps,
+                          packed_rows + m * op->gemm_kc);
+      }
       op->config->gemm(rows, channels, op->gemm_kc, packed_rows, packed, output + p * op->output_channels,
                        op->output_channels, &params);
     } else {

@@ -51,14 +51,13 @@ static inline void store_rows8(int8_t* r0, int8_t* r1, v128_t v, size_t nb) {
     vacc[m][1] = wasm_i32x4_add(vacc[m][1], wasm_i32x4_dot_i16x8(va, vb1));  \
   }
 
-static inline __attribute__((always_inline)) void gemm_4x8c2(
+static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
     size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const int corrected) {
+    const int32_t* row_correction, const struct qnn_requantize_simd128 vq, const int corrected) {
   /* Rows past mr were packed as copies of the last row; their outputs go to the same place. */
   int8_t* c_rows[MR];
   c_rows[0] = c;
   for (size_t m = 1; m < MR; m++) c_rows[m] = m < mr ? c_rows[m - 1] + c_stride : c_rows[m - 1];
-  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
 
   for (size_t n0 = 0; n0 < nc; n0 += 8) {
     const v128_t vbias0 = wasm_v128_load(w), vbias1 = wasm_v128_load((const int32_t*) w + 4);
@@ -84,7 +83,7 @@ static inline __attribute__((always_inline)) void gemm_4x8c2(
     }
     if (corrected) {
       for (size_t m = 0; m < MR; m++) {
-        const v128_t vc = wasm_v128_load32_splat(params->row_correction + m);
+        const v128_t vc = wasm_v128_load32_splat(row_correction + m);
         vacc[m][0] = wasm_i32x4_add(vacc[m][0], vc);
         vacc[m][1] = wasm_i32x4_add(vacc[m][1], vc);
       }
@@ -97,6 +96,17 @@ static inline __attribute__((always_inline)) void gemm_4x8c2(
       store_rows8(c_rows[m] + n0, c_rows[m + 1] + n0, vout, nb);  /* a repeated row: the same bytes twice */
     }
     w = wp;
+  }
+}
+
+/* Tiles of MR rows, packed one after another (microkernels.h); the requantization constants made once. */
+static inline __attribute__((always_inline)) void gemm_4x8c2(
+    size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
+    const struct qnn_qs8_minmax_params* params, const int corrected) {
+  const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
+  for (size_t m0 = 0; m0 < mr; m0 += MR) {
+    gemm_4x8c2_tile(qnn_min_size(mr - m0, MR), nc, kc, a + m0 * kc, w, c + m0 * c_stride, c_stride,
+                    corrected ? params->row_correction + m0 : NULL, vq, corrected);
   }
 }
 

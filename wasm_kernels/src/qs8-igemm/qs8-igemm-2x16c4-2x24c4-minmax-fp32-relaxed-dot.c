@@ -33,8 +33,8 @@ static inline __attribute__((always_inline)) void igemm_2xc4_tile(
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
     const struct qnn_requantize_simd128 vq, const size_t ROWS, const size_t NB, const int corrected,
     const int bounded) {
-  const int8_t* const* a_rows[MR] = {a, a + ks};
-  int8_t* c_rows[MR] = {c, c + c_stride};
+  const int8_t* const* a_rows[MR] = {a, ROWS > 1 ? a + ks : a};
+  int8_t* c_rows[MR] = {c, ROWS > 1 ? c + c_stride : c};
 
   for (size_t n0 = 0; n0 < nc; n0 += 4 * NB) {
     const char* block = w;

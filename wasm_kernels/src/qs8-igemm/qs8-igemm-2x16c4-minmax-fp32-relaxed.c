@@ -38,8 +38,8 @@ static inline __attribute__((always_inline)) void igemm_2x16c4_tile(
     const int8_t* const* a, const void* w, int8_t* c, size_t c_stride, const int32_t* row_correction,
     const struct qnn_requantize_simd128 vq, const size_t ROWS, const int mode, const int corrected) {
   /* ROWS (1 or 2, a compile-time constant) pixels: an odd last row is not computed twice */
-  const int8_t* const* a_rows[MR] = {a, a + ks};
-  int8_t* c_rows[MR] = {c, c + c_stride};
+  const int8_t* const* a_rows[MR] = {a, ROWS > 1 ? a + ks : a};
+  int8_t* c_rows[MR] = {c, ROWS > 1 ? c + c_stride : c};
 
   const v128_t vxor = wasm_i8x16_const_splat((int8_t) 0x80);
   const v128_t vone = wasm_i8x16_const_splat(1);
