@@ -3,6 +3,7 @@
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
+#include "threadpool.h"
 
 struct op_kind {
   int32_t record_bytes;
@@ -115,6 +116,7 @@ int32_t QNN_EXPORT(qnn_run)(const struct qnn_plan* plan) {
     const struct qnn_op* op = plan->ops[i];
     op_kinds[op->type].run(op);
   }
+  qnn_pool_rest();
   return QNN_OK;
 }
 

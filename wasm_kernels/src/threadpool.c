@@ -21,7 +21,10 @@
  * x1.95 (wasmtime, simd128, 2026-12-04).
  *
  * Workers spin for a while after each job (an inference is ~60 jobs in a row), then sleep on the
- * announce word (its low half changes with every job); the caller notifies only when some sleep. */
+ * announce word (its low half changes with every job); the caller notifies only when some sleep.
+ * At the end of an inference (qnn_pool_rest) they stop spinning and sleep at once: a worker spinning
+ * on past the last op held a core the page's other work wanted (LiteRT.js run next in the bench's
+ * rounds took 13 ms instead of 7.5 on this 2-vCPU machine). */
 #include "threadpool.h"
 
 #include "common.h"
@@ -79,6 +82,7 @@ static struct {
   LINE uint32_t done;
   LINE uint32_t sleepers;
   LINE uint32_t stop;
+  LINE uint32_t resting;  /* set by qnn_pool_rest, cleared by the next job: workers sleep, not spin */
   LINE struct job slots[2];
   uint32_t threads;
 } pool = {.threads = 1};
@@ -94,7 +98,9 @@ static inline uint32_t slice_start(uint32_t t, uint32_t count, uint32_t n) {
 
 /* ~0.5-1 ms of polling (one atomic load per iteration: ~1-3 cycles in optimized code) before a worker
  * sleeps: longer than the single-threaded ops between two jobs of an inference and than a host's
- * call between ops (Model.profile); 10x fewer made Model.profile's ops wait for sleeping workers. */
+ * call between ops (Model.profile); 10x fewer made Model.profile's ops wait for sleeping workers.
+ * Likely much longer in V8, where qnn_worker, entered once, may never leave its baseline code: hence
+ * qnn_pool_rest at the end of an inference. */
 #define SPIN_ITERATIONS 1000000
 
 /* Claims the next task of slice t if job `id` is still there and the slice has one left. */
@@ -148,6 +154,7 @@ void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
   }
   __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
   __atomic_store_n(&pool.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&pool.resting, 0, __ATOMIC_RELAXED);  /* published by the announce below */
   __atomic_store_n(&pool.announce, ((uint64_t) id << 32) | id, __ATOMIC_SEQ_CST);
   if (__atomic_load_n(&pool.sleepers, __ATOMIC_SEQ_CST) != 0) {
     __builtin_wasm_memory_atomic_notify((int32_t*) &pool.announce, (uint32_t) -1);
@@ -158,6 +165,8 @@ void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
 }
 
 uint32_t qnn_thread_count(void) { return pool.threads; }
+
+void qnn_pool_rest(void) { __atomic_store_n(&pool.resting, 1, __ATOMIC_RELEASE); }
 
 int32_t QNN_EXPORT(qnn_set_threads)(int32_t threads) {
   if (threads < 1 || threads > QNN_MAX_THREADS) {
@@ -176,7 +185,8 @@ void QNN_EXPORT(qnn_worker)(int32_t thread) {
   for (;;) {
     work((uint32_t) thread);
     const uint64_t seen = __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE);
-    for (uint32_t spin = 0; spin < SPIN_ITERATIONS && __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen; spin++) {
+    for (uint32_t spin = 0; spin < SPIN_ITERATIONS && __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen &&
+                            !__atomic_load_n(&pool.resting, __ATOMIC_ACQUIRE); spin++) {
     }
     if (__atomic_load_n(&pool.stop, __ATOMIC_ACQUIRE)) return;
     if (__atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen) {
@@ -209,6 +219,8 @@ void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
 }
 
 uint32_t qnn_thread_count(void) { return 1; }
+
+void qnn_pool_rest(void) {}
 
 int32_t QNN_EXPORT(qnn_set_threads)(int32_t threads) {
   if (threads != 1) {

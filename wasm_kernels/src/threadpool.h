@@ -24,6 +24,9 @@ typedef void (*qnn_range_fn)(const void* context, size_t first, size_t count, ui
  * (pthreadpool's parallelize_1d_tile_1d); per_task comes from qnn_items_per_task. */
 void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, size_t per_task);
 
+/* The end of an inference: the workers go to sleep now instead of spinning for the next job. */
+void qnn_pool_rest(void);
+
 /* How many threads the host said it runs (qnn_set_threads): operators size their tasks by it. */
 uint32_t qnn_thread_count(void);
 
