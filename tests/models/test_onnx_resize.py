@@ -107,6 +107,9 @@ LAYOUT_CASES = {
     "conv-add-constant": ([N("Conv", ["x", "w1"], ["c"]), N("Add", ["c", "k"], ["a"])], (False, True)),
     "input-add-input": ([N("Add", ["x", "x"], ["a"])], (False, False)),
     "conv-sigmoid": ([N("Conv", ["x", "w1"], ["c"]), N("Sigmoid", ["c"], ["a"])], (False, True)),
+    # Pad: difftest s20261224-c184 (reflect), constant too
+    "conv-pad-reflect": ([N("Conv", ["x", "w1"], ["c"]), N("Pad", ["c", "pads"], ["a"], mode="reflect")], (False, True)),
+    "conv-pad-constant": ([N("Conv", ["x", "w1"], ["c"]), N("Pad", ["c", "pads"], ["a"])], (False, True)),
     # float ops QOperator leaves between DequantizeLinear and QuantizeLinear (difftest s20261222-c582)
     "conv-hardswish-concat": ([N("Conv", ["x", "w1"], ["c"]), N("HardSwish", ["c"], ["h"]),
                                N("Concat", ["h", "h"], ["a"], axis=1)], (False, True)),
@@ -134,7 +137,7 @@ def test_qoperator_linear_in_either_layout(case, conv_after, activation):
             "w3": RNG.normal(0, 0.4, (4, channels, 1, 1)).astype(np.float32),
             "k": RNG.normal(0, 1, (C, 1, 1)).astype(np.float32),
             "roi": np.zeros(0, np.float32), "sizes": np.array([1, channels, 11, 13], np.int64),
-            "same": np.array([1, C, H, W], np.int64)}
+            "same": np.array([1, C, H, W], np.int64), "pads": np.array([0, 0, 1, 0, 0, 0, 0, 2], np.int64)}
     nodes = nodes + [N("Resize", ["a", "roi", "", "sizes"], ["r" if conv_after else "y"], mode="linear",
                        coordinate_transformation_mode="asymmetric")]
     if conv_after:

@@ -104,7 +104,7 @@ class ResizeMixin:
         those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
         the graph it optimizes): QLinearAdd / QLinearMul of two NHWC activations, QLinearConcat whose
         activation inputs are all NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC;
-        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, the float unary ops and QLinearAdd /
+        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, Pad, the float unary ops and QLinearAdd /
         QLinearMul with a constant operand only where the transpose then vanishes (``_transpose_absorbed``;
         toward the model's output it stays before them); a model input is NCHW."""
         producer = self._ort_producer(name)
@@ -121,8 +121,9 @@ class ResizeMixin:
             activations = producer.input if producer.op_type == "Concat" else producer.input[2::3]
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
-        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize") + FLOAT_UNARY:
-            if not self._transpose_absorbed(name):   # a float HardSwish: difftest s20261222-c582
+        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad") + FLOAT_UNARY:
+            # a float HardSwish: difftest s20261222-c582; a Pad: s20261224-c184
+            if not self._transpose_absorbed(name):
                 return False
             activations = [producer.input[0]]
         else:
@@ -132,7 +133,7 @@ class ResizeMixin:
     # what onnxruntime's transpose optimizer moves a transpose through (the float unary ops too, which
     # QOperator leaves between a DequantizeLinear and a QuantizeLinear)
     TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
-                        "Resize", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat",
+                        "Resize", "MaxPool", "Pad", "QLinearAdd", "QLinearMul", "QLinearConcat",
                         "QuantizeLinear", "DequantizeLinear") + FLOAT_UNARY
 
     def _transpose_absorbed(self, name, depth=0):
