@@ -5,6 +5,7 @@ QUANTIZE float32 -> int8 and DEQUANTIZE int8 -> float32 also take a tensor quant
 scale and zero point per channel along ``quantized_dimension``, ONNX's per-axis QuantizeLinear /
 DequantizeLinear at a model's edges); uint8 <-> int8 of such a tensor is XOR 0x80."""
 
+import functools
 import math
 import struct
 
@@ -178,8 +179,14 @@ F32_ACTIVATION_RANGES = {"NONE": (-FLOAT32_MAX, FLOAT32_MAX), "RELU": (0.0, FLOA
                          "RELU_N1_TO_1": (-1.0, 1.0)}
 
 
-def _all_float32(graph, op):
-    return all(graph.tensors[i].dtype == "float32" for i in [*op.inputs, *op.outputs])
+def _or_float32(lower):
+    """The lowering of an int8 binary op, preceded by the float32 one: an op whose tensors are all
+    float32 runs as binary_f32 (_float32_binary) whatever the model's format."""
+    def lower_either(graph, op):
+        if all(graph.tensors[i].dtype == "float32" for i in [*op.inputs, *op.outputs]):
+            return [_float32_binary(graph, op)]
+        return lower(graph, op)
+    return functools.wraps(lower)(lower_either)
 
 
 def _float32_binary(graph, op):
@@ -198,9 +205,8 @@ def _float32_binary(graph, op):
 
 
 @lowering("ADD")
+@_or_float32
 def lower_add(graph, op):
-    if _all_float32(graph, op):
-        return [_float32_binary(graph, op)]
     return [Step("add", *_add_fields(graph, op))]
 
 
@@ -213,24 +219,22 @@ def _ieee_divide(a, b):
 
 
 @lowering("DIV")
+@_or_float32
 def lower_div(graph, op):
     """ONNX's Div left in float by the quantizer (by a constant or by an activation): onnxruntime's
     float32 division of the dequantized operands (a zero divisor: an infinity or NaN, then quantized as
     QuantizeLinear does: saturated, NaN to the minimum)."""
-    if _all_float32(graph, op):
-        return [_float32_binary(graph, op)]
     if not _is_onnx(graph):
         raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
     return [_onnx_float_binary(graph, op, _ieee_divide)]
 
 
 @lowering("SUB")
+@_or_float32
 def lower_sub(graph, op):
     """TFLite's SUB: the add record with the second input's multiplier negative (XNNPACK's
     subtract is its add with that input's scale negated; TFLite's builtin kernel negates the scaled
     value, which the record's negative fixed multiplier says)."""
-    if _all_float32(graph, op):
-        return [_float32_binary(graph, op)]
     if _is_onnx(graph):
         return [_onnx_float_binary(graph, op, lambda a, b: a - b)]
     fields, constants = _add_fields(graph, op)
@@ -297,9 +301,8 @@ def _is_onnx(graph):
 
 
 @lowering("MUL")
+@_or_float32
 def lower_mul(graph, op):
-    if _all_float32(graph, op):
-        return [_float32_binary(graph, op)]
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
     ratio = float32(float32(float32(a_scale) * float32(b_scale)) / float32(y_scale))  # the delegate's float math
     if not _is_onnx(graph) and ratio >= XNNPACK_MUL_RATIO_MAX:

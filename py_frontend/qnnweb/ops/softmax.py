@@ -9,12 +9,10 @@ result; a sequential float32 sum; each output nearbyint(e * floor(1 / y_scale) /
 wasm_kernels/src/operators/softmax.c."""
 
 import math
-import struct
 
 from . import Step, Unsupported, lowering
 from .common import float32, float32_bytes, require_int8
-
-FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+from ..records import FLOAT32_MAX
 
 
 def onnxruntime_table(x_scale, columns):

@@ -147,6 +147,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   const int64_t packed_group_size =
       qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   const int64_t gemm_kc = gemm_taps * (int64_t) qnn_round_up((size_t) gemm_channels, 2);
+  const size_t gemm_rows = gemm_chunk_rows(config->mr, (size_t) gemm_kc);
   char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
   const int corrected = r->weights_zero_point != 0 || split || config->weights_xor != 0;
   int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
@@ -155,8 +156,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
       (im2col && (row_pointers == NULL || rows == NULL)) ||
       (config->gemm != NULL &&
-       !qnn_reserve_scratch(gemm_chunk_rows(config->mr, (size_t) gemm_kc) * (size_t) gemm_kc * sizeof(int16_t) +
-                            QNN_GEMM_PACKA_EXTRA))) {
+       !qnn_reserve_scratch(gemm_rows * (size_t) gemm_kc * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
 
@@ -261,7 +261,7 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->packed_group_size = (size_t) packed_group_size;
   op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
   op->gemm_kc = (size_t) gemm_kc;
-  op->gemm_rows = gemm_chunk_rows(config->mr, (size_t) gemm_kc);
+  op->gemm_rows = gemm_rows;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
   op->params.products_bounded = bounded;
   op->input_zero_point = r->input_zero_point;
