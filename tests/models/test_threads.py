@@ -52,6 +52,27 @@ def test_threads_give_the_bytes_of_one_thread(compiled, name, variant):
                 assert [o.tobytes() for o in model.run(*inputs)] == expected, f"{threads} threads"
 
 
+@pytest.mark.parametrize("pause_s", [0, 0.02, 0.4])
+def test_runs_after_each_way_workers_wait(compiled, pause_s):
+    """Workers spin after a job, poll with timed waits for ~0.15 s after an inference, then sleep until
+    notified (threadpool.c, await_job): a run after a pause in each stage gets every worker's help
+    (or steals its slice) and gives the same bytes; closing a model whose workers sleep ends them."""
+    import threading
+    import time
+
+    data = compiled("visual_wake_words.tflite")
+    before = threading.active_count()
+    with qnnweb.load(data, variant="simd128") as single:
+        x = model_input(single.inputs[0], 7)
+        expected = single.run(x)[0].tobytes()
+    with qnnweb.load(data, variant="simd128", threads=3) as model:
+        for _ in range(3):
+            time.sleep(pause_s)
+            assert model.run(x)[0].tobytes() == expected
+        time.sleep(pause_s)
+    assert threading.active_count() == before
+
+
 def test_close_ends_the_workers_and_frees_the_model(compiled):
     import threading
 
