@@ -116,7 +116,16 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     _require(CHROMIUM, "Chromium (apt-get install chromium)")
+    # With DEBUG=pw:browser, Playwright's driver passes Chromium's own stderr on to ours (pytest shows it
+    # beside a failed test): the renderer's last words when a page dies ("Target crashed", seen in 2 CI
+    # runs, 2026-12-05). Set only while the driver starts: the tests' other subprocesses keep our env.
+    previous = os.environ.get("DEBUG")
+    os.environ["DEBUG"] = "pw:browser"
     with sync_playwright() as p:
+        if previous is None:
+            del os.environ["DEBUG"]
+        else:
+            os.environ["DEBUG"] = previous
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
