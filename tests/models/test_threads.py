@@ -54,9 +54,10 @@ def test_threads_give_the_bytes_of_one_thread(compiled, name, variant):
 
 @pytest.mark.parametrize("pause_s", [0, 0.02, 0.4])
 def test_runs_after_each_way_workers_wait(compiled, pause_s):
-    """Workers spin after a job, poll with timed waits for ~0.15 s after an inference, then sleep until
-    notified (threadpool.c, await_job): a run after a pause in each stage gets every worker's help
-    (or steals its slice) and gives the same bytes; closing a model whose workers sleep ends them."""
+    """Workers spin between the jobs of an inference and sleep from its end until the next job
+    notifies them (threadpool.c): runs back to back, after a short and after a long pause give the
+    same bytes (a late worker only leaves its slice to be stolen); closing a model whose workers sleep
+    ends them."""
     import threading
     import time
 

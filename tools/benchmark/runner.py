@@ -41,9 +41,8 @@ def parse_args(argv=None):
     p.add_argument("--native", action="store_true", help="also native onnxruntime and ai-edge-litert, 1 thread")
     p.add_argument("--pause-ms", type=float, default=0, help="idle time before each inference (default 0): "
                    "as a page running one inference per camera frame or click. Thread pools then sleep between "
-                   "inferences; this VM's kernel puts a worker woken by a notify on the caller's CPU, so "
-                   "LiteRT.js's 2-thread runs are bimodal (qnnweb's workers poll on a timer for a while: "
-                   "README Performance)")
+                   "inferences; this VM's kernel then puts a notified worker on the caller's CPU, so 2-thread "
+                   "runs of qnnweb.js and LiteRT.js are bimodal (README Performance)")
     p.add_argument("--quick", action="store_true",
                    help="CI mode: few runs and one model (the smallest default model every engine can run)")
     args = p.parse_args(argv)

@@ -20,11 +20,17 @@
  * on 1 (x1.85-2.0 for the same op repeated alone), the whole model x1.86; with slices x1.96 and
  * x1.95 (wasmtime, simd128, 2026-12-04).
  *
- * Workers spin for a while after each job (an inference is ~60 jobs in a row), then poll with timed
- * waits, then sleep on the announce word (await_job says why three stages); the caller notifies only
- * when some sleep. At the end of an inference (qnn_pool_rest) they skip the spinning: a worker
- * spinning on past the last op held a core the page's other work wanted (LiteRT.js run next in the
- * bench's rounds took 13 ms instead of 7.5 on this 2-vCPU machine). */
+ * Workers spin for a while after each job (an inference is ~60 jobs in a row), then sleep on the
+ * announce word (its low half changes with every job); the caller notifies only when some sleep.
+ * At the end of an inference (qnn_pool_rest) they stop spinning and sleep at once: a worker spinning
+ * on past the last op held a core the page's other work wanted (LiteRT.js run next in the bench's
+ * rounds took 13 ms instead of 7.5 on this 2-vCPU machine).
+ *
+ * Known limit (README Performance, "Idle time between inferences"): this VM's guest kernel
+ * (sched_vcpu_pack) places a thread woken by a notify after >= ~10 ms of sleep on the waker's vCPU,
+ * so inferences 10 ms or more apart often run with the worker sharing the caller's CPU. Workers
+ * woken by their own timers (timed waits, no notify) avoid it, but several pools polling at once (the
+ * bench's pages) slowed every 2-thread run more than that saved; not done. */
 #include "threadpool.h"
 
 #include "common.h"
@@ -82,7 +88,7 @@ static struct {
   LINE uint32_t done;
   LINE uint32_t sleepers;
   LINE uint32_t stop;
-  LINE uint32_t resting;  /* set by qnn_pool_rest, cleared by the next job: workers poll, not spin */
+  LINE uint32_t resting;  /* set by qnn_pool_rest, cleared by the next job: workers sleep, not spin */
   LINE struct job slots[2];
   uint32_t threads;
 } pool = {.threads = 1};
@@ -96,58 +102,12 @@ static inline uint32_t slice_start(uint32_t t, uint32_t count, uint32_t n) {
   return (uint32_t) ((uint64_t) t * count / n);
 }
 
-/* How a worker waits for the next job, in three stages:
- * 1. It spins (SPIN_ITERATIONS polls of the announce word), except after qnn_pool_rest: the next job
- *    of an inference usually comes within microseconds.
- * 2. It polls with timed waits (POLL_TIMEOUT_NS each, for ~0.15 s): it sleeps, but its own timer wakes
- *    it, and the caller does not notify it.
- * 3. It sleeps until notified (`sleepers`): the caller's next job notifies it.
- * Why stage 2: a wake-up by another thread's notify lets the kernel place the woken thread on the
- * waker's core. This machine's guest kernel (booted with sched_vcpu_pack) does it to a thread that slept
- * ~10 ms or more: a worker woken by the first job of an inference then shared the caller's core, and 2
- * threads ran MobileNetV2 in 8-9 ms instead of 3 (1 thread: 5) whenever a page ran inferences 10 ms or
- * more apart (a camera page, the bench with --pause-ms). A timer wake-up stays on the sleeper's own
- * idle core: in a native C copy of this pool, 0 of 65 jobs shared a core after timer wake-ups, 65 of 65
- * after a notify; pinned threads never did. Each timed wait costs V8 ~13 us of the worker's CPU: at 250
- * us, ~4 % of a core for 0.15 s after an inference; the first job of the next one waits <= ~0.3 ms for
- * the worker (the caller has its slice meanwhile). */
-#ifndef SPIN_ITERATIONS
-#define SPIN_ITERATIONS 200000
-#endif
-#ifndef POLL_TIMEOUT_NS
-#define POLL_TIMEOUT_NS 250000
-#endif
-#define POLL_WAITS (150000000 / POLL_TIMEOUT_NS)
-
-/* Spins on the announce word: in a function of its own, which V8 compiles optimized after some calls
- * (qnn_worker is entered once and would run its loops in baseline code forever). */
-static int announce_changes(uint64_t seen, uint32_t iterations) {
-  for (uint32_t i = 0; i < iterations; i++) {
-    if (__atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) != seen) return 1;
-  }
-  return 0;
-}
-
-/* Returns when the announce word differs from `seen` (a job, or qnn_stop_workers). */
-static void await_job(uint64_t seen) {
-  if (!__atomic_load_n(&pool.resting, __ATOMIC_ACQUIRE)) {
-    for (uint32_t k = 0; k < SPIN_ITERATIONS / 1000; k++) {
-      if (announce_changes(seen, 1000)) return;
-      if (__atomic_load_n(&pool.resting, __ATOMIC_ACQUIRE)) break;
-    }
-  }
-  /* The wait compares the announce word's low half: the job id, new with every job, and 0xffffffff at
-   * qnn_stop_workers, so a change between the check and the wait makes the wait return at once. */
-  for (uint32_t k = 0; k < POLL_WAITS; k++) {
-    if (__atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) != seen) return;
-    __builtin_wasm_memory_atomic_wait32((int32_t*) &pool.announce, (int32_t) (uint32_t) seen, POLL_TIMEOUT_NS);
-  }
-  __atomic_fetch_add(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&pool.announce, __ATOMIC_SEQ_CST) == seen) {
-    __builtin_wasm_memory_atomic_wait32((int32_t*) &pool.announce, (int32_t) (uint32_t) seen, -1);
-  }
-  __atomic_fetch_sub(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
-}
+/* ~0.5-1 ms of polling (one atomic load per iteration: ~1-3 cycles in optimized code) before a worker
+ * sleeps: longer than the single-threaded ops between two jobs of an inference and than a host's
+ * call between ops (Model.profile); 10x fewer made Model.profile's ops wait for sleeping workers.
+ * Likely much longer in V8, where qnn_worker, entered once, may never leave its baseline code: hence
+ * qnn_pool_rest at the end of an inference. */
+#define SPIN_ITERATIONS 1000000
 
 /* Claims the next task of slice t if job `id` is still there and the slice has one left. */
 static int claim_from(uint32_t t, uint32_t id, uint32_t end, uint32_t* task) {
@@ -170,18 +130,14 @@ static void work(uint32_t thread) {
   const void* context = __atomic_load_n(&job->context, __ATOMIC_RELAXED);
   const uint32_t count = __atomic_load_n(&job->count, __ATOMIC_RELAXED);
   const uint32_t n = __atomic_load_n(&job->threads, __ATOMIC_RELAXED);
-  uint32_t ran = 0;
   for (uint32_t k = 0; k < n; k++) {
     const uint32_t t = (thread + k) % n, end = slice_start(t + 1, count, n);
     uint32_t task;
     while (claim_from(t, id, end, &task)) {
       fn(context, task, thread);
-      ran++;
+      __atomic_fetch_add(&pool.done, 1, __ATOMIC_RELEASE);
     }
   }
-  /* Counted once per thread and job, not per task: `done`'s line, which the caller polls, then
-   * crosses between the cores once per job instead of ~8 times. */
-  if (ran != 0) __atomic_fetch_add(&pool.done, ran, __ATOMIC_RELEASE);
 }
 
 void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
@@ -234,11 +190,19 @@ int32_t QNN_EXPORT(qnn_max_threads)(void) { return QNN_MAX_THREADS; }
 void QNN_EXPORT(qnn_worker)(int32_t thread) {
   for (;;) {
     work((uint32_t) thread);
-    /* stop is checked after reading the announce word: qnn_stop_workers sets stop before it changes
-     * that word, so a worker that starts (or looks) late either sees stop or waits for a change to come. */
-    const uint64_t seen = __atomic_load_n(&pool.announce, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&pool.stop, __ATOMIC_SEQ_CST)) return;
-    await_job(seen);
+    const uint64_t seen = __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE);
+    for (uint32_t spin = 0; spin < SPIN_ITERATIONS && __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen &&
+                            !__atomic_load_n(&pool.resting, __ATOMIC_ACQUIRE); spin++) {
+    }
+    if (__atomic_load_n(&pool.stop, __ATOMIC_ACQUIRE)) return;
+    if (__atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen) {
+      /* Sleep on the announce word's low half: the job id, new with every job, and 0xffffffff at
+       * qnn_stop_workers, so a change between the check and the wait makes the wait return at once. */
+      __atomic_fetch_add(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
+      __builtin_wasm_memory_atomic_wait32((int32_t*) &pool.announce, (int32_t) (uint32_t) seen, -1);
+      __atomic_fetch_sub(&pool.sleepers, 1, __ATOMIC_SEQ_CST);
+    }
+    if (__atomic_load_n(&pool.stop, __ATOMIC_ACQUIRE)) return;
   }
 }
 
