@@ -350,6 +350,14 @@ TYPED_ARRAYS = {"Float32Array": "float32", "Int8Array": "int8", "Uint8Array": "u
                 "Uint16Array": "uint16", "Uint32Array": "uint32"}
 
 
+def _check_raw_bytes(info, nbytes):
+    """Raw bytes (bytes, bytearray, a uint8 buffer or Uint8Array) for an input of another dtype: only
+    their count can be checked."""
+    if nbytes != info.nbytes:
+        raise ValueError(f"input '{info.name}': expected {info.nbytes} bytes ({info.dtype} {list(info.shape)}), "
+                         f"got {nbytes} bytes")
+
+
 def _typed_array(info, x):
     """``x`` itself where it is a JavaScript typed array of ``info``'s dtype and size (Pyodide: the
     host copies it into the kernels' memory in JavaScript, without a Python copy), else None. A
@@ -358,9 +366,7 @@ def _typed_array(info, x):
         return None
     kind = TYPED_ARRAYS.get(str(x.constructor.name))
     if kind == "uint8" and info.dtype != "uint8":
-        if int(x.byteLength) != info.nbytes:
-            raise ValueError(f"input '{info.name}': expected {info.nbytes} bytes ({info.dtype} {list(info.shape)}), "
-                             f"got {int(x.byteLength)} bytes")
+        _check_raw_bytes(info, int(x.byteLength))
         return x
     if kind != info.dtype:
         raise ValueError(f"input '{info.name}': expected dtype {info.dtype}, got {kind or x.constructor.name} "
@@ -387,10 +393,7 @@ def _input_bytes(info, x):
     got_dtype = FORMATS.get(fmt, fmt)
     raw = fmt == "B" and view.ndim == 1 and info.dtype != "uint8"
     if raw:
-        # Raw bytes (bytes, bytearray, uint8 buffer): only the byte count can be checked.
-        if view.nbytes != info.nbytes:
-            raise ValueError(f"input '{info.name}': expected {info.nbytes} bytes ({info.dtype} {list(info.shape)}), "
-                             f"got {view.nbytes} bytes")
+        _check_raw_bytes(info, view.nbytes)
         return view.tobytes() if not view.c_contiguous else view
     if got_dtype != info.dtype:
         raise ValueError(f"input '{info.name}': expected dtype {info.dtype}, got {got_dtype}")
