@@ -16,6 +16,9 @@ NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 # float ops QOperator leaves between a DequantizeLinear and a QuantizeLinear; onnxruntime's transpose
 # optimizer moves a transpose through them as through QLinearSigmoid
 FLOAT_UNARY = ("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish")
+# one-input ops onnxruntime moves an NHWC transpose through only where it then vanishes (a float
+# HardSwish: difftest s20261222-c582; a Pad: s20261224-c184)
+NHWC_WHERE_ABSORBED = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad") + FLOAT_UNARY
 
 
 def _as_qlinear(node):
@@ -121,8 +124,7 @@ class ResizeMixin:
             activations = producer.input if producer.op_type == "Concat" else producer.input[2::3]
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
-        elif op_type in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad") + FLOAT_UNARY:
-            # a float HardSwish: difftest s20261222-c582; a Pad: s20261224-c184
+        elif op_type in NHWC_WHERE_ABSORBED:
             if not self._transpose_absorbed(name):
                 return False
             activations = [producer.input[0]]
@@ -132,9 +134,8 @@ class ResizeMixin:
 
     # what onnxruntime's transpose optimizer moves a transpose through (the float unary ops too, which
     # QOperator leaves between a DequantizeLinear and a QuantizeLinear)
-    TRANSPOSE_PASSES = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "QLinearGlobalAveragePool",
-                        "Resize", "MaxPool", "Pad", "QLinearAdd", "QLinearMul", "QLinearConcat",
-                        "QuantizeLinear", "DequantizeLinear") + FLOAT_UNARY
+    TRANSPOSE_PASSES = NHWC_WHERE_ABSORBED + ("QLinearGlobalAveragePool", "MaxPool", "QLinearAdd", "QLinearMul",
+                                              "QLinearConcat", "QuantizeLinear", "DequantizeLinear")
 
     def _transpose_absorbed(self, name, depth=0):
         """Whether a transpose of `name` (NHWC -> NCHW) would vanish downstream, through ops onnxruntime
