@@ -9,7 +9,7 @@ import math
 import struct
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 8
+ABI_VERSION = 9
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -42,7 +42,7 @@ RECORDS = {
                "padding_right pad_value padding_front padding_back"),
     "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point arithmetic table"),
     "copy": (10, "input output bytes"),
-    "mul": (11, _BINARY + " a_zero_point b_zero_point output_zero_point scale:f output_min output_max"),
+    "mul": (11, _BINARY + " a_zero_point b_zero_point output_zero_point scale:f output_min output_max arithmetic offset"),
     "maxpool2d": (12, "input output batch input_height input_width channels output_height output_width "
                       "kernel_height kernel_width stride_height stride_width dilation_height dilation_width "
                       "padding_top padding_left output_min output_max"),

@@ -367,9 +367,10 @@ def fully_connected_io(variant, x, x_scale, x_zp, w_oi, w_scales, bias, y_scale,
 
 
 def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE",
-           constant=None, fmt="tflite", float_output=False):
+           constant=None, fmt="tflite", float_output=False, **options):
     """ADD / SUB / MUL / MAXIMUM / MINIMUM with numpy broadcasting; ``constant`` = "a" or "b" makes
-    that input a constant tensor; ``float_output``: a float32 output (ONNX's float ops at a model's end)."""
+    that input a constant tensor; ``float_output``: a float32 output (ONNX's float ops at a model's end);
+    ``options``: the op's other options (``uint8=True``: an ONNX uint8 model's op)."""
     g = GraphBuilder()
     inputs, feeds = [], []
     for name, x, s, z in (("a", a, a_scale, a_zp), ("b", b, b_scale, b_zp)):
@@ -380,7 +381,7 @@ def binary(variant, op_type, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, 
             feeds.append(x)
     shape = np.broadcast_shapes(a.shape, b.shape)
     yi = g.output(shape, "float32") if float_output else g.output(shape, "int8", y_scale, y_zp)
-    g.op(op_type, inputs, [yi], activation=activation)
+    g.op(op_type, inputs, [yi], activation=activation, **options)
     return run(g, variant, *feeds, fmt=fmt)[0]
 
 

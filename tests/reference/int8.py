@@ -526,6 +526,20 @@ def mul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
     return requantize_fp32(product, scale, y_zp, lo, hi)
 
 
+def mul_onnxruntime(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", uint8=False):
+    """onnxruntime's x86 QLinearMul (mlas/lib/qlmul.cpp, SSE2) on int8 data (a uint8 model's values as
+    int8, x - 128, with uint8=True): the ratio sa * sb / sc in float32, then per element
+    rint(float32(product) * ratio + zc) with zc in the model's own domain (the addition rounds in float32
+    too), saturated."""
+    offset = 128 if uint8 else 0
+    ratio = np.float32(np.float32(np.float32(a_scale) * np.float32(b_scale)) / np.float32(y_scale))
+    product = (a.astype(np.int32) - a_zp) * (b.astype(np.int32) - b_zp)
+    v = product.astype(np.float32) * ratio + np.float32(y_zp + offset)   # float32 all through
+    q = np.clip(np.rint(v), -128 + offset, 127 + offset) - offset
+    lo, hi = activation_range(activation, y_scale, y_zp)
+    return np.clip(q, lo, hi).astype(np.int8)
+
+
 def mul_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
     real = (a.astype(np.float64) - a_zp) * a_scale * ((b.astype(np.float64) - b_zp) * b_scale)
     lo, hi = activation_range(activation, y_scale, y_zp)

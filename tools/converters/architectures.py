@@ -11,7 +11,9 @@ import beside the CPU torch wheel here), narrow and small-input so that their in
   transposed convolutions, tanh);
 - espcn: ESPCN x3 (convolutions, tanh, PixelShuffle);
 - tiny_yolo: a tiny YOLO (SiLU, C2f-style channel splits and concats, SPPF max pools, nearest upsampling, two
-  detection levels).
+  detection levels);
+- mobilenet_v3_small: MobileNetV3-Small 1.0 at 224 (hard-swish, squeeze-excite with hard-sigmoid); its TFLite
+  fixture is one of make_tflite_fixtures.py's LARGE ones (torchvision's initialisation), not arch/.
 
 Used by make_tflite_fixtures.py (litert-torch + ai-edge-quantizer) and by tests/models/test_onnx_architectures.py
 (torch.onnx + onnxruntime's quantize_static). Seeded random weights; BatchNorm statistics re-estimated on the
@@ -239,6 +241,71 @@ def tiny_yolo(classes=4):
     return TinyYOLO()
 
 
+def mobilenet_v3_small(num_classes=1000):
+    """MobileNetV3-Small 1.0 (Howard et al. 2019, torchvision's layout): hard-swish, squeeze-excite with ReLU
+    and hard-sigmoid, a hard-swish classifier."""
+    torch, nn, F = _nn()
+
+    def divisible(v, d=8):
+        new = max(d, int(v + d / 2) // d * d)
+        return new + d if new < 0.9 * v else new
+
+    def conv_bn(inp, oup, k, stride=1, groups=1, act=None):
+        layers = [nn.Conv2d(inp, oup, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(oup)]
+        if act is not None:
+            layers.append(act())
+        return nn.Sequential(*layers)
+
+    class SqueezeExcite(nn.Module):
+        def __init__(self, channels):
+            super().__init__()
+            squeeze = divisible(channels // 4)
+            self.fc1 = nn.Conv2d(channels, squeeze, 1)
+            self.fc2 = nn.Conv2d(squeeze, channels, 1)
+
+        def forward(self, x):
+            s = F.adaptive_avg_pool2d(x, 1)
+            return x * F.hardsigmoid(self.fc2(F.relu(self.fc1(s))))
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, inp, k, exp, oup, se, act, stride):
+            super().__init__()
+            self.use_res = stride == 1 and inp == oup
+            layers = [conv_bn(inp, exp, 1, act=act)] if exp != inp else []
+            layers.append(conv_bn(exp, exp, k, stride, groups=exp, act=act))
+            if se:
+                layers.append(SqueezeExcite(exp))
+            layers.append(conv_bn(exp, oup, 1))
+            self.block = nn.Sequential(*layers)
+
+        def forward(self, x):
+            return x + self.block(x) if self.use_res else self.block(x)
+
+    RE, HS = nn.ReLU, nn.Hardswish
+    settings = [  # in, kernel, expanded, out, SE, activation, stride
+        (16, 3, 16, 16, True, RE, 2), (16, 3, 72, 24, False, RE, 2), (24, 3, 88, 24, False, RE, 1),
+        (24, 5, 96, 40, True, HS, 2), (40, 5, 240, 40, True, HS, 1), (40, 5, 240, 40, True, HS, 1),
+        (40, 5, 120, 48, True, HS, 1), (48, 5, 144, 48, True, HS, 1), (48, 5, 288, 96, True, HS, 2),
+        (96, 5, 576, 96, True, HS, 1), (96, 5, 576, 96, True, HS, 1),
+    ]
+
+    class MobileNetV3Small(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layers = [conv_bn(3, 16, 3, 2, act=HS)]
+            layers += [InvertedResidual(*s) for s in settings]
+            layers.append(conv_bn(96, 576, 1, act=HS))
+            self.features = nn.Sequential(*layers)
+            self.classifier = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(), nn.Dropout(0.2),
+                                            nn.Linear(1024, num_classes))
+
+        def forward(self, x):
+            x = F.adaptive_avg_pool2d(self.features(x), 1)
+            return self.classifier(torch.flatten(x, 1))
+
+    return MobileNetV3Small()
+
+
 # name -> (description, NCHW input shape, factory)
 ARCHITECTURES = {
     "deeplabv3_mnv2": ("DeepLabV3, MobileNetV2 backbone at output stride 16 (dilated), ASPP with rates 6/12/18 and "
@@ -251,6 +318,8 @@ ARCHITECTURES = {
     "espcn": ("ESPCN x3: convolutions, tanh, PixelShuffle(3)", (1, 3, 32, 32), espcn),
     "tiny_yolo": ("tiny YOLO: SiLU, C2f channel splits and concats, SPPF max pools, nearest upsampling, two "
                   "detection levels", (1, 3, 96, 96), tiny_yolo),
+    "mobilenet_v3_small": ("MobileNetV3-Small 1.0 224: hard-swish, squeeze-excite (global average pool, ReLU, "
+                           "hard-sigmoid, a broadcast Mul), 1000 classes", (1, 3, 224, 224), mobilenet_v3_small),
 }
 
 

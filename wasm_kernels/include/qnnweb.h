@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 8
+#define QNN_ABI_VERSION 9
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -239,14 +239,22 @@ struct qnn_maximum_record {
   int32_t minimum;
 };
 
-/* out = rint(clamp((float) ((a - a_zp) * (b - b_zp)) * scale)) + out_zp, as conv's fp32
- * requantization; scale = a_scale * b_scale / out_scale. */
+/* p = (a - a_zp) * (b - b_zp) (exact in int32); scale = a_scale * b_scale / out_scale. `arithmetic`
+ * picks whose rounding:
+ *   0 (TFLite / XNNPACK): out = rint(clamp((float) p * scale)) + out_zp, as conv's fp32 requantization;
+ *   1 (onnxruntime's x86 QLinearMul, MLAS qlmul.cpp): the zero point is added in float32 before the
+ *     rounding, in the model's own domain: out = rint((float) p * scale + (float) (out_zp + offset))
+ *     - offset, clamped to [output_min, output_max] (offset 128 for a uint8 model, whose values the
+ *     kernels hold as x - 128; 0 otherwise). The float addition rounds too, so a product a hair
+ *     from a half (-5.4999999 + -110 -> -115.5) can round the other way than in form 0.
+ * (arithmetic 0 needs offset 0.) */
 struct qnn_mul_record {
   int32_t op, words;
   QNN_BINARY_SHAPE_FIELDS
   int32_t a_zero_point, b_zero_point, output_zero_point;
   float scale;
   int32_t output_min, output_max;
+  int32_t arithmetic, offset;
 };
 
 /* Average over the valid (unpadded) taps of each window, then requantized. n is the number of

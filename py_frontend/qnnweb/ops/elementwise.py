@@ -308,7 +308,10 @@ def lower_mul(graph, op):
     if not _is_onnx(graph) and ratio >= XNNPACK_MUL_RATIO_MAX:
         raise Unsupported(f"a_scale * b_scale / output_scale is {ratio:g}, 2^8 or more: LiteRT's fallback MUL "
                           "kernel overflows there, and qnnweb does not imitate it")
-    fields.update(scale=a_scale * b_scale / y_scale)
+    if _is_onnx(graph):  # MLAS's QLinearMul: the ratio in float32, the zero point added before rounding
+        fields.update(scale=ratio, arithmetic=1, offset=128 if op.options.get("uint8") else 0)
+    else:
+        fields.update(scale=a_scale * b_scale / y_scale, arithmetic=0, offset=0)
     return [Step("mul", fields, constants)]
 
 

@@ -389,7 +389,15 @@ struct mul_params {
   int32_t a_zero_point, b_zero_point;
   float scale;
   struct qnn_qs8_minmax_params minmax;
+  /* record arithmetic 1, onnxruntime's: rint((float) product * scale + zero_point_in_float) - offset */
+  int32_t onnxruntime, offset, output_min, output_max;
+  float zero_point_in_float;
 };
+
+static inline int8_t mul_onnxruntime(int32_t product, const struct mul_params* p) {
+  const int32_t q = (int32_t) __builtin_rintf((float) product * p->scale + p->zero_point_in_float) - p->offset;
+  return (int8_t) (q < p->output_min ? p->output_min : q > p->output_max ? p->output_max : q);
+}
 
 struct mul_op {
   struct qnn_op base;
@@ -398,12 +406,15 @@ struct mul_op {
 };
 
 #if defined(__wasm_simd128__)
-static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
-                              const struct mul_params* p) {
+static inline __attribute__((always_inline)) size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
+                              const struct mul_params* p, const int onnxruntime) {
   const v128_t va_zp = wasm_i16x8_splat((int16_t) p->a_zero_point);
   const v128_t vb_zp = wasm_i16x8_splat((int16_t) p->b_zero_point);
   const v128_t vscale = wasm_f32x4_splat(p->scale);
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(&p->minmax);
+  const v128_t vzero_point = wasm_f32x4_splat(p->zero_point_in_float);
+  const v128_t voffset = wasm_i32x4_splat(p->offset);
+  const v128_t vmin = wasm_i8x16_splat((int8_t) p->output_min), vmax = wasm_i8x16_splat((int8_t) p->output_max);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
@@ -412,10 +423,20 @@ static size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t
     const v128_t va_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(va), va_zp);
     const v128_t vb_lo = wasm_i16x8_sub(wasm_i16x8_extend_low_i8x16(vb), vb_zp);
     const v128_t vb_hi = wasm_i16x8_sub(wasm_i16x8_extend_high_i8x16(vb), vb_zp);
-    wasm_v128_store(output + i, qnn_requantize16_fp32(
-        wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo),
-        wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi),
-        vscale, vscale, vscale, vscale, &vq));
+    const v128_t products[4] = {wasm_i32x4_extmul_low_i16x8(va_lo, vb_lo), wasm_i32x4_extmul_high_i16x8(va_lo, vb_lo),
+                                wasm_i32x4_extmul_low_i16x8(va_hi, vb_hi), wasm_i32x4_extmul_high_i16x8(va_hi, vb_hi)};
+    if (!onnxruntime) {
+      wasm_v128_store(output + i, qnn_requantize16_fp32(products[0], products[1], products[2], products[3],
+                                                        vscale, vscale, vscale, vscale, &vq));
+      continue;
+    }
+    v128_t q[4];
+    for (int k = 0; k < 4; k++) {
+      const v128_t f = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(products[k]), vscale), vzero_point);
+      q[k] = wasm_i32x4_sub(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(f)), voffset);
+    }
+    const v128_t out = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
+    wasm_v128_store(output + i, wasm_i8x16_min(wasm_i8x16_max(out, vmin), vmax));
   }
   return i;
 }
@@ -426,11 +447,13 @@ static void mul_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b,
   const struct mul_params* p = params;
   size_t i = 0;
 #if defined(__wasm_simd128__)
-  if (a_stride == 1 && b_stride == 1) i = mul_row_simd128(n, a, b, output, p);
+  if (a_stride == 1 && b_stride == 1) {
+    i = p->onnxruntime ? mul_row_simd128(n, a, b, output, p, 1) : mul_row_simd128(n, a, b, output, p, 0);
+  }
 #endif
   for (; i < n; i++) {
     const int32_t product = ((int32_t) a[i * a_stride] - p->a_zero_point) * ((int32_t) b[i * b_stride] - p->b_zero_point);
-    output[i] = qnn_qs8_requantize_fp32(product, p->scale, &p->minmax);
+    output[i] = p->onnxruntime ? mul_onnxruntime(product, p) : qnn_qs8_requantize_fp32(product, p->scale, &p->minmax);
   }
 }
 
@@ -445,6 +468,11 @@ int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op*
     qnn_set_error("mul: the scale a_scale * b_scale / output_scale is not finite");
     return QNN_ERROR_INVALID_RECORD;
   }
+  if ((r->arithmetic != 0 && r->arithmetic != 1) || (r->offset != 0 && r->offset != 128) ||
+      (r->arithmetic == 0 && r->offset != 0)) {
+    qnn_set_error("mul: arithmetic must be 0 (TFLite) or 1 (onnxruntime), offset 0 or 128 (1 only)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   struct mul_op* op = qnn_plan_alloc(plan, sizeof(struct mul_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   const int32_t status = binary_shape_init(
@@ -455,6 +483,11 @@ int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op*
   op->params.b_zero_point = r->b_zero_point;
   op->params.scale = r->scale;
   op->params.minmax = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
+  op->params.onnxruntime = r->arithmetic == 1;
+  op->params.offset = r->offset;
+  op->params.output_min = r->output_min;
+  op->params.output_max = r->output_max;
+  op->params.zero_point_in_float = (float) (r->output_zero_point + r->offset);
   *result = &op->base;
   return QNN_OK;
 }

@@ -55,10 +55,11 @@ class ElementwiseMixin:
         else:
             out = self._new_output(out_names, out_shape, params, nhwc)
         options = dict(activation=activation, **extra)
-        if op_type == "ADD" and not float_output:  # onnxruntime's kernel follows its broadcasting and the model's dtype
+        if op_type in ("ADD", "MUL") and not float_output:  # onnxruntime's kernels work in the model's dtype
+            options.update(uint8=params[2] == "uint8")
+        if op_type == "ADD" and not float_output:  # its ADD's operand order follows its broadcasting
             options.update(onnxruntime_scalar=_span_scalar(pa, pb, out_shape if not nhwc else
-                                                           [max(x, y) for x, y in zip(pa, pb)]),
-                           uint8=params[2] == "uint8")
+                                                           [max(x, y) for x, y in zip(pa, pb)]))
         self._op(op_type, indexes, [out], **options)
 
     def _nhwc_broadcastable(self, name):
