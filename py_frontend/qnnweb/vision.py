@@ -34,6 +34,8 @@ def ssd_anchors(input_size, strides, anchors_per_cell, offset=0.5):
 
 
 BLAZEFACE_SHORT_RANGE = {"input_size": 128, "strides": [8, 16], "anchors_per_cell": [2, 6], "keypoints": 6}
+# its full-range sibling (faces up to ~5 m away): one 48 x 48 grid of single anchors
+BLAZEFACE_FULL_RANGE = {"input_size": 192, "strides": [4], "anchors_per_cell": [1], "keypoints": 6}
 
 
 def decode_boxes(raw, scores, anchors, input_size, keypoints=0, min_score=0.5, score_clip=100.0):

