@@ -126,3 +126,23 @@ def test_export_of_ai_edge_quantizer_files_gives_litert_the_same_numbers(name):
         np.testing.assert_array_equal(ours, theirs)
     for got, want in zip(qnnweb.load(exported).run(xq), qnnweb.load(original).run(xq), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_onnx_elu_exports_only_with_alpha_one(alpha):
+    """TFLite's ELU has no alpha: an ONNX Elu with alpha 1 exports as ELU (a float island: DEQUANTIZE, ELU,
+    QUANTIZE), another alpha is refused with the reason rather than written as alpha 1."""
+    from onnx import helper
+    from onnx_quantized import float_model, quantized
+
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 0.5, (4, 3, 1, 1)).astype(np.float32)
+    fm = float_model([helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Elu", ["c"], ["y"], alpha=alpha)],
+                     [("x", [1, 3, 4, 4])], [("y", [1, 4, 4, 4])], {"w": w})
+    data = quantized(fm, [{"x": rng.uniform(-1, 1, (1, 3, 4, 4)).astype(np.float32)} for _ in range(4)])
+    graph = import_model(data)
+    if alpha == 1.0:
+        assert "ELU" in {op.type for op in import_model(export_tflite(graph)).ops}
+    else:
+        with pytest.raises(qnnweb.ModelError, match="ELU: an alpha other than 1"):
+            export_tflite(graph)

@@ -40,6 +40,8 @@ def tflite_ready(graph):
     relaid = set()
     for op in graph.ops:
         op = dataclasses.replace(op, inputs=list(op.inputs), options=dict(op.options))
+        if op.type == "ELU" and float(op.options.pop("alpha", 1.0)) != 1.0:   # ONNX's Elu has one
+            raise ModelError(f"op {op.index} ELU: an alpha other than 1 has no TFLite form")
         if _computed_in_float(op, tensors):
             ops.extend(_in_float(op, tensors))
             continue

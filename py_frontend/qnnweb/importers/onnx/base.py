@@ -12,10 +12,15 @@ from .proto import DATA_TYPES, tensor_bytes, tensor_dtype, unpack
 
 XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
 NCHW_TO_NHWC = (0, 2, 3, 1)
-NHWC_TO_NCHW = (0, 3, 1, 2)
 UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "HardSigmoid": "HARD_SIGMOID",
-                 "Tanh": "TANH", "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP"}
+                 "Tanh": "TANH", "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP", "Elu": "ELU"}
 PASSTHROUGH_OPS = ("Identity", "Dropout")
+
+
+def channels_first(rank):
+    """The perm from a channels-last IR tensor (Value.nhwc) of `rank` back to ONNX's layout:
+    [N, H, W, C...] -> [N, C..., H, W] ((0, 3, 1, 2) for rank 4)."""
+    return (0, *range(3, rank), 1, 2)
 
 
 class Skip(Exception):
@@ -24,7 +29,10 @@ class Skip(Exception):
 
 class Value:
     """An ONNX tensor as the IR sees it: an IR tensor index, and whether that IR tensor holds the
-    ONNX NCHW tensor transposed to NHWC."""
+    ONNX NCHW tensor transposed to NHWC. A 5-D one, [N, A, B, H, W] held [N, H, W, A, B] (the channels
+    split in two), only between the Reshape that splits them and the Transpose and Reshape after it,
+    which move the channels alone (shape.py, ShuffleNet's channel shuffle): other handlers take
+    NHWC tensors as 4-D."""
 
     def __init__(self, index, nhwc=False):
         self.index, self.nhwc = index, nhwc
@@ -371,7 +379,7 @@ class ImporterBase:
         """The tensor's shape in ONNX's layout."""
         value = self.values[name]
         shape = self.tensors[value.index].shape
-        return tuple(shape[i] for i in NHWC_TO_NCHW) if value.nhwc else shape
+        return tuple(shape[i] for i in channels_first(len(shape))) if value.nhwc else shape
 
     def _transpose(self, index, perm):
         """IR index of tensor ``index`` permuted; a constant is permuted here, into a new constant."""
@@ -414,9 +422,10 @@ class ImporterBase:
         if not value.nhwc:
             return value.index
         shape = self.tensors[value.index].shape
+        perm = channels_first(len(shape))
         if shape[1] == 1 and shape[2] == 1:  # [N,1,1,C] and [N,C,1,1] are the same bytes
-            out = self._reshaped(value.index, [shape[0], shape[3], 1, 1], "/nchw")
+            out = self._reshaped(value.index, [shape[p] for p in perm], "/nchw")
             self.values[name] = Value(out)
             return out
-        return self._transpose(value.index, NHWC_TO_NCHW)
+        return self._transpose(value.index, perm)
 

@@ -1,24 +1,68 @@
 """Reshape / Flatten / Squeeze, Identity, Constant, Concat, Softmax, Transpose, DepthToSpace and
-SpaceToDepth."""
+SpaceToDepth. A Reshape or Transpose that moves a feature map's channels alone keeps it NHWC
+(ShuffleNet's channel shuffle)."""
 
 
-from .base import NCHW_TO_NHWC, Constant, Skip, Value, _product
+from .base import NCHW_TO_NHWC, Constant, Skip, Value, _attributes, _product, arity_problem
 from .proto import tensor_bytes
+
+
+def _moves_channels_only(perm):
+    """Whether a Transpose by `perm` (of a feature map: N, the channel axes, H, W) keeps N, H and W."""
+    rank = len(perm)
+    return rank >= 4 and sorted(perm) == list(range(rank)) and perm[0] == 0 and \
+        list(perm[-2:]) == [rank - 2, rank - 1]
 
 
 class ShapeMixin:
     """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
 
-    def _reshape_to(self, x_name, shape, out_names):
-        """int8 reshape of `x_name` to ONNX `shape`: shares memory with its input."""
-        index = self._plain(x_name)
+    def _reshape_to(self, x_name, shape, out_names, channels_last=False):
+        """int8 reshape of `x_name` to ONNX `shape`: shares memory with its input. `channels_last`
+        (_channels_stay_last): the input is held channels-last and only its channels regroup, so the
+        IR tensor is reshaped as it is held, and the output is held channels-last too."""
+        index = self.values[x_name].index if channels_last else self._plain(x_name)
         t = self.tensors[index]
         if _product(shape) != t.size:
             raise Skip(f"cannot reshape {list(t.shape)} to {list(shape)}")
-        out = self._tensor(out_names[0], shape, t.dtype, t.scale, t.zero_point)
+        held = (shape[0], *shape[-2:], *shape[1:-2]) if channels_last else shape
+        out = self._tensor(out_names[0], held, t.dtype, t.scale, t.zero_point)
         self._op("RESHAPE", [index], [out])
         for name in out_names:
-            self.values[name] = Value(out)
+            self.values[name] = Value(out, channels_last)
+
+    def _channels_stay_last(self, node, source, shape):
+        """Whether `node` reshaping `source`, a feature map held channels-last, to ONNX `shape` only
+        regroups its channels, N, H and W staying ([N, C, H, W] <-> [N, g, C/g, H, W]): then the IR
+        tensor keeps its layout. A 5-D result only where the one node reading it is a Transpose of the
+        channels alone (ShuffleNet's channel shuffle: that Transpose and the Reshape back are one strided
+        copy in all, where ONNX's layout takes three), as other handlers take NHWC tensors as 4-D."""
+        old = self._onnx_shape(source)
+        if not self.values[source].nhwc or len(shape) not in (4, 5) or (shape[0], *shape[-2:]) != (old[0], *old[-2:]):
+            return False
+        if len(shape) == 4:
+            return True
+        reader = self._reader(node.output[0])
+        try:
+            return reader is not None and reader.op_type == "Transpose" and \
+                _moves_channels_only(list(_attributes(reader).get("perm") or ()))
+        except Skip:   # a malformed Transpose: its own handler reports it
+            return False
+
+    def _reader(self, name):
+        """The one node that reads `name` (past a QuantizeLinear -> DequantizeLinear pair: QDQ form), or None."""
+        node = self._only_reader(name)
+        if node is not None and node.op_type == "QuantizeLinear":
+            dequantize = self._only_reader(node.output[0])
+            node = self._only_reader(dequantize.output[0]) if dequantize and dequantize.op_type == "DequantizeLinear" \
+                else None
+        return node
+
+    def _only_reader(self, name):
+        readers = self.consumers.get(name, [])
+        if name in self.outputs or len(readers) != 1 or arity_problem(readers[0]) or readers[0].input[0] != name:
+            return None
+        return readers[0]
 
     def _requantize_to(self, x_name, out_names, params, activation="NONE"):
         """int8 `x_name` quantized again with `params`: onnxruntime's DequantizeLinear -> QuantizeLinear
@@ -38,19 +82,20 @@ class ShapeMixin:
             raise Skip(f"input '{x}' is not available")
         shape = shape_of(self._onnx_shape(source))
         out = node.output[0]
+        channels_last = self._channels_stay_last(node, source, shape)
         if x not in self.views:
-            self._reshape_to(source, shape, [out])
+            self._reshape_to(source, shape, [out], channels_last)
         elif all(c.op_type == "QuantizeLinear" for c in self.consumers[out]) and self.consumers[out] and out not in self.outputs:
             out_names, params, activation = self._quantized_output(node)
             t = self.tensors[self.values[source].index]
             if params[:2] != (t.scale, t.zero_point) or activation != "NONE":
                 # reshaped in float (a Relu / Clip after it in float too), quantized again
-                self._reshape_to(source, shape, [out + "/reshaped"])
+                self._reshape_to(source, shape, [out + "/reshaped"], channels_last)
                 self._requantize_to(out + "/reshaped", out_names, params, activation)
             else:
-                self._reshape_to(source, shape, out_names)
+                self._reshape_to(source, shape, out_names, channels_last)
         else:  # the float result is used dequantized: reshape the int8 tensor and view that
-            self._reshape_to(source, shape, [out + "/int8"])
+            self._reshape_to(source, shape, [out + "/int8"], channels_last)
             self.views[out] = out + "/int8"
 
     def _op_Flatten(self, node, attrs):
@@ -178,14 +223,31 @@ class ShapeMixin:
             self._op("TRANSPOSE", [index], [out], perm=list(perm))
             return
         x = self._activation_input(node.input[0])
-        perm = attrs.get("perm") or list(reversed(range(len(self._onnx_shape(x)))))
-        index = self._plain(x)
-        out_names, params, _ = self._outputs_like_input(node, x)
+        perm = list(attrs.get("perm") or reversed(range(len(self._onnx_shape(x)))))
+        channels_last = self._channels_alone(node, x, perm)
+        if channels_last:   # the IR tensor [N, H, W, C...] as held: ONNX axis k (a channel axis) is its k + 2
+            index, perm = self.values[x].index, [0, 1, 2, *(p + 2 for p in perm[1:-2])]
+        else:
+            index = self._plain(x)
+        out_names, params, activation = self._outputs_like_input(node, x)
         t = self.tensors[index]
-        if params[:2] != (t.scale, t.zero_point):
-            raise Skip("requantizing in a Transpose is not supported")
-        out = self._new_output(out_names, [t.shape[p] for p in perm], params, False)
-        self._op("TRANSPOSE", [index], [out], perm=list(perm))
+        same = params[:2] == (t.scale, t.zero_point) and activation == "NONE"
+        moved = out_names if same else [f"{node.output[0]}/moved"]
+        dtype = self.quantization.get(x, (None, None, "int8"))[2]
+        out = self._new_output(moved, [t.shape[p] for p in perm], (t.scale, t.zero_point, dtype), channels_last)
+        self._op("TRANSPOSE", [index], [out], perm=perm)
+        if not same:   # moved in float, then quantized with other parameters, or a Relu / Clip between
+            self._requantize_to(moved[0], out_names, params, activation)
+
+    def _channels_alone(self, node, x, perm):
+        """Whether Transpose `node` of `x`, held channels-last, permutes its channel axes alone (then it
+        runs on the tensor as held). A 5-D result (_channels_stay_last) only where a Reshape reads it."""
+        if not self.values[x].nhwc or len(perm) != len(self._onnx_shape(x)) or not _moves_channels_only(perm):
+            return False
+        if len(perm) == 4:
+            return True
+        reader = self._reader(node.output[0])
+        return reader is not None and reader.op_type == "Reshape"
 
     def _op_DepthToSpace(self, node, attrs):
         self._block_move(node, "DEPTH_TO_SPACE", attrs.get("blocksize"), attrs.get("mode", "DCR"))

@@ -1,4 +1,4 @@
-"""The unary ops (Relu, Sigmoid, HardSwish, HardSigmoid, Tanh, LeakyRelu, Clip, PRelu and their QLinear
+"""The unary ops (Relu, Sigmoid, HardSwish, HardSigmoid, Tanh, LeakyRelu, Elu, Clip, PRelu and their QLinear
 forms) as 256-entry tables, and the float runs onnxruntime's QOperator form leaves between
 DequantizeLinear and QuantizeLinear: one table of the composed functions, through the moves between
 them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.py)."""
@@ -23,6 +23,8 @@ class UnaryMixin:
         op_type = UNARY_LUT_OPS[node.op_type]
         if op_type == "LEAKY_RELU":
             return op_type, {"alpha": attrs.get("alpha", 0.01)}
+        if op_type == "ELU":
+            return op_type, {"alpha": attrs.get("alpha", 1.0)}
         if op_type == "HARD_SIGMOID":
             return op_type, {"alpha": attrs.get("alpha", 0.2), "beta": attrs.get("beta", 0.5)}
         if op_type == "CLIP":
@@ -170,7 +172,8 @@ class UnaryMixin:
         """Whether the moves only reshape (they then run on float32 tensors as well)."""
         return all(m.op_type in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") for m in moves)
 
-    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _op_Clip = _qdq_unary
+    _op_Relu = _op_Sigmoid = _op_HardSwish = _op_HardSigmoid = _op_Tanh = _op_LeakyRelu = _qdq_unary
+    _op_Elu = _op_Clip = _qdq_unary
 
     def _op_PRelu(self, node, attrs):
         self._prelu(node, self._activation_input(node.input[0]))
