@@ -241,12 +241,27 @@ async function fetchJSON(url) {
 
 function fillSelect(select, items) {
   select.replaceChildren();
-  for (const { value, text } of items) {
+  for (const { value, text, title = "", disabled = false } of items) {
     const opt = document.createElement("option");
     opt.value = value;
     opt.textContent = text;
+    opt.title = title;
+    opt.disabled = disabled;
     select.append(opt);
   }
+}
+
+const usable = (name) => page.models.has(name) && !page.models.get(name).error;
+
+// A model in the list: title · task · size, "speed test only" when its sidecar says its answers mean
+// nothing (unless the title says so already), and why the server cannot use it: such a model stays
+// listed, but cannot be chosen.
+function modelOption(m) {
+  const parts = [m.title || m.name, m.task || "classification", kb(m.size)];
+  if (m.speed_only && !/speed test only/i.test(m.title || "")) parts.push("speed test only");
+  if (m.error) parts.push(`unusable: ${m.error.length > 80 ? m.error.slice(0, 79) + "…" : m.error}`);
+  const title = m.error || (m.speed_only ? "random weights: its answers mean nothing, only its speed does" : "");
+  return { value: m.name, text: parts.join(" · "), title, disabled: Boolean(m.error) };
 }
 
 function kb(bytes) {
@@ -258,13 +273,7 @@ async function loadLists() {
     fetchJSON(API_URL + "samples")]);
   page.kernelsURL = kernels_url && new URL(kernels_url, location.href).href; // immutable URLs of this version
   for (const m of models) page.models.set(m.name, m);
-  fillSelect(
-    $("model-select"),
-    models.map((m) => ({
-      value: m.name,
-      text: `${m.title || m.name} · ${m.task || "classification"} · ${kb(m.size)}${m.error ? " · unusable" : ""}`,
-    })),
-  );
+  fillSelect($("model-select"), models.map(modelOption));
   const rank = (name) => {
     const i = PREFERRED_SAMPLES.indexOf(name);
     return i < 0 ? PREFERRED_SAMPLES.length : i;
@@ -284,9 +293,12 @@ async function loadLists() {
   if (model && !page.models.has(model)) {
     ignored.push(`?model=${model}: no such model (the list has ${[...page.models.keys()].join(", ")})`);
     setQueryParam("model", null);
+  } else if (model && !usable(model)) {
+    ignored.push(`?model=${model}: unusable (${page.models.get(model).error})`);
+    setQueryParam("model", null);
   }
-  const wanted = [model, DEFAULT_MODEL].find((n) => n && page.models.has(n));
-  if (wanted) $("model-select").value = wanted;
+  const wanted = [model, DEFAULT_MODEL].find((n) => n && usable(n));
+  if (wanted) $("model-select").value = wanted; // else the browser's choice: the first option not disabled
   const photo = params.get("photo");
   if (photo && page.samples.has(photo)) $("photo-select").value = photo;
   else if (photo) {
@@ -386,7 +398,7 @@ async function main() {
       $("notice").hidden = false;
     }
   } catch (err) {
-    setStatus("Failed to start.");
+    doneLoading("Failed to start."); // nothing is loading any more: no busy progress bar
     showError("Start-up failed", err);
     body.dataset.state = "error";
     return;

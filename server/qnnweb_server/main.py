@@ -6,6 +6,8 @@ headers (COOP/COEP, plus CORP) so the page can later use SharedArrayBuffer and w
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import mimetypes
 from pathlib import Path
@@ -18,10 +20,11 @@ from fastapi.openapi.docs import (
     get_swagger_ui_html,
     get_swagger_ui_oauth2_redirect_html,
 )
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from qnnweb_server.api.main import api_router, files_router
+from qnnweb_server.api.responses import not_modified
 from qnnweb_server.core import store
 from qnnweb_server.core.config import Settings, get_settings
 from qnnweb_server.middleware import (
@@ -31,7 +34,7 @@ from qnnweb_server.middleware import (
     IsolationHeadersMiddleware,
     PathScopedMiddleware,
 )
-from qnnweb_server.static import IMMUTABLE, StaticDir, VendorDir, package_version
+from qnnweb_server.static import IMMUTABLE, REVALIDATE, StaticDir, VendorDir, package_version
 
 log = logging.getLogger("qnnweb_server")
 COMPRESSED_PREFIXES = ("/api/", "/static/", "/kernels/", "/openapi.json", "/docs", "/redoc")
@@ -53,6 +56,19 @@ for _type, _ext in [
     mimetypes.add_type(_type, _ext)
 
 
+# Redoc's sidebar footer shows Redocly's logo from this CDN URL, and no Redoc option turns the footer
+# off. Redoc drops the <img> when it fails to load (as it does offline); an empty data: URL fails
+# without a request, so the footer keeps its "API docs by Redocly" link, without the logo.
+REDOC_CDN_LOGO = b"https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+
+@functools.cache
+def _redoc_without_cdn(script: Path) -> tuple[bytes, str]:
+    """``redoc.standalone.js`` with its one CDN URL (the logo) made ``data:,``, and its ETag."""
+    body = script.read_bytes().replace(REDOC_CDN_LOGO, b"data:,")
+    return body, f'"{hashlib.sha256(body).hexdigest()}"'
+
+
 def _add_offline_docs(app: FastAPI) -> None:
     """/docs and /redoc from JS/CSS that ship in the ``fastapi-offline`` wheel (FastAPI's
     "self-hosting JavaScript and CSS for docs" recipe): no CDN, and same-origin under COEP."""
@@ -64,6 +80,13 @@ def _add_offline_docs(app: FastAPI) -> None:
         static = None
 
     if static is not None and static.is_dir():
+        # before the mount, which serves the other files (HEAD too, or the mount would answer it)
+        @app.api_route("/static-docs/redoc.standalone.js", methods=["GET", "HEAD"], include_in_schema=False)
+        def redoc_js(request: Request) -> Response:
+            body, etag = _redoc_without_cdn(static / "redoc.standalone.js")
+            headers = {"ETag": etag, "Cache-Control": REVALIDATE}
+            return not_modified(request, headers) or Response(body, media_type="text/javascript", headers=headers)
+
         app.mount("/static-docs", StaticFiles(directory=static), name="static-docs")
 
     @app.get("/docs", include_in_schema=False)
@@ -157,7 +180,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def favicon(request: Request) -> RedirectResponse:
         return RedirectResponse(request.scope.get("root_path", "") + "/static/favicon.svg")
 
-    app.mount("/static", StaticDir(settings.web_dir), name="static")
+    @app.api_route("/static/", methods=["GET", "HEAD"], include_in_schema=False)
+    def static_index(request: Request) -> RedirectResponse:
+        # web/index.html is the page at /: its relative URLs (static/app.js, api/models) only work there
+        return RedirectResponse(request.scope.get("root_path", "") + "/")
+
+    # html=True: a folder's URL is its index.html (/static/bench/, /static/examples/)
+    app.mount("/static", StaticDir(settings.web_dir, html=True), name="static")
     # Pyodide under its version (what web/pyodide-start.js loads): those URLs never change their bytes
     version = package_version(settings.pyodide_dir)
     if version is not None:

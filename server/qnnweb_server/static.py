@@ -7,11 +7,12 @@ import json
 import mimetypes
 import os
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit, urlunsplit
 
 from fastapi import HTTPException
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
-from starlette.responses import FileResponse, Response
+from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.staticfiles import NotModifiedResponse
 from starlette.types import Scope
 
@@ -24,10 +25,11 @@ class StaticDir(StaticFiles):
     """StaticFiles whose folder may appear after start-up (a missing folder is a 404), which never
     serves a dotfile or anything in a dot-folder (``.git``, editors' and tools' leftovers), sends
     ``cache_control``, and sends ``x.br`` / ``x.gz`` for ``x`` (``Content-Encoding``, ``Vary:
-    Accept-Encoding``) when the client accepts that encoding and the sibling is not older than ``x``."""
+    Accept-Encoding``) when the client accepts that encoding and the sibling is not older than ``x``.
+    With ``html=True`` a folder's URL serves its ``index.html`` (``dir`` redirects to ``dir/``)."""
 
-    def __init__(self, directory: Path, cache_control: str = REVALIDATE) -> None:
-        super().__init__(directory=directory, check_dir=False)
+    def __init__(self, directory: Path, cache_control: str = REVALIDATE, html: bool = False) -> None:
+        super().__init__(directory=directory, check_dir=False, html=html)
         self.cache_control = cache_control
 
     async def check_config(self) -> None:
@@ -38,7 +40,13 @@ class StaticDir(StaticFiles):
     async def get_response(self, path: str, scope: Scope) -> Response:
         if any(part.startswith(".") for part in PurePosixPath(path).parts):
             raise HTTPException(status_code=404, detail="Not Found")
-        return await super().get_response(path, scope)
+        response = await super().get_response(path, scope)
+        if isinstance(response, RedirectResponse):
+            # html=True's "dir" -> "dir/" is an absolute URL built from the Host header, whatever a
+            # client sent: keep only its path and query, like the server's other redirects
+            location = urlsplit(response.headers["location"])
+            response.headers["location"] = urlunsplit(("", "", location.path, location.query, ""))
+        return response
 
     def file_response(self, full_path: os.PathLike | str, stat_result: os.stat_result, scope: Scope,
                       status_code: int = 200) -> Response:

@@ -114,10 +114,11 @@ def settle() -> None:
 
 
 class Server:
-    """uvicorn on a free loopback port, in a thread."""
+    """uvicorn on a free loopback port, in a thread (``root_path``: as ``--root-path`` behind a proxy)."""
 
-    def __init__(self, app) -> None:
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    def __init__(self, app, root_path: str = "") -> None:
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                                    root_path=root_path))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ with warnings.catch_warnings():  # starlette's "install httpx2" notice
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core.config import get_settings
-from server_folders import DATA_DIR, GOOD, ISOLATION, SECRET, FakeDescriber, settle
+from server_folders import DATA_DIR, GOOD, ISOLATION, SECRET, FakeDescriber, Server, settle
 
 
 def assert_isolated(response) -> None:
@@ -319,6 +320,35 @@ def test_static_files_revalidate(client: TestClient) -> None:
     assert_isolated(r304)
 
 
+def test_a_static_folder_url_serves_its_index_html(app, folders: Settings) -> None:
+    """/static/bench/ is the bench page (web/bench/index.html); /static/bench redirects there by path,
+    not to the Host sent; a folder without index.html, or a missing file, is still a 404."""
+    bench = folders.web_dir / "bench"
+    (bench / "empty").mkdir(parents=True)
+    (bench / "index.html").write_text("<!doctype html><title>bench</title>")
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.get("/static/bench/")
+        assert r.status_code == 200 and r.text == "<!doctype html><title>bench</title>"
+        assert r.headers["content-type"].startswith("text/html") and r.headers["cache-control"] == "no-cache"
+        assert_isolated(r)
+        moved = client.get("/static/bench?engine=qnnweb", headers={"Host": "evil.example"}, follow_redirects=False)
+        assert moved.status_code == 307 and moved.headers["location"] == "/static/bench/?engine=qnnweb"
+        assert_isolated(moved)
+        for url in ("/static/bench/empty/", "/static/bench/missing.html", "/static/nope/"):
+            r = client.get(url)
+            assert r.status_code == 404, url
+            assert_isolated(r)
+        # the demo page itself is at / (its relative URLs work there only)
+        assert client.get("/static/", follow_redirects=False).headers["location"] == "/"
+    with Server(app, root_path="/hosted/qnnweb") as port:  # uvicorn's root_path (TestClient's differs)
+        for url, location in (("/static/bench", "/hosted/qnnweb/static/bench/"), ("/static/", "/hosted/qnnweb/")):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            conn.request("GET", url)
+            moved = conn.getresponse()
+            assert moved.status == 307 and moved.getheader("location") == location, url
+            conn.close()
+
+
 # ---------------------------------------------------------------- wheels, samples, docs, page
 
 
@@ -474,6 +504,14 @@ def test_docs_are_offline(client: TestClient) -> None:
     assert "cdn" not in html.lower() and "https://" not in html.replace("https://fastapi.tiangolo.com", "")
     redoc = client.get("/redoc").text
     assert "/static-docs/redoc.standalone.js" in redoc and "fonts.googleapis" not in redoc
+    # Redoc's script as served: its sidebar's logo is no longer Redocly's CDN; revalidated by ETag
+    script = client.get("/static-docs/redoc.standalone.js")
+    assert script.headers["content-type"].startswith("text/javascript") and "API docs by Redocly" in script.text
+    assert "cdn.redoc.ly" not in script.text and script.headers["cache-control"] == "no-cache"
+    assert client.get("/static-docs/redoc.standalone.js",
+                      headers={"If-None-Match": script.headers["etag"]}).status_code == 304
+    head = client.head("/static-docs/redoc.standalone.js")
+    assert head.headers["etag"] == script.headers["etag"] and head.content == b""
     schema = client.get("/openapi.json").json()
     assert {"/api/models", "/api/models/{name}", "/models/{name}", "/api/wheels", "/api/samples"} <= set(schema["paths"])
 

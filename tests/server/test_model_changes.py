@@ -5,6 +5,7 @@ units, trailing slashes, dotfiles, wheel revalidation). Each test failed before 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import threading
@@ -16,7 +17,7 @@ from fastapi.testclient import TestClient
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
 from qnnweb_server.core import catalog
-from server_folders import GOOD, FakeDescriber, load_test, settle
+from server_folders import GOOD, FakeDescriber, Server, load_test, settle
 
 
 def no_path_in(text: str, folders: Settings) -> None:
@@ -192,10 +193,17 @@ def test_favicon_head_redirects_like_get(client: TestClient) -> None:
     assert get.status_code == head.status_code == 307 and head.headers["location"] == get.headers["location"]
 
 
-def test_trailing_slash_redirects_to_a_path_not_to_the_host_sent(client: TestClient) -> None:
+def test_trailing_slash_redirects_to_a_path_not_to_the_host_sent(client: TestClient, app) -> None:
     r = client.get("/api/models/?x=1", headers={"Host": "evil.example"}, follow_redirects=False)
     assert r.status_code == 308 and r.headers["location"] == "/api/models?x=1"
     assert client.get("/api/models/").json()["models"]
+    # behind a proxy (uvicorn's --root-path): the prefix once (it came out doubled, uvicorn's path holds it)
+    with Server(app, root_path="/hosted/qnnweb") as port:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/api/models/?x=1")
+        moved = conn.getresponse()
+        assert moved.status == 308 and moved.getheader("location") == "/hosted/qnnweb/api/models?x=1"
+        conn.close()
 
 
 def test_dotfiles_are_not_served(client: TestClient, folders: Settings) -> None:
