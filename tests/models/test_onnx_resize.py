@@ -117,6 +117,13 @@ LAYOUT_CASES = {
                           N("AveragePool", ["c"], ["a"], kernel_shape=[2, 2], pads=[0, 0, 1, 1])], (False, True)),
     "conv-nearest": ([N("Conv", ["x", "w1"], ["c"]), N("Resize", ["c", "roi", "", "same"], ["a"], mode="nearest")],
                      (False, True)),
+    # a Slice (in float between DequantizeLinear and QuantizeLinear in QOperator form) moves the transpose as a
+    # Pad does: where a convolution of the sliced tensor (here one whose result nothing reads) absorbs it,
+    # the Resize beside that convolution runs in NHWC too (difftest s20261227-c12)
+    "conv-slice-branch": ([N("Conv", ["x", "w1"], ["c"]), N("Slice", ["c", "starts", "ends", "axes"], ["a"]),
+                           N("Conv", ["a", "w2"], ["unread"])], (True, True)),
+    "conv-elu-concat": ([N("Conv", ["x", "w1"], ["c"]), N("Elu", ["c"], ["h"]),
+                         N("Concat", ["h", "h"], ["a"], axis=1)], (False, True)),
 }
 
 
@@ -137,7 +144,8 @@ def test_qoperator_linear_in_either_layout(case, conv_after, activation):
             "w3": RNG.normal(0, 0.4, (4, channels, 1, 1)).astype(np.float32),
             "k": RNG.normal(0, 1, (C, 1, 1)).astype(np.float32),
             "roi": np.zeros(0, np.float32), "sizes": np.array([1, channels, 11, 13], np.int64),
-            "same": np.array([1, C, H, W], np.int64), "pads": np.array([0, 0, 1, 0, 0, 0, 0, 2], np.int64)}
+            "same": np.array([1, C, H, W], np.int64), "pads": np.array([0, 0, 1, 0, 0, 0, 0, 2], np.int64),
+            "starts": np.array([1], np.int64), "ends": np.array([H], np.int64), "axes": np.array([2], np.int64)}
     nodes = nodes + [N("Resize", ["a", "roi", "", "sizes"], ["r" if conv_after else "y"], mode="linear",
                        coordinate_transformation_mode="asymmetric")]
     if conv_after:

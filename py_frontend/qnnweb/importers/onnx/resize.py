@@ -15,10 +15,11 @@ QDQ_AS_QLINEAR = {"Conv": "QLinearConv", "Add": "QLinearAdd", "Mul": "QLinearMul
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 # float ops QOperator leaves between a DequantizeLinear and a QuantizeLinear; onnxruntime's transpose
 # optimizer moves a transpose through them as through QLinearSigmoid
-FLOAT_UNARY = ("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish")
+FLOAT_UNARY = ("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish", "Elu")
 # one-input ops onnxruntime moves an NHWC transpose through only where it then vanishes (a float
-# HardSwish: difftest s20261222-c582; a Pad: s20261224-c184)
-NHWC_WHERE_ABSORBED = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad") + FLOAT_UNARY
+# HardSwish: difftest s20261222-c582; a Pad: s20261224-c184; a Slice: s20261227-c12)
+NHWC_WHERE_ABSORBED = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad",
+                       "Slice") + FLOAT_UNARY
 
 
 def _as_qlinear(node):
