@@ -117,8 +117,35 @@ def test_benchmark_button_shows_the_median_of_the_last_runs(page_for):
     assert demo.results()[0][0] == "espresso", "the results stay on screen"
 
 
+def example_faces(demo_folders, photo: str) -> list[str]:
+    """The lines the example prints for BlazeFace on ``photo``: CPython qnnweb on Pillow's input, its
+    outputs post-processed by qnnweb.vision as the sidecar says."""
+    import qnnweb
+    from qnnweb import vision
+    from qnnweb.image import dequantize, rgb_to_input
+
+    side = json.loads((demo_folders["models"] / "face_detection_short_range.json").read_text())
+    pre, post = side["preprocess"], side["postprocess"]
+    model = qnnweb.load(demo_folders["models"] / "face_detection_short_range.tflite")
+    rgb = pillow_input(demo_folders["data"] / "samples" / photo, pre)
+    outs = {t.name: dequantize(v, t) for t, v in zip(model.outputs, model.run(rgb_to_input(rgb, model.inputs[0],
+                                                                                          pre["mean"], pre["std"])))}
+    a = post["anchors"]
+    found = vision.decode_boxes(outs[post["boxes"]], outs[post["scores"]],
+                                vision.ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"]),
+                                a["input_size"], post["keypoints"], post["min_score"])
+    faces = vision.nms(found, post["iou_threshold"], weighted=post["weighted"])
+    lines = [f"{len(faces)} face(s) in {photo}:"]
+    for face in faces:
+        ymin, xmin, ymax, xmax = face.box
+        points = " ".join(f"({x:.3f}, {y:.3f})" for x, y in face.keypoints)
+        lines.append(f"face {face.score:.2f}: box y {ymin:.3f}-{ymax:.3f} x {xmin:.3f}-{xmax:.3f}, keypoints {points}")
+    return lines
+
+
 def test_example_script_in_the_pages_pyodide(page_for, demo_folders, sidecar):
-    """Run once, in the relaxed page's Pyodide."""
+    """Run once, in the relaxed page's Pyodide: the classification, then the faces BlazeFace finds in
+    astronaut.png, post-processed in Pyodide by qnnweb.vision (as CPython does it)."""
     demo = page_for("relaxed")
     source = demo.page.evaluate("fetch('/static/examples/classify.py').then(r => r.text())")
     out = demo.run_python(source)
@@ -126,6 +153,10 @@ def test_example_script_in_the_pages_pyodide(page_for, demo_folders, sidecar):
     assert any("top-5 for coffee.png" in line for line in lines), out
     first = lines[lines.index("top-5 for coffee.png:") + 1]
     assert first.startswith("1. espresso"), out
+    faces = example_faces(demo_folders, "astronaut.png")
+    assert len(faces) == 2, faces   # one face
+    start = lines.index(faces[0])
+    assert lines[start:start + len(faces)] == faces, out
     # another photo, through the globals the script reads; its pure-Python resize is Pillow's
     check = "\nimport hashlib\nprint('INPUT-SHA256', hashlib.sha256(LAST_INPUT).hexdigest())\n"
     out = demo.run_python(source + check, {"PHOTO": "chelsea.png"})
@@ -148,6 +179,7 @@ def test_example_page_installs_the_wheels_and_classifies(browser, server_url):
         lines = out.splitlines()
         assert lines[lines.index("top-5 for coffee.png:") + 1].startswith("1. espresso"), out
         assert "efficientnet_lite0_u8s8.onnx" in out
+        assert "1 face(s) in astronaut.png:" in lines, out   # the detector, post-processed by qnnweb.vision
         assert "import qnnweb" in page.inner_text("#source")
     finally:
         page.close()

@@ -1,4 +1,5 @@
-"""Classify a photo with qnnweb in Pyodide: a complete example for Python users.
+"""Classify a photo, and find the faces in another, with qnnweb in Pyodide: a complete example for
+Python users.
 
 Run it in any Pyodide that a qnnweb server served (same origin: the server sends
 Cross-Origin-Resource-Policy: same-origin), for instance
@@ -11,7 +12,7 @@ Cross-Origin-Resource-Policy: same-origin), for instance
 
 It uses top-level ``await`` (fine in Pyodide's runPythonAsync and in notebook cells; not a plain
 CPython script). Set ``MODEL`` / ``PHOTO`` (and ``SERVER``) in the globals before running it to
-classify something else.
+classify something else, ``DETECTOR`` / ``FACES`` for the detection part.
 
 What it does, without numpy (Pyodide has none offline):
 
@@ -31,7 +32,10 @@ What it does, without numpy (Pyodide has none offline):
 4. ``qnnweb.image.rgb_to_input`` normalises ((pixel - mean) / std) and lays the pixels out as the
    model wants (NCHW for ONNX, NHWC for TFLite), ``model.run`` runs it, and
    ``qnnweb.image.top_k(..., logits=True)`` turns logits into probabilities (softmax);
-5. prints the top-5 with the labels of /api/models.
+5. prints the top-5 with the labels of /api/models;
+6. runs the face detector (BlazeFace) on another photo and post-processes its raw outputs with
+   ``qnnweb.vision`` as its sidecar's ``postprocess`` says (MediaPipe's SSD anchors and box
+   decoding, weighted non-maximum suppression), then prints each face's box and keypoints.
 """
 
 import importlib.util
@@ -53,6 +57,8 @@ def server_root(href):
 SERVER = globals().get("SERVER") or server_root(str(js.location.href))  # the qnnweb server (same origin)
 MODEL = globals().get("MODEL") or "efficientnet_lite0_u8s8"
 PHOTO = globals().get("PHOTO") or "coffee.png"  # a name from /api/samples, or any URL
+DETECTOR = globals().get("DETECTOR") or "face_detection_short_range"  # a model whose task is detection
+FACES = globals().get("FACES") or "astronaut.png"
 
 
 async def fetch_json(url):
@@ -214,8 +220,9 @@ def input_size(shape):
     return shape[2], shape[1]
 
 
-async def classify(photo, model_name=MODEL, server=SERVER, k=5):
-    """Top-k [(label, probability)] of ``model_name`` on ``photo`` (a sample's name or a URL)."""
+async def run_on_photo(photo, model_name, server):
+    """(the model's /api/models record, the model, its input's RGB pixels (after resize and crop), its
+    outputs) on ``photo`` (a sample's name or a URL)."""
     await install_qnnweb(server)
     import qnnweb
     import qnnweb.image
@@ -233,16 +240,43 @@ async def classify(photo, model_name=MODEL, server=SERVER, k=5):
     pre = record.get("preprocess") or {}
     width, height = input_size(model.inputs[0].shape)
     rgb = await photo_to_rgb(photo_bytes, pre, width, height)
-    globals()["LAST_INPUT"] = rgb  # the model's pixels (RGB, after resize and crop), to look at
     x = qnnweb.image.rgb_to_input(rgb, model.inputs[0], pre.get("mean", [0, 0, 0]), pre.get("std", [1, 1, 1]))
 
     t0 = time.perf_counter()
-    (scores,) = model.run(x)
+    outputs = model.run(x)
     print(f"inference: {(time.perf_counter() - t0) * 1000:.1f} ms")
+    return record, model, rgb, outputs
+
+
+async def classify(photo, model_name=MODEL, server=SERVER, k=5):
+    """Top-k [(label, probability)] of ``model_name`` on ``photo`` (a sample's name or a URL)."""
+    record, model, rgb, (scores,) = await run_on_photo(photo, model_name, server)  # installs qnnweb
+    import qnnweb.image
+
+    globals()["LAST_INPUT"] = rgb  # the classifier's pixels, to look at
     logits = "logit" in ((record.get("output") or {}).get("meaning") or "")
     top = qnnweb.image.top_k(scores, model.outputs[0], k, logits=logits)
     labels = record.get("labels") or []
     return [(labels[i] if i < len(labels) else f"class {i}", p) for i, p in top]
+
+
+async def detect(photo, model_name=DETECTOR, server=SERVER):
+    """The detections (qnnweb.vision.Detection: box (ymin, xmin, ymax, xmax) and keypoints (x, y),
+    normalized to the model's input, score) of an SSD-style detector on ``photo``, as its sidecar's
+    ``postprocess`` says: the outputs holding boxes and scores, the anchors, the score threshold and
+    the non-maximum suppression."""
+    record, model, _, outputs = await run_on_photo(photo, model_name, server)  # installs qnnweb
+    from qnnweb import vision
+    from qnnweb.image import dequantize
+
+    post = record["postprocess"]
+    by_name = {t.name: (values, t) for values, t in zip(outputs, model.outputs)}
+    raw, scores = (dequantize(*by_name[post[key]]) for key in ("boxes", "scores"))
+    config = post["anchors"]
+    anchors = vision.ssd_anchors(config["input_size"], config["strides"], config["anchors_per_cell"])
+    found = vision.decode_boxes(raw, scores, anchors, config["input_size"], post.get("keypoints", 0),
+                                min_score=post.get("min_score", 0.5))
+    return vision.nms(found, post.get("iou_threshold", 0.3), weighted=post.get("weighted", False))
 
 
 async def main():
@@ -250,6 +284,14 @@ async def main():
     print(f"top-{len(top)} for {PHOTO}:")
     for rank, (label, p) in enumerate(top, 1):
         print(f"{rank}. {label:<24} {p:7.2%}")
+    models = {m["name"] for m in (await fetch_json(urljoin(SERVER, "api/models")))["models"]}
+    if DETECTOR in models:
+        faces = await detect(FACES, DETECTOR, SERVER)
+        print(f"{len(faces)} face(s) in {FACES}:")
+        for face in faces:
+            ymin, xmin, ymax, xmax = face.box
+            points = " ".join(f"({x:.3f}, {y:.3f})" for x, y in face.keypoints)
+            print(f"face {face.score:.2f}: box y {ymin:.3f}-{ymax:.3f} x {xmin:.3f}-{xmax:.3f}, keypoints {points}")
     return top
 
 
