@@ -406,8 +406,10 @@ struct mul_op {
 };
 
 #if defined(__wasm_simd128__)
-static inline __attribute__((always_inline)) size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
-                              const struct mul_params* p, const int onnxruntime) {
+/* `onnxruntime` is a constant at each call: the two forms are two inlined bodies */
+static inline __attribute__((always_inline)) size_t mul_row_simd128(size_t n, const int8_t* a, const int8_t* b,
+                                                                    int8_t* output, const struct mul_params* p,
+                                                                    const int onnxruntime) {
   const v128_t va_zp = wasm_i16x8_splat((int16_t) p->a_zero_point);
   const v128_t vb_zp = wasm_i16x8_splat((int16_t) p->b_zero_point);
   const v128_t vscale = wasm_f32x4_splat(p->scale);
