@@ -432,13 +432,17 @@ def unary(variant, op_type, x, x_scale, x_zp, y_scale, y_zp, x_dtype="int8", y_d
 
 def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=False, dtype="int8", scale=0.1,
            zero_point=None, onnx=None, output_quantization=None):
-    """``onnx``: (coordinate_transformation_mode, arithmetic) of an ONNX Resize (sizes given);
-    ``output_quantization``: (scale, zero point) of the output when not the input's (arithmetic "float")."""
+    """``onnx``: (coordinate_transformation_mode, arithmetic) of an ONNX Resize (sizes given; arithmetic
+    "float_output": a float32 output); ``output_quantization``: (scale, zero point) of the output when not
+    the input's (arithmetic "float")."""
     g = GraphBuilder()
     zero_point = (-3 if dtype == "int8" else 125) if zero_point is None else zero_point
     xi = g.input(x.shape, dtype, scale, zero_point)
     size = g.constant(np.array(out_hw, np.int32), "int32")
-    yi = g.output((x.shape[0], *out_hw, x.shape[3]), dtype, *(output_quantization or (scale, zero_point)))
+    if onnx is not None and onnx[1] == "float_output":   # a float32 output (the lowering picks arithmetic 4)
+        yi, onnx = g.output((x.shape[0], *out_hw, x.shape[3]), "float32"), (onnx[0], "float")
+    else:
+        yi = g.output((x.shape[0], *out_hw, x.shape[3]), dtype, *(output_quantization or (scale, zero_point)))
     if onnx is None:
         g.op(op_type, [xi, size], [yi], align_corners=align_corners, half_pixel_centers=half_pixel_centers)
     else:

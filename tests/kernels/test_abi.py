@@ -605,8 +605,12 @@ def test_resize_tables_outside_the_input_rejected(variant, arithmetic, entry):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("changes, words", [(dict(arithmetic=4), "unknown arithmetic"),
+@pytest.mark.parametrize("changes, words", [(dict(arithmetic=5), "unknown arithmetic"),
                                             (dict(arithmetic=1, scale=0.0), "scales must be positive"),
+                                            (dict(arithmetic=4, scale=0.0), "scales must be positive"),
+                                            (dict(arithmetic=4, zero_point=-129), "zero points int8"),
+                                            # float32 output: 8 x 8 x 3 x 4 bytes, 192 of them past the end
+                                            (dict(arithmetic=4, output=4096 - 576), "arena"),
                                             (dict(arithmetic=1, output_scale=-1.0), "scales must be positive"),
                                             (dict(arithmetic=1, zero_point=128), "zero points int8"),
                                             (dict(arithmetic=1, output_zero_point=-129), "zero points int8")])

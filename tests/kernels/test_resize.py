@@ -56,7 +56,8 @@ ONNX_MODES = ["half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners"]
 @st.composite
 def onnx_resize_cases(draw):
     x, out_hw, _, _ = draw(resize_cases())
-    return (x, out_hw, draw(st.sampled_from(ONNX_MODES)), draw(st.sampled_from(["float", "float_truncate", "q10"])),
+    return (x, out_hw, draw(st.sampled_from(ONNX_MODES)),
+            draw(st.sampled_from(["float", "float_truncate", "q10", "float_output"])),
             draw(st.floats(0.0001220703125, 8.0, width=32)), draw(st.integers(-128, 127)))
 
 

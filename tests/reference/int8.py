@@ -677,7 +677,7 @@ def resize_bilinear_onnx(x, out_h, out_w, mode, arithmetic, scale=1.0, zero_poin
     corner's weight a product of float32 axis weights, summed left to right, quantized with rint),
     "float_truncate" (QOperator in NCHW: the int8 values so, truncated) or "q10" (QOperator in NHWC:
     1/1024 integer weights, the sum divided by 2^20 toward zero). "float" quantizes with the output's
-    parameters (by default the input's)."""
+    parameters (by default the input's); "float_output" returns its float32 sum unquantized."""
     y0, y1, dy, vy = _onnx_axis_bilinear(x.shape[1], out_h, mode)
     x0, x1, dx, vx = _onnx_axis_bilinear(x.shape[2], out_w, mode)
     corners = [x[:, a][:, :, b] for a in (y0, y1) for b in (x0, x1)]   # tl, tr, bl, br
@@ -692,13 +692,15 @@ def resize_bilinear_onnx(x, out_h, out_w, mode, arithmetic, scale=1.0, zero_poin
         return (np.sign(total) * (np.abs(total) >> 20)).astype(np.int8)
     dx1, dx2 = dx[None, None, :, None], f32(f32(1) - dx)[None, None, :, None]
     dy1, dy2 = dy[None, :, None, None], f32(f32(1) - dy)[None, :, None, None]
-    s, zero_point = (np.float32(scale), zero_point) if arithmetic == "float" else (np.float32(1), 0)
+    s, zero_point = (np.float32(scale), zero_point) if arithmetic in ("float", "float_output") else (np.float32(1), 0)
     tl, tr, bl, br = (f32((c.astype(np.int32) - zero_point).astype(np.float32) * s) for c in corners)
     total = f32(f32(f32(dx2 * dy2) * tl) + f32(f32(dx1 * dy2) * tr))
     total = f32(total + f32(f32(dx2 * dy1) * bl))
     total = f32(total + f32(f32(dx1 * dy1) * br))
     if arithmetic == "float_truncate":
         return np.trunc(total).astype(np.int8)
+    if arithmetic == "float_output":   # the float32 sum is the output
+        return total.astype(np.float32)
     y_s = s if output_scale is None else np.float32(output_scale)
     y_zp = zero_point if output_zero_point is None else output_zero_point
     q = np.rint(np.clip(f32(total / y_s), f32(-128 - y_zp), f32(127 - y_zp)))

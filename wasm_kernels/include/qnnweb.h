@@ -405,12 +405,15 @@ struct qnn_lut_f32_record {
  *     values themselves (scale 1, zero point 0), truncated toward zero.
  *   arithmetic 3: onnxruntime's uint8 / int8 Resize in NHWC (QOperator after its NHWC transform): weight
  *     in 1/1024ths (the other one 1024 - weight), integer sum of the four products divided by 2^20
- *     toward zero. */
+ *     toward zero.
+ *   arithmetic 4: as 1, the float32 sum itself the output (a float32 tensor: a float Resize whose result
+ *     is the model's output); output_scale and output_zero_point unused. */
 enum qnn_resize_arithmetic {
   QNN_RESIZE_XNNPACK_Q11 = 0,
   QNN_RESIZE_ONNX_FLOAT = 1,
   QNN_RESIZE_ONNX_FLOAT_TRUNCATE = 2,
   QNN_RESIZE_ONNX_Q10 = 3,
+  QNN_RESIZE_ONNX_FLOAT_OUTPUT = 4,
 };
 
 struct qnn_resize_record {
@@ -422,7 +425,7 @@ struct qnn_resize_record {
   int32_t arithmetic;       /* enum qnn_resize_arithmetic */
   float scale;              /* arithmetic 1: the input's scale and zero point */
   int32_t zero_point;
-  float output_scale;       /* arithmetic 1: the output's (the other arithmetics move values: the same) */
+  float output_scale;       /* arithmetic 1: the output's (the others move values, or output float32) */
   int32_t output_zero_point;
 };
 

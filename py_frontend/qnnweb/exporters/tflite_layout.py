@@ -42,6 +42,9 @@ def tflite_ready(graph):
         op = dataclasses.replace(op, inputs=list(op.inputs), options=dict(op.options))
         if op.type == "ELU" and float(op.options.pop("alpha", 1.0)) != 1.0:   # ONNX's Elu has one
             raise ModelError(f"op {op.index} ELU: an alpha other than 1 has no TFLite form")
+        if op.type == "RESIZE_BILINEAR" and tensors[op.outputs[0]].dtype != tensors[op.inputs[0]].dtype:
+            raise ModelError(f"op {op.index} RESIZE_BILINEAR: a float32 result of int8 values (ONNX's float Resize "
+                             "at a model's end) has no TFLite form")
         if _computed_in_float(op, tensors):
             ops.extend(_in_float(op, tensors))
             continue

@@ -105,9 +105,10 @@ def onnx_nearest_axis(input_size, output_size, scale, mode, nearest_mode):
 
 
 # The resize record's arithmetic (qnnweb.h, enum qnn_resize_arithmetic), by the ONNX Resize's form:
-# "float" for QDQ (onnxruntime resizes the dequantized floats), "float_truncate" and "q10" for
-# QOperator's int8 Resize in NCHW and in NHWC (importers/onnx/resize.py says which onnxruntime runs)
-ARITHMETIC = {"xnnpack": 0, "float": 1, "float_truncate": 2, "q10": 3}
+# "float" for QDQ (onnxruntime resizes the dequantized floats; "float_output" when that float result is
+# the model's output, not quantized again), "float_truncate" and "q10" for QOperator's int8 Resize in
+# NCHW and in NHWC (importers/onnx/resize.py says which onnxruntime runs)
+ARITHMETIC = {"xnnpack": 0, "float": 1, "float_truncate": 2, "q10": 3, "float_output": 4}
 
 
 def _float_bits(v):
@@ -149,7 +150,9 @@ def lower_resize(graph, op):
     onnx_mode = op.options.get("coordinate_transformation_mode")   # set for ONNX Resize (importers/onnx/resize.py)
     arithmetic = op.options.get("onnx_arithmetic", "float") if onnx_mode is not None and op.type == "RESIZE_BILINEAR" \
         else "xnnpack"
-    if arithmetic != "float":   # "float" quantizes with the output's own parameters (its QuantizeLinear)
+    if arithmetic == "float" and y.dtype == "float32":
+        arithmetic = "float_output"
+    elif arithmetic != "float":   # "float" quantizes with the output's own parameters (its QuantizeLinear)
         require_moved_values(x, y, op.type)
     if len(x.shape) != 4 or len(y.shape) != 4:
         raise Unsupported(f"input rank {len(x.shape)}, output rank {len(y.shape)}; expected NHWC tensors")
@@ -181,4 +184,7 @@ def lower_resize(graph, op):
     if arithmetic == "float":
         (x_scale, x_zp), (y_scale, y_zp) = require_int8(x, "input"), require_int8(y, "output")
         fields.update(scale=x_scale, zero_point=x_zp, output_scale=y_scale, output_zero_point=y_zp)
+    elif arithmetic == "float_output":
+        x_scale, x_zp = require_int8(x, "input")
+        fields.update(scale=x_scale, zero_point=x_zp)
     return [Step("resize", fields, constants={"rows": _table(rows), "columns": _table(columns)})]

@@ -22,7 +22,7 @@
 struct resize_op {
   struct qnn_op base;
   const int8_t* input;
-  int8_t* output;
+  int8_t* output;           /* float32 values for arithmetic 4 */
   size_t batch, input_height, input_width, channels, output_height, output_width;
   int nearest;              /* every weight is 0: a gather */
   int32_t arithmetic;       /* enum qnn_resize_arithmetic */
@@ -72,20 +72,22 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
   const struct qnn_resize_record* r = record;
   if (!qnn_check_positive(&r->batch, 6, "resize")) return QNN_ERROR_INVALID_RECORD;
   const int64_t input_bytes = (int64_t) r->batch * r->input_height * r->input_width * r->channels;
-  const int64_t output_bytes = (int64_t) r->batch * r->output_height * r->output_width * r->channels;
+  const int64_t output_bytes = (int64_t) r->batch * r->output_height * r->output_width * r->channels *
+                               (r->arithmetic == QNN_RESIZE_ONNX_FLOAT_OUTPUT ? 4 : 1);
   const int8_t* input = qnn_plan_tensor(plan, r->input, input_bytes, "resize input");
   int8_t* output = qnn_plan_tensor(plan, r->output, output_bytes, "resize output");
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   struct resize_op* op = qnn_plan_alloc(plan, sizeof(struct resize_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  if (r->arithmetic < QNN_RESIZE_XNNPACK_Q11 || r->arithmetic > QNN_RESIZE_ONNX_Q10) {
+  if (r->arithmetic < QNN_RESIZE_XNNPACK_Q11 || r->arithmetic > QNN_RESIZE_ONNX_FLOAT_OUTPUT) {
     qnn_set_error("resize: unknown arithmetic");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic == QNN_RESIZE_ONNX_FLOAT &&
+  const int float_output = r->arithmetic == QNN_RESIZE_ONNX_FLOAT_OUTPUT;
+  if ((r->arithmetic == QNN_RESIZE_ONNX_FLOAT || float_output) &&
       (!(r->scale > 0.0f && r->scale <= 3.4028234664e38f) || r->zero_point < -128 || r->zero_point > 127 ||
-       !(r->output_scale > 0.0f && r->output_scale <= 3.4028234664e38f) || r->output_zero_point < -128 ||
-       r->output_zero_point > 127)) {
+       (!float_output && (!(r->output_scale > 0.0f && r->output_scale <= 3.4028234664e38f) ||
+                          r->output_zero_point < -128 || r->output_zero_point > 127)))) {
     qnn_set_error("resize: the scales must be positive and finite, the zero points int8");
     return QNN_ERROR_INVALID_RECORD;
   }
@@ -96,11 +98,11 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
                            &nonzero);
   if (op->columns == NULL) return QNN_ERROR_INVALID_RECORD;
   op->arithmetic = r->arithmetic;
-  const int dequantized = r->arithmetic == QNN_RESIZE_ONNX_FLOAT;
+  const int dequantized = r->arithmetic == QNN_RESIZE_ONNX_FLOAT || float_output;
   op->scale = dequantized ? r->scale : 1.0f;
   op->zero_point = dequantized ? r->zero_point : 0;
-  op->output_scale = dequantized ? r->output_scale : 1.0f;
-  op->output_zero_point = dequantized ? r->output_zero_point : 0;
+  op->output_scale = dequantized && !float_output ? r->output_scale : 1.0f;
+  op->output_zero_point = dequantized && !float_output ? r->output_zero_point : 0;
   op->input = input;
   op->output = output;
   op->batch = (size_t) r->batch;
@@ -109,8 +111,9 @@ int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_
   op->channels = (size_t) r->channels;
   op->output_height = (size_t) r->output_height;
   op->output_width = (size_t) r->output_width;
-  /* every weight 0: a gather, unless arithmetic 1 quantizes the output otherwise than the input */
-  op->nearest = !nonzero && (op->scale == op->output_scale && op->zero_point == op->output_zero_point);
+  /* every weight 0: a gather, unless arithmetic 1 quantizes the output otherwise than the input, or 4
+   * outputs float32 */
+  op->nearest = !nonzero && !float_output && op->scale == op->output_scale && op->zero_point == op->output_zero_point;
   *result = &op->base;
   return QNN_OK;
 }
@@ -148,10 +151,10 @@ static void interpolate(const int8_t* tl, const int8_t* tr, const int8_t* bl, co
   }
 }
 
-/* arithmetic 1 and 2: onnxruntime's float32 bilinear of `channels` values; dx / dy are the weights of
- * the right column / bottom row. */
+/* arithmetic 1, 2 and 4: onnxruntime's float32 bilinear of `channels` values; dx / dy are the weights of
+ * the right column / bottom row. Arithmetic 4 writes the float32 sums to `fout` (`out` unused). */
 static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl, const int8_t* tr, const int8_t* bl,
-                                   const int8_t* br, float dx, float dy, size_t channels, int8_t* out) {
+                                   const int8_t* br, float dx, float dy, size_t channels, int8_t* out, float* fout) {
   const float dx2 = 1.0f - dx, dy2 = 1.0f - dy;
   const float c11 = dx2 * dy2, c21 = dx * dy2, c12 = dx2 * dy, c22 = dx * dy;
   const float scale = op->scale, output_scale = op->output_scale;
@@ -181,15 +184,19 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
       v128_t vsum = wasm_f32x4_add(wasm_f32x4_mul(vc11, QNN_HALF(t16, h)), wasm_f32x4_mul(vc21, QNN_HALF(r16, h)));
       vsum = wasm_f32x4_add(vsum, wasm_f32x4_mul(vc12, QNN_HALF(b16, h)));
       vsum = wasm_f32x4_add(vsum, wasm_f32x4_mul(vc22, QNN_HALF(s16, h)));
-      if (truncate) {
+      if (fout != NULL) {
+        wasm_v128_store(fout + c + 4 * h, vsum);
+      } else if (truncate) {
         vq[h] = wasm_i32x4_trunc_sat_f32x4(vsum);
       } else {
         const v128_t v = wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_div(vsum, voutput_scale), vlo), vhi);
         vq[h] = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(v)), voutput_zp);
       }
     }
-    const v128_t v16 = wasm_i16x8_narrow_i32x4(vq[0], vq[1]);
-    wasm_v128_store64_lane(out + c, wasm_i8x16_narrow_i16x8(v16, v16), 0);
+    if (fout == NULL) {
+      const v128_t v16 = wasm_i16x8_narrow_i32x4(vq[0], vq[1]);
+      wasm_v128_store64_lane(out + c, wasm_i8x16_narrow_i16x8(v16, v16), 0);
+    }
   }
   #undef QNN_HALF
   if (channels >= 8) c = channels;
@@ -198,6 +205,10 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
     float sum = c11 * ((float) (tl[c] - zero_point) * scale) + c21 * ((float) (tr[c] - zero_point) * scale);
     sum = sum + c12 * ((float) (bl[c] - zero_point) * scale);
     sum = sum + c22 * ((float) (br[c] - zero_point) * scale);
+    if (fout != NULL) {
+      fout[c] = sum;
+      continue;
+    }
     int32_t q;
     if (truncate) {
       q = (int32_t) sum;                      /* toward zero; a convex sum of int8 values stays in range */
@@ -242,13 +253,14 @@ static void resize_rows(const void* context, size_t first, size_t count, uint32_
   (void) thread;
   const struct resize_op* op = context;
   const size_t c = op->channels, row_bytes = op->input_width * c;
+  const size_t out_size = op->arithmetic == QNN_RESIZE_ONNX_FLOAT_OUTPUT ? 4 : 1;   /* bytes per output value */
   for (size_t row = first; row < first + count; row++) {
     const size_t n = row / op->output_height, y = row % op->output_height;
     const int32_t* ry = op->rows + 3 * y;
     const int8_t* top = op->input + (n * op->input_height + (size_t) ry[0]) * row_bytes;
     const int8_t* bottom = op->input + (n * op->input_height + (size_t) ry[1]) * row_bytes;
-    int8_t* out = op->output + row * op->output_width * c;
-    for (size_t x = 0; x < op->output_width; x++, out += c) {
+    int8_t* out = op->output + row * op->output_width * c * out_size;
+    for (size_t x = 0; x < op->output_width; x++, out += c * out_size) {
       const int32_t* rx = op->columns + 3 * x;
       const int8_t *tl = top + (size_t) rx[0] * c, *tr = top + (size_t) rx[1] * c;
       const int8_t *bl = bottom + (size_t) rx[0] * c, *br = bottom + (size_t) rx[1] * c;
@@ -259,7 +271,8 @@ static void resize_rows(const void* context, size_t first, size_t count, uint32_
       } else if (op->arithmetic == QNN_RESIZE_ONNX_Q10) {
         interpolate_onnx_q10(tl, tr, bl, br, rx[2], ry[2], c, out);
       } else {
-        interpolate_onnx_float(op, tl, tr, bl, br, weight_f32(rx[2]), weight_f32(ry[2]), c, out);
+        interpolate_onnx_float(op, tl, tr, bl, br, weight_f32(rx[2]), weight_f32(ry[2]), c, out,
+                               out_size == 4 ? (float*) (void*) out : NULL);
       }
     }
   }

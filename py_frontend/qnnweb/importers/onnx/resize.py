@@ -5,7 +5,7 @@ as onnxruntime does)."""
 import struct
 
 from ...ops.common import float32
-from .base import Skip
+from .base import Skip, Value
 
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
 # QDQ float ops onnxruntime fuses into its QLinear kernels, by the QOperator op each becomes
@@ -72,6 +72,7 @@ class ResizeMixin:
         options = {"coordinate_transformation_mode": coordinates, "nearest_mode": nearest,
                    "scales": (scales[2], scales[3])}
         emit = lambda out: self._op(op_type, [index, size], [out], **options)  # noqa: E731
+        width_only = False
         if mode == "linear":   # which of onnxruntime's bilinear arithmetics runs it (ops/resize.py)
             nhwc = self._nhwc_in_onnxruntime(node.input[0])
             width_only = nhwc and scales[2] == 1 and scales[3] != 1   # its NCHW kernel runs it (below)
@@ -79,6 +80,13 @@ class ResizeMixin:
                                           else "q10" if nhwc and not width_only else "float_truncate")
             if width_only:
                 emit = self._width_resize_as_onnxruntime_nhwc(index, [n, out_h, out_w, c], options)
+        if options.get("onnx_arithmetic") == "float" and not width_only and self._float_tail(node.output[0]):
+            # onnxruntime resizes float values (QOperator left the input in float) and the result is the
+            # model's output, through moves at most: the float32 sums themselves, not quantized again
+            out = self._tensor(node.output[0], [n, out_h, out_w, c], "float32")
+            self.values[node.output[0]] = Value(out, True)
+            emit(out)
+            return
         self._moved_output(node, node.output[0], x, [n, out_h, out_w, c], True, emit,
                            requantizes=options.get("onnx_arithmetic") == "float")
 
