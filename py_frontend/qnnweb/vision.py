@@ -90,6 +90,22 @@ def nms(detections, iou_threshold=0.3, max_detections=None, weighted=False):
     return kept
 
 
+def ssd_detections(outputs, postprocess):
+    """A detector's detections as its sidecar's ``postprocess`` settings say (the demo page's detections()
+    in web/app.js): ``outputs`` maps output names to values (``qnnweb.image.dequantize``); ``anchors``
+    (input_size, strides, anchors_per_cell, offset) for ssd_anchors, ``boxes`` / ``scores`` the outputs,
+    ``keypoints`` and ``min_score`` for decode_boxes, ``iou_threshold``, ``max_detections`` and
+    ``weighted`` for nms."""
+    a = postprocess.get("anchors")
+    if not a:
+        raise ValueError("postprocess has no SSD anchor settings ('anchors')")
+    anchors = ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"], a.get("offset", 0.5))
+    found = decode_boxes(outputs[postprocess["boxes"]], outputs[postprocess["scores"]], anchors, a["input_size"],
+                         postprocess.get("keypoints", 0), postprocess.get("min_score", 0.5))
+    return nms(found, postprocess.get("iou_threshold", 0.3), postprocess.get("max_detections"),
+               bool(postprocess.get("weighted", False)))
+
+
 def scale_landmarks(values, input_size, roi=(0.0, 0.0, 1.0, 1.0), dims=3):
     """Flat landmark output (x, y[, z] per point, in input pixels, as Face Mesh gives them) as
     [(x, y[, z])] normalized to the image the ``roi`` (ymin, xmin, ymax, xmax; normalized) was cut from;

@@ -86,12 +86,7 @@ def test_face_detector_boxes_match_cpython_and_are_drawn(variant_page, demo_fold
 
     variant, demo = variant_page
     side, outs = page_run(demo, demo_folders, variant, DETECTOR, photo, "detection")
-    pp = side["postprocess"]
-    a = pp["anchors"]
-    anchors = vision.ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"])
-    found = vision.decode_boxes(outs[pp["boxes"]], outs[pp["scores"]], anchors, a["input_size"], pp["keypoints"],
-                                pp["min_score"])
-    want = vision.nms(found, pp["iou_threshold"], weighted=pp["weighted"])
+    want = vision.ssd_detections(outs, side["postprocess"])
     got = demo.page.evaluate("window.qnnwebDemo.lastDetections")
     assert len(got) == len(want) == 1, f"{photo} with {variant}: page {got}, CPython {want}"
     (g,), (w,) = got, want

@@ -130,11 +130,7 @@ def example_faces(demo_folders, photo: str) -> list[str]:
     rgb = pillow_input(demo_folders["data"] / "samples" / photo, pre)
     outs = {t.name: dequantize(v, t) for t, v in zip(model.outputs, model.run(rgb_to_input(rgb, model.inputs[0],
                                                                                           pre["mean"], pre["std"])))}
-    a = post["anchors"]
-    found = vision.decode_boxes(outs[post["boxes"]], outs[post["scores"]],
-                                vision.ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"]),
-                                a["input_size"], post["keypoints"], post["min_score"])
-    faces = vision.nms(found, post["iou_threshold"], weighted=post["weighted"])
+    faces = vision.ssd_detections(outs, post)
     lines = [f"{len(faces)} face(s) in {photo}:"]
     for face in faces:
         ymin, xmin, ymax, xmax = face.box

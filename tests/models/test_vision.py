@@ -18,12 +18,13 @@ BLAZEFACE = {"face_detection_short_range": vision.BLAZEFACE_SHORT_RANGE,
 
 
 def blazeface(model, x, config=vision.BLAZEFACE_SHORT_RANGE):
-    regressors, classificators = model.run(x)
-    raw = dequantize(regressors, model.outputs[0])
-    scores = dequantize(classificators, model.outputs[1])
-    anchors = vision.ssd_anchors(config["input_size"], config["strides"], config["anchors_per_cell"])
-    found = vision.decode_boxes(raw, scores, anchors, config["input_size"], config["keypoints"], min_score=0.5)
-    return vision.nms(found, iou_threshold=0.3, weighted=True)
+    """The faces, through ssd_detections with the settings the demo's sidecar gives BlazeFace (boxes the
+    first output, scores the second: their names differ between the two models)."""
+    outputs = {t.name: dequantize(v, t) for v, t in zip(model.run(x), model.outputs)}
+    boxes, scores = (t.name for t in model.outputs)
+    postprocess = {"boxes": boxes, "scores": scores, "anchors": config,
+                   "keypoints": config["keypoints"], "min_score": 0.5, "iou_threshold": 0.3, "weighted": True}
+    return vision.ssd_detections(outputs, postprocess)
 
 
 @pytest.mark.parametrize("name", list(BLAZEFACE))
@@ -49,6 +50,11 @@ def test_anchors_of_blazeface_short_and_full_range():
     assert anchors[0] == anchors[1] == (0.5 / 16, 0.5 / 16) and anchors[512] == (0.5 / 8, 0.5 / 8)
     anchors = vision.ssd_anchors(192, [4], [1])
     assert len(anchors) == 2304 and anchors[0] == (0.5 / 48, 0.5 / 48) and anchors[49] == (1.5 / 48, 1.5 / 48)
+
+
+def test_ssd_detections_needs_anchor_settings():
+    with pytest.raises(ValueError, match="no SSD anchor settings"):
+        vision.ssd_detections({}, {"boxes": "b", "scores": "s"})
 
 
 def test_nms_hard_and_weighted():

@@ -269,14 +269,8 @@ async def detect(photo, model_name=DETECTOR, server=SERVER):
     from qnnweb import vision
     from qnnweb.image import dequantize
 
-    post = record["postprocess"]
-    by_name = {t.name: (values, t) for values, t in zip(outputs, model.outputs)}
-    raw, scores = (dequantize(*by_name[post[key]]) for key in ("boxes", "scores"))
-    config = post["anchors"]
-    anchors = vision.ssd_anchors(config["input_size"], config["strides"], config["anchors_per_cell"])
-    found = vision.decode_boxes(raw, scores, anchors, config["input_size"], post.get("keypoints", 0),
-                                min_score=post.get("min_score", 0.5))
-    return vision.nms(found, post.get("iou_threshold", 0.3), weighted=post.get("weighted", False))
+    values = {t.name: dequantize(v, t) for v, t in zip(outputs, model.outputs)}
+    return vision.ssd_detections(values, record["postprocess"])
 
 
 async def main():
