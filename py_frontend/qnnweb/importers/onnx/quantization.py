@@ -259,9 +259,12 @@ class QuantizationMixin:
         float_source = source in self.values and self.tensors[self.values[source].index].dtype == "float32"
         if source in self.views or float_source:
             return self._quantized_output(node, output_name)
+        return [output_name or node.output[0]], self._params_of(x), "NONE"
+
+    def _params_of(self, x):
+        """(scale, zero point, dtype) of int8 activation `x`, the dtype the model's own (uint8 or int8)."""
         t = self.tensors[self.values[x].index]
-        dtype = self.quantization.get(x, (None, None, "int8"))[2]
-        return [output_name or node.output[0]], (t.scale, t.zero_point, dtype), "NONE"
+        return t.scale, t.zero_point, self.quantization.get(x, (None, None, "int8"))[2]
 
     def _moved_output(self, node, out, x, shape, nhwc, emit, requantizes=False):
         """Output ``out`` of a node that only moves or selects the values of int8 ``x`` (DepthToSpace,

@@ -233,8 +233,7 @@ class ShapeMixin:
         t = self.tensors[index]
         same = params[:2] == (t.scale, t.zero_point) and activation == "NONE"
         moved = out_names if same else [f"{node.output[0]}/moved"]
-        dtype = self.quantization.get(x, (None, None, "int8"))[2]
-        out = self._new_output(moved, [t.shape[p] for p in perm], (t.scale, t.zero_point, dtype), channels_last)
+        out = self._new_output(moved, [t.shape[p] for p in perm], self._params_of(x), channels_last)
         self._op("TRANSPOSE", [index], [out], perm=perm)
         if not same:   # moved in float, then quantized with other parameters, or a Relu / Clip between
             self._requantize_to(moved[0], out_names, params, activation)
