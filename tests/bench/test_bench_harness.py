@@ -198,3 +198,34 @@ def test_kernel_bench_runs(tmp_path):
     row = data["rows"][0]
     for v in VARIANTS:
         assert row[v]["median_ms"] > 0 and row[v]["g_per_s"] > 0, row
+
+
+def test_thread_speedups_are_taken_round_by_round():
+    """The 1 -> N thread gain in bench.json / bench.md: the medians' ratio, and the median of the same ratio
+    round by round (a slow round hits both of its runs); failed rounds (NaN) are left out."""
+    runner, report = _bench_module("runner"), _bench_module("report")
+    one = [6.0, 6.2, 12.0, 6.1, float("nan")]
+    two = [3.5, 3.3, 6.6, 9.0, 3.4]
+    medians, per_round = runner.speedups(one, two)
+    assert medians == pytest.approx(6.15 / 3.5)
+    assert per_round == pytest.approx(np.median([6.0 / 3.5, 6.2 / 3.3, 12.0 / 6.6, 6.1 / 9.0]))
+    assert runner.speedups([float("nan")], [float("nan")]) == (None, None)
+    records = [{"engine": "qnnweb-js", "variant": "relaxed", "threads": 1},
+               {"engine": "qnnweb-js", "variant": "relaxed", "threads": 2, "speedup_over_1_thread": medians,
+                "speedup_over_1_thread_per_round": per_round}]
+    lines = report.threads_table(records)
+    assert "| qnnweb.js (compiled) | relaxed | 2 | x1.76 | x1.77 |" in lines, lines
+    assert report.threads_table(records[:1]) == []
+
+
+def test_reproduce_line_names_every_choice():
+    """bench.md's "Reproduce" command carries the run's engines, variants and thread counts when they are
+    not the defaults (it used to drop them)."""
+    report = _bench_module("report")
+    args = {"model": ["m.onnx"], "engines": ["qnnweb-js", "litert"], "variants": ["relaxed"], "threads": [1, 2],
+            "runs": 10, "warmup": 5, "native": True, "pause_ms": 0, "quick": False}
+    assert report._cli(args) == ["--model", "m.onnx", "--engines", "qnnweb-js,litert", "--variants", "relaxed",
+                                 "--threads", "1,2", "--runs", "10", "--warmup", "5", "--native"]
+    defaults = {**args, "engines": ["qnnweb", "qnnweb-js", "litert", "ort"],
+                "variants": ["relaxed", "simd128", "scalar"], "threads": [1], "native": False}
+    assert report._cli(defaults) == ["--model", "m.onnx", "--runs", "10", "--warmup", "5"]

@@ -23,7 +23,7 @@ What it does:
    per engine per round, after ``--warmup`` runs. Per round each engine's time divided by qnnweb's
    (``relaxed``, else the fastest variant) on as many threads in the same round; the record has the
    median ratio.
-5. ``--native``: native onnxruntime and ai-edge-litert in this Python (1 thread) in the same rounds.
+5. ``--native``: native onnxruntime and ai-edge-litert in this Python (at each ``--threads`` count) in the same rounds.
 6. Writes ``OUT/bench.json`` (list of records), ``OUT/bench.md`` (table with date, machine,
    versions), ``OUT/bench.png`` (matplotlib) and ``OUT/bench_meta.json``.
 

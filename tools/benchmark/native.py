@@ -15,12 +15,14 @@ sys.path.insert(0, str(REPO / "tests"))  # reference.onnxruntime_session, shared
 
 
 class NativeSlot:
-    """Native onnxruntime / ai-edge-litert in this process (1 thread)."""
+    """Native onnxruntime / ai-edge-litert in this process, on `threads` threads (their own pools:
+    onnxruntime's intra-op threads, XNNPACK's pthreadpool), so a run's 1 -> 2 thread gain can be read
+    against what native code gets on the same machine in the same rounds."""
 
-    def __init__(self, engine: str, model: BenchModel, file: ModelFileInfo):
+    def __init__(self, engine: str, model: BenchModel, file: ModelFileInfo, threads: int = 1):
         self.engine, self.model, self.file = engine, model, file
         self.variant = None
-        self.threads = 1
+        self.threads = threads
         self.ok = False
         self.record: dict = {}
         self.ms: list[float] = []
@@ -32,7 +34,7 @@ class NativeSlot:
             # (AMD EPYC without AVX-VNNI), it runs the model's exact int8 twin
             from reference.onnxruntime_session import ReferenceSession
 
-            sess = ReferenceSession(self.file.bytes, threads=1)
+            sess = ReferenceSession(self.file.bytes, threads=self.threads)
             if sess.twin:
                 self.record["note"] = "onnxruntime's u8s8 path saturates on this CPU: ran the exact int8 twin"
             name = sess.session.get_inputs()[0].name
@@ -44,7 +46,7 @@ class NativeSlot:
             return run
         from ai_edge_litert.interpreter import Interpreter
 
-        interp = Interpreter(model_content=self.file.bytes, num_threads=1)
+        interp = Interpreter(model_content=self.file.bytes, num_threads=self.threads)
         interp.allocate_tensors()
         d_in = interp.get_input_details()[0]
         d_out = interp.get_output_details()[0]
@@ -73,7 +75,8 @@ class NativeSlot:
             dtype = str(out.dtype)
             self.scores = self.model.scores(out.tobytes(), dtype, self.file)
             self.record.update(ttfi_ms=cold, ttfi_warm_ms=warm, wasm=None,
-                               info={"what": "native, in CPython, 1 thread; ttfi = session creation + first run"})
+                               info={"what": f"native, in CPython, {self.threads} thread(s); "
+                                             "ttfi = session creation + first run"})
             self.ok = True
         except Exception as exc:
             self.record["error"] = f"{type(exc).__name__}: {exc}"

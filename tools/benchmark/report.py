@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from .common import ENGINE_LABELS, PHOTO, QNNWEB_ENGINES, log
+from .common import ENGINE_LABELS, ENGINES, PHOTO, QNNWEB_ENGINES, VARIANTS, log
 from .models import BenchModel
 
 
@@ -44,6 +44,23 @@ def profile_table(recs) -> list[str]:
         lines.append(f"| {fam} | {recs[0]['profile'][fam]['ops']} | " + " | ".join(cells) + " |")
     totals = [fmt(sum(p["ms"] for p in r["profile"].values()), 2) for r in recs]
     lines.append("| total | | " + " | ".join(f"{t} | " for t in totals) + "|")
+    lines.append("")
+    return lines
+
+
+def threads_table(recs) -> list[str]:
+    """Each engine's gain from more threads: its 1-thread median over its N-thread median, and the median
+    over rounds of the same ratio taken round by round (both runs in one round, so a slow phase of the
+    machine hits both)."""
+    recs = [r for r in recs if r.get("speedup_over_1_thread")]
+    if not recs:
+        return []
+    lines = ["More threads, against the same engine on 1 thread:", "",
+             "| engine | variant | threads | 1-thread median / this median | per round (median) |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    for r in recs:
+        lines.append(f"| {ENGINE_LABELS.get(r['engine'], r['engine'])} | {r.get('variant') or ''} | {r['threads']} | "
+                     f"x{fmt(r['speedup_over_1_thread'], 2)} | x{fmt(r.get('speedup_over_1_thread_per_round'), 2)} |")
     lines.append("")
     return lines
 
@@ -115,6 +132,7 @@ def markdown(records, meta, models) -> str:
                 f"{fmt(r.get('kernel_median_ms'), 2)} | {fmt(r.get('ratio_to_qnnweb_median'), 2)} | "
                 f"{m.label(top1[0])} ({top1[1]:.3f}) | {'yes' if r.get('top5_agrees_with_qnnweb') else 'NO'} |")
         lines.append("")
+        lines += threads_table(recs)
         lines += profile_table([r for r in recs if r.get("profile")])
     lines.append(f"Reproduce: `./build.sh bench {' '.join(_cli(meta['args']))}`")
     lines.append("")
@@ -127,6 +145,11 @@ def _cli(a) -> list[str]:
         parts += ["--model", m]
     if a.get("quick"):
         parts.append("--quick")
+    for name, default in (("engines", ENGINES), ("variants", VARIANTS)):
+        if a.get(name) and list(a[name]) != list(default):
+            parts += [f"--{name}", ",".join(a[name])]
+    if a.get("threads") and list(a["threads"]) != [1]:
+        parts += ["--threads", ",".join(map(str, a["threads"]))]
     parts += ["--runs", str(a["runs"]), "--warmup", str(a["warmup"])]
     if a.get("native"):
         parts.append("--native")

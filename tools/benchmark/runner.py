@@ -38,7 +38,8 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 2)")
     p.add_argument("--threads", default="1", help="thread counts, comma-separated (every engine runs with each)")
     p.add_argument("--out", default="results", help="output folder (default results/)")
-    p.add_argument("--native", action="store_true", help="also native onnxruntime and ai-edge-litert, 1 thread")
+    p.add_argument("--native", action="store_true",
+                   help="also native onnxruntime and ai-edge-litert, at each --threads count")
     p.add_argument("--pause-ms", type=float, default=0, help="idle time before each inference (default 0): "
                    "as a page running one inference per camera frame or click. Thread pools then sleep between "
                    "inferences; this VM's kernel then puts a notified worker on the caller's CPU, so 2-thread "
@@ -172,6 +173,18 @@ def run_bench(args) -> list[dict]:
     return records
 
 
+def speedups(one_thread_ms: list[float], more_threads_ms: list[float]) -> tuple[float | None, float | None]:
+    """What more threads buy an engine: its 1-thread median over its N-thread median, and the median over
+    rounds of (1-thread time / N-thread time) in the same round, so that a slow phase of the machine hits
+    both sides of each ratio. Failed rounds (NaN) are left out."""
+    one = [x for x in one_thread_ms if not math.isnan(x)]
+    more = [x for x in more_threads_ms if not math.isnan(x)]
+    per_round = [a / b for a, b in zip(one_thread_ms, more_threads_ms)
+                 if not math.isnan(a) and not math.isnan(b) and b > 0]
+    return (median(one) / median(more) if one and more and median(more) > 0 else None,
+            median(per_round) if per_round else None)
+
+
 def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[dict]:
     """Every engine on one model: TTFI per slot, then interleaved rounds."""
     slots = []
@@ -190,7 +203,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
                 # build (SIMD128 only, one thread), the match for qnnweb's simd128 variant
                 plan.append((engine, "compat", 1))
     if args.native:
-        plan += [("native-onnxruntime", None, 1), ("native-litert", None, 1)]
+        plan += [(engine, None, t) for engine in ("native-onnxruntime", "native-litert") for t in args.threads]
     for index, (engine, variant, threads) in enumerate(plan):
         rec = {"engine": engine, "variant": variant, "model": m.given, "threads": threads, "_plan": index}
         file, why = m.file_for(engine)
@@ -204,7 +217,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             continue
         rec["model_file"] = str(file.path) if file is not m.file else m.given
         if engine.startswith("native-"):
-            slot = NativeSlot(engine, m, file)
+            slot = NativeSlot(engine, m, file, threads)
             log(f"{m.name} {engine}: load")
             slot.start(args.warmup)
         else:
@@ -281,6 +294,9 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
             agree, diff = top5_agree(slot.scores, ref.scores)
             rec["top5_agrees_with_qnnweb"] = agree
             rec["max_abs_diff_vs_qnnweb"] = diff
+        one = next((s for s in slots if (s.engine, s.variant, s.threads) == (slot.engine, slot.variant, 1)), None)
+        if slot.threads > 1 and one is not None:
+            rec["speedup_over_1_thread"], rec["speedup_over_1_thread_per_round"] = speedups(one.ms, slot.ms)
         rec["user_agent"] = getattr(slot, "user_agent", None)
         rec["samples_ms"] = [round(x, 3) for x in slot.ms]
         if slot.engine == "qnnweb":
@@ -295,6 +311,7 @@ def bench_model(m: BenchModel, args, browser, base: str, served: dict) -> list[d
         records.append(rec)
         log(f"  {slot.engine}{'/' + slot.variant if slot.variant else ''}: median {rec['median_ms']:.2f} ms"
             + (f", ratio {rec['ratio_to_qnnweb_median']:.2f}" if rec.get("ratio_to_qnnweb_median") else "")
+            + (f", x{rec['speedup_over_1_thread']:.2f} over 1 thread" if rec.get("speedup_over_1_thread") else "")
             + f", top-1 {rec['top5_labels'][0]}")
     records.sort(key=lambda r: r.pop("_plan"))  # the plan's order
     return records
