@@ -240,6 +240,14 @@ class ImporterBase:
                 self.failed.update(node.output)
                 for fused in self.done - done_before:  # the QuantizeLinear / Relu it was fusing cannot run either
                     self.failed.update(self.nodes[fused].output)
+        for name in self.outputs:
+            if name not in self.values and self.views.get(name) in self.values:
+                # a float result that is a view of an int8 tensor (an op that only moved or selected
+                # dequantized values): the model's output is that tensor dequantized
+                value = self.values[self.views[name]]
+                index = self._tensor(name, self.tensors[value.index].shape, "float32")
+                self._op("DEQUANTIZE", [value.index], [index])
+                self.values[name] = Value(index, value.nhwc)
         outputs = []
         for name in self.outputs:
             if name in self.values:

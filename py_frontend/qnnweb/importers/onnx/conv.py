@@ -29,7 +29,7 @@ class ConvMixin:
         out_h = (h + pads[0] + pads[1] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
         out_w = (w_ + pads[2] + pads[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
         x_scale = self.tensors[x].scale[0]
-        bias = self._bias(bias_name, x_scale, list(weights.scale), m)
+        bias = self._bias(bias_name, x_scale, list(weights.scale), m, float_bias=node.op_type == "Conv")
         out = self._new_output(out_names, (n, out_h, out_w, m), params, True)
         inputs = [x, w_index] + ([bias] if bias >= 0 else [])
         self._op(op_type, inputs, [out], stride=tuple(strides), dilation=tuple(dilations), padding=pads,
@@ -100,7 +100,10 @@ class ConvMixin:
             data = permuted_bytes(weights.data, grouped, (0, 2, 3, 4, 1), 1)
             ohwi = self._tensor(weights.name + "/grouped", (oc, kh, kw, c // group), weights.dtype, scales,
                                 zero_points, data)
-        bias = self._bias(node.input[2] if len(node.input) > 2 else "", self.tensors[x].scale[0], scales, oc)
+        # a float bias (QuantizeBias=False) rounded as a Conv's: onnxruntime adds it to its float32 ConvTranspose
+        # (the whole op float there: within one quantum)
+        bias = self._bias(node.input[2] if len(node.input) > 2 else "", self.tensors[x].scale[0], scales, oc,
+                          float_bias=True)
         out = self._new_output(out_names, (n, out_h, out_w, oc), params, True)
         shape = self._tensor(f"{node.output[0]}/output_shape", [4], "int32",
                              data=struct.pack("<4i", n, out_h, out_w, oc))
@@ -118,7 +121,7 @@ class ConvMixin:
         params = self._qparams(i[6], i[7], "QLinearConv output")
         self._conv(node, attrs, x, w, i[8], [node.output[0]], params, "NONE")
 
-    def _fully_connected(self, x_name, w_index, bias_name, out_names, params, activation, layout):
+    def _fully_connected(self, x_name, w_index, bias_name, out_names, params, activation, layout, float_bias=False):
         x = self.values[x_name]
         x_shape = self._onnx_shape(x_name)
         x_index = self._plain(x_name) if len(x_shape) > 2 else x.index
@@ -130,7 +133,7 @@ class ConvMixin:
             raise Skip(f"input {list(x_shape)} does not fit weights {list(weights.shape)}")
         if layout == "IO" and len(weights.scale) > 1:
             weights.quantized_dimension = 1
-        bias = self._bias(bias_name, self.tensors[x_index].scale[0], list(weights.scale), n_out)
+        bias = self._bias(bias_name, self.tensors[x_index].scale[0], list(weights.scale), n_out, float_bias)
         out = self._new_output(out_names, tuple(x_shape[:-1]) + (n_out,), params, False)
         self._op("FULLY_CONNECTED", [x_index, w_index] + ([bias] if bias >= 0 else []), [out], activation=activation,
                  weights_layout=layout)
@@ -142,7 +145,7 @@ class ConvMixin:
         w = self._weights(node.input[1])
         out_names, params, activation = self._quantized_output(node)
         self._fully_connected(x, w, node.input[2] if len(node.input) > 2 else "", out_names, params, activation,
-                              "OI" if attrs.get("transB", 0) else "IO")
+                              "OI" if attrs.get("transB", 0) else "IO", float_bias=True)
 
     def _op_MatMul(self, node, attrs):
         x = self._activation_input(node.input[0])

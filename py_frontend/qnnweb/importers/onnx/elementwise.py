@@ -5,6 +5,7 @@ unary ops: unary.py)."""
 from ...ops.common import float32
 from ...ops.unary import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, Skip, Value
+from .quantization import quantize_like_onnxruntime
 
 
 def _span_scalar(a_shape, b_shape, out_shape):
@@ -161,8 +162,7 @@ class ElementwiseMixin:
         """A float32 constant quantized with ``params`` as onnxruntime's QuantizeLinear does (float32
         division, rounding half to even, saturated)."""
         constant = self.constants[name]
-        scale, zero_point = params[0][0], params[1][0]
-        q = [min(max(round(float32(v / float32(scale))) + zero_point, -128), 127) for v in constant.values()]
+        q = quantize_like_onnxruntime(constant.values(), params[0], params[1], "int8")
         index = self._tensor(name + "/quantized", constant.shape, "int8", params[0], params[1],
                              bytes(v & 0xFF for v in q))
         self.values[name + "/quantized"] = Value(index)

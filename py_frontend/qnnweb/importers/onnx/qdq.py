@@ -1,7 +1,8 @@
 """QuantizeLinear / DequantizeLinear: per tensor between int8 ops, per axis at a model's edges."""
 
 
-from .base import QuantizedConstant, Skip, Value
+from .base import Constant, QuantizedConstant, Skip, Value, _product
+from .quantization import quantize_like_onnxruntime
 
 
 class QdqMixin:
@@ -9,6 +10,9 @@ class QdqMixin:
 
     def _op_QuantizeLinear(self, node, attrs):
         x, out = node.input[0], node.output[0]
+        if x in self.constants:
+            self._quantize_constant(node, attrs)
+            return
         params, axis = self._qdq_params(node, attrs, "QuantizeLinear output")
         if axis is not None:
             self._quantize_per_axis(x, out, params, axis)
@@ -25,6 +29,29 @@ class QdqMixin:
         value = self.values[x]
         index = self._new_output([out], self.tensors[value.index].shape, params, value.nhwc)
         self._op("QUANTIZE", [value.index], [index])
+
+    def _quantize_constant(self, node, attrs):
+        """QuantizeLinear of a float constant: weights the quantizer kept in float, followed by their
+        DequantizeLinear (quantize_static's AddQDQPairToWeight). onnxruntime folds it into the int8
+        constant its QuantizeLinear kernel gives, and so does this (per tensor or per axis)."""
+        x, out = node.input[0], node.output[0]
+        constant = self.constants[x]
+        if constant.dtype != "float32":
+            raise Skip(f"quantizes constant '{x}' of type {constant.dtype}; only float32 constants are quantized")
+        if attrs.get("block_size", 0):
+            raise Skip(f"quantizes constant '{x}' in blocks (block_size); per tensor or per axis only")
+        scales, zero_points, dtype = self._qparams(node.input[1], node.input[2] if len(node.input) > 2 else "",
+                                                   "QuantizeLinear output", allow_vector=True)
+        shift = 128 if dtype == "uint8" else 0
+        zero_points = [z + shift for z in zero_points]   # the model's own zero points
+        channel_of = None
+        if len(scales) > 1:
+            shape = constant.shape
+            axis = self._per_axis_dimension(attrs.get("axis", 1), shape, len(scales), "QuantizeLinear")
+            inner = _product(shape[axis + 1:])
+            channel_of = lambda i: i // inner % len(scales)   # noqa: E731
+        q = quantize_like_onnxruntime(constant.values(), scales, zero_points, dtype, channel_of)
+        self.constants[out] = Constant(out, dtype, constant.shape, bytes(v & 0xFF for v in q))
 
     def _op_DequantizeLinear(self, node, attrs):
         q, out = node.input[0], node.output[0]

@@ -1,7 +1,9 @@
 """Quantization parameters, quantized constants (weights, bias) and the QDQ fusion of a float op's output."""
 
 import math
+import struct
 
+from ...ops.common import float32
 from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
 
 BYTES = bytes(range(256))   # the identity byte table, sliced into the centring tables below
@@ -11,6 +13,26 @@ BYTES = bytes(range(256))   # the identity byte table, sliced into the centring 
 # value is exactly representable: the Pad handler refuses the others)
 VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip", "Slice",
                     "Gather", "Pad"}
+
+# ops whose float result, on a dequantized int8 tensor, is itself exactly a dequantized int8 tensor of the
+# same quantization (they move or select values, or take max(x, 0) with 0 on the grid): where such a result
+# is also read in float, the op runs in int8 and its float readers see the result dequantized
+EXACT_ON_DEQUANTIZED = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Slice",
+                        "Gather"}
+
+
+def quantize_like_onnxruntime(values, scales, zero_points, dtype, channel_of=None):
+    """Float32 values quantized as onnxruntime's QuantizeLinear does (MLAS: float32 division by the scale,
+    rounding half to even, saturated to ``dtype``; the zero point added after rounding): a list of ints in
+    ``dtype``'s own range. ``zero_points`` are the model's (uint8 ones not moved); per axis,
+    ``channel_of(i)`` is element i's channel."""
+    low, high = (0, 255) if dtype == "uint8" else (-128, 127)
+    if channel_of is None:
+        scale, zero_point = float32(scales[0]), zero_points[0]
+        return [min(max(round(float32(v / scale)) + zero_point, low), high) for v in values]
+    scales = [float32(s) for s in scales]
+    return [min(max(round(float32(v / scales[channel_of(i)])) + zero_points[channel_of(i)], low), high)
+            for i, v in enumerate(values)]
 
 
 class QuantizationMixin:
@@ -53,6 +75,10 @@ class QuantizationMixin:
         explicit scale / zero point inputs (QOperator)."""
         if scale_name is None:
             q = self.quantized_constants.get(name)
+            if q is None and name in self.constants and self.constants[name].dtype == "float32":
+                raise Skip(f"weights '{name}' are float: the quantizer left this op in float (its QOperator format "
+                           "has no quantized form of it, e.g. ConvTranspose); only int8 ops run: quantize with "
+                           "quant_format=QDQ")
             if q is None:
                 raise Skip(f"weights '{name}' must be a dequantized int8 constant")
             constant, scales, zero_points, axis = q.constant, q.scale, q.zero_point, q.axis
@@ -101,9 +127,12 @@ class QuantizationMixin:
             out[start:end] = chunk.translate(BYTES[256 - u_zp:] + BYTES[:256 - u_zp])   # u -> (u - u_zp) & 0xFF
         return bytes(out), (0,) * count
 
-    def _bias(self, name, input_scale, weight_scales, channels):
+    def _bias(self, name, input_scale, weight_scales, channels, float_bias=False):
         """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),
-        whose scale must be input scale x weight scale (the TFLite / onnxruntime convention)."""
+        whose scale must be input scale x weight scale (the TFLite / onnxruntime convention). With
+        ``float_bias`` (a QDQ Conv, Gemm or ConvTranspose), also a float32 constant the quantizer left in
+        float (quantize_static's QuantizeBias=False), quantized as onnxruntime's BiasQuantization transformer
+        does before it fuses a Conv or Gemm: round_half_even(float32(b / float32(input scale x weight scale)))."""
         if not name:
             return -1
         if name in self.quantized_constants:
@@ -113,16 +142,29 @@ class QuantizationMixin:
                 raise Skip("bias has a non-zero zero point")
         elif name in self.constants:
             constant, scales = self.constants[name], None
+            if constant.dtype == "float32" and float_bias and _product(constant.shape) == channels:
+                return self._tensor(name, (channels,), "int32",
+                                    data=self._quantized_float_bias(name, constant, input_scale, weight_scales))
         else:
             raise Skip(f"bias '{name}' must be an int32 constant")
         if constant.dtype != "int32" or _product(constant.shape) != channels:
-            raise Skip(f"bias '{name}' must be int32 with {channels} values")
+            raise Skip(f"bias '{name}' must be int32 with {channels} values (it is {constant.dtype} "
+                       f"{list(constant.shape)})")
         if scales is not None:
             expected = [input_scale * w for w in (weight_scales if len(weight_scales) > 1 else weight_scales * channels)]
             given = scales if len(scales) > 1 else scales * channels
             if any(abs(g - e) > 1e-6 * e + 1e-30 for g, e in zip(given, expected)):
                 raise Skip("bias scale is not input scale x weight scale")
         return self._tensor(name, (channels,), "int32", data=constant.data)
+
+    def _quantized_float_bias(self, name, constant, input_scale, weight_scales):
+        values = constant.values()
+        scales = [float32(input_scale * w) for w in (weight_scales if len(weight_scales) > 1
+                                                     else weight_scales * len(values))]
+        q = [round(float32(b / s)) for b, s in zip(values, scales)]
+        if any(not -2**31 <= v < 2**31 for v in q):
+            raise Skip(f"float bias '{name}' does not fit in int32 at input scale x weight scale")
+        return struct.pack(f"<{len(q)}i", *q)
 
     def _activation_input(self, name):
         """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself."""
@@ -150,9 +192,12 @@ class QuantizationMixin:
                            "(only int8 ops run: quantize the model with this op included)")
         raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
 
-    def _quantized_output(self, node, output_name=None):
+    def _quantized_output(self, node, output_name=None, input_params=None):
         """For a float op in QDQ form: (ONNX name of the int8 output, fused activation) after following
-        the float output through an optional Relu/Clip to the QuantizeLinear nodes that consume it."""
+        the float output through an optional Relu/Clip to the QuantizeLinear nodes that consume it.
+        ``input_params``: the quantization of the op's int8 input, for an EXACT_ON_DEQUANTIZED op; where
+        its float output is also read in float, or quantized with several parameters (the quantizer's
+        QOperator form and DedicatedQDQPair write both), the output keeps them and is a dequantized view."""
         name = output_name or node.output[0]
         activation = "NONE"
         consumers = self.consumers[name]
@@ -171,9 +216,14 @@ class QuantizationMixin:
                     problem = arity_problem(consumer) if consumer.op_type == "QuantizeLinear" else None
                     if problem:
                         raise Skip(f"its consumer {consumer.op_type}: {problem}")
+        # a Shape reads only the static shape (folded at import): what else reads the float output decides
+        shape_only = any(c.op_type == "Shape" for c in consumers)
+        consumers = [c for c in consumers if c.op_type != "Shape"]
         quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
         if not quantizers or len(quantizers) != len(consumers) or name in self.outputs:
             params = self._quantization_ahead(name)
+            if params is None and input_params is not None:
+                return self._dequantized_view(name, input_params, activation)
             if params is None:
                 raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
             # it reaches QuantizeLinear only through ops that move or select values (onnxruntime's
@@ -183,11 +233,24 @@ class QuantizationMixin:
             return [name + "/int8"], params, activation
         first = quantizers[0]
         params = self._qparams(first.input[1], first.input[2] if len(first.input) > 2 else "", "output")
+        if input_params is not None and any(
+                self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]
+                for q in quantizers):
+            return self._dequantized_view(name, input_params, activation)
         for q in quantizers:
             if self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]:
                 raise Skip("its output is quantized twice with different parameters")
             self._mark_done(q)
+        if shape_only:   # the Shape's folding reads the shape of the int8 result
+            self.views[name] = quantizers[0].output[0]
         return [q.output[0] for q in quantizers], params, activation
+
+    def _dequantized_view(self, name, params, activation):
+        """The float output `name` as a view of an int8 tensor with ``params`` (the op's input's): its
+        QuantizeLinear consumers requantize that, its float readers read it dequantized, both exactly (a
+        model output: dequantized at the end, ImporterBase.run)."""
+        self.views[name] = name + "/int8"
+        return [name + "/int8"], params, activation
 
     def _quantized_copy(self, name, params, copy):
         """The float value `name` quantized with `params` into the int8 value `copy` (made once)."""
@@ -212,6 +275,8 @@ class QuantizationMixin:
                 params = self._qparams(c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
             elif c.op_type in VALUE_PRESERVING and c.input and c.input[0] == name and len(c.output) == 1:
                 params = self._quantization_ahead(c.output[0], depth + 1)
+            elif c.op_type == "Shape":   # reads only the static shape
+                continue
             else:
                 return None
             if params is None or (found is not None and found[:2] != params[:2]):
@@ -257,7 +322,10 @@ class QuantizationMixin:
         _activation_input quantized for this op) the op runs in float too: its output is quantized again."""
         source = node.input[0]
         float_source = source in self.values and self.tensors[self.values[source].index].dtype == "float32"
-        if source in self.views or float_source:
+        if source in self.views:
+            exact = node.op_type in EXACT_ON_DEQUANTIZED
+            return self._quantized_output(node, output_name, self._params_of(x) if exact else None)
+        if float_source:
             return self._quantized_output(node, output_name)
         return [output_name or node.output[0]], self._params_of(x), "NONE"
 
@@ -292,10 +360,6 @@ class QuantizationMixin:
         emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
         if not same:
             self._requantize_to(moved[0], out_names, params, activation)
-        if out in self.outputs and out in self.views:
-            result = self._tensor(out, shape, "float32")
-            self._op("DEQUANTIZE", [self.values[self.views[out]].index], [result])
-            self.values[out] = Value(result, nhwc)
 
     def _adopt_quantization(self, name, params):
         """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is

@@ -7,6 +7,7 @@ them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.
 from ...ops.common import float32, float32_bytes
 from ...ops.unary import onnxruntime_function
 from .base import UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
+from .quantization import EXACT_ON_DEQUANTIZED
 
 
 class UnaryMixin:
@@ -113,7 +114,7 @@ class UnaryMixin:
         for alias in out_names[1:]:
             self.values[alias] = self.values[out_names[0]]
 
-    def _tabulated(self, node, name, moves, op_type, inputs, nhwc, **options):
+    def _tabulated(self, node, name, moves, op_type, inputs, nhwc, input_params=None, **options):
         """The one op whose tables compute float run `name` (started by `node`): float32 where the
         QOperator form leaves the model's last activation in float, else quantized as the
         QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
@@ -128,7 +129,7 @@ class UnaryMixin:
             if moves:
                 self._replay_moves(composed, moves, [name])
             return
-        out_names, params, activation = self._quantized_output(node, name)
+        out_names, params, activation = self._quantized_output(node, name, input_params)
         out = self._new_output([composed] if moves else out_names, shape, params, nhwc)
         self._op(op_type, inputs, [out], activation=activation, **options)
         if moves:
@@ -166,7 +167,11 @@ class UnaryMixin:
             self._replay_moves(x, moves, [f"{name}/int8"])
             x, moves = f"{name}/int8", []
         value = self.values[x]
-        self._tabulated(node, name, moves, op_type, [value.index], value.nhwc, **options)
+        # a Relu alone (no run, no moves): its result may be read in float too (EXACT_ON_DEQUANTIZED)
+        alone = (node.op_type in EXACT_ON_DEQUANTIZED and node.input[0] in self.views and name == node.output[0]
+                 and not moves)
+        self._tabulated(node, name, moves, op_type, [value.index], value.nhwc,
+                        input_params=self._params_of(x) if alone else None, **options)
 
     def _reshapes_only(self, moves):
         """Whether the moves only reshape (they then run on float32 tensors as well)."""
