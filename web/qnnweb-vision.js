@@ -78,6 +78,27 @@ export function nms(detections, iouThreshold = 0.3, maxDetections = null, weight
   return kept;
 }
 
+/** A detector's detections as its sidecar's `postprocess` settings say (vision.ssd_detections): `outputs`
+ * maps output names to values (dequantized); `anchors` ({input_size, strides, anchors_per_cell, offset})
+ * for ssdAnchors, `boxes` / `scores` the outputs, `keypoints` and `min_score` for decodeBoxes,
+ * `iou_threshold`, `max_detections` and `weighted` for nms. */
+export function ssdDetections(outputs, postprocess = {}) {
+  const a = postprocess.anchors;
+  if (!a) throw new Error("postprocess has no SSD anchor settings ('anchors')");
+  const anchors = ssdAnchors(a.input_size, a.strides, a.anchors_per_cell, a.offset ?? 0.5);
+  const [boxes, scores] = ["boxes", "scores"].map((key) => {
+    const name = postprocess[key];
+    if (!Object.hasOwn(outputs, name)) {
+      throw new Error(`postprocess names ${key} output '${name}'; the outputs are ${Object.keys(outputs).join(", ")}`);
+    }
+    return outputs[name];
+  });
+  const found = decodeBoxes(boxes, scores, anchors, a.input_size, postprocess.keypoints || 0,
+                            postprocess.min_score ?? 0.5);
+  return nms(found, postprocess.iou_threshold ?? 0.3, postprocess.max_detections ?? null,
+             Boolean(postprocess.weighted));
+}
+
 /** Flat landmarks (x, y[, z] per point, in input pixels) normalized to the image the roi was cut from
  * (vision.scale_landmarks). */
 export function scaleLandmarks(values, inputSize, roi = [0.0, 0.0, 1.0, 1.0], dims = 3) {

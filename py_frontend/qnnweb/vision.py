@@ -91,17 +91,23 @@ def nms(detections, iou_threshold=0.3, max_detections=None, weighted=False):
 
 
 def ssd_detections(outputs, postprocess):
-    """A detector's detections as its sidecar's ``postprocess`` settings say (the demo page's detections()
-    in web/app.js): ``outputs`` maps output names to values (``qnnweb.image.dequantize``); ``anchors``
-    (input_size, strides, anchors_per_cell, offset) for ssd_anchors, ``boxes`` / ``scores`` the outputs,
-    ``keypoints`` and ``min_score`` for decode_boxes, ``iou_threshold``, ``max_detections`` and
-    ``weighted`` for nms."""
+    """A detector's detections as its sidecar's ``postprocess`` settings say (the JavaScript twin, which
+    the demo page uses: ``ssdDetections`` in web/qnnweb-vision.js): ``outputs`` maps output names to
+    values (``qnnweb.image.dequantize``); ``anchors`` (input_size, strides, anchors_per_cell, offset) for
+    ssd_anchors, ``boxes`` / ``scores`` the outputs, ``keypoints`` and ``min_score`` for decode_boxes,
+    ``iou_threshold``, ``max_detections`` and ``weighted`` for nms."""
     a = postprocess.get("anchors")
     if not a:
         raise ValueError("postprocess has no SSD anchor settings ('anchors')")
     anchors = ssd_anchors(a["input_size"], a["strides"], a["anchors_per_cell"], a.get("offset", 0.5))
-    found = decode_boxes(outputs[postprocess["boxes"]], outputs[postprocess["scores"]], anchors, a["input_size"],
-                         postprocess.get("keypoints", 0), postprocess.get("min_score", 0.5))
+    named = []
+    for key in ("boxes", "scores"):
+        name = postprocess.get(key)
+        if name not in outputs:
+            raise ValueError(f"postprocess names {key} output '{name}'; the outputs are {', '.join(outputs)}")
+        named.append(outputs[name])
+    found = decode_boxes(named[0], named[1], anchors, a["input_size"], postprocess.get("keypoints", 0),
+                         postprocess.get("min_score", 0.5))
     return nms(found, postprocess.get("iou_threshold", 0.3), postprocess.get("max_detections"),
                bool(postprocess.get("weighted", False)))
 

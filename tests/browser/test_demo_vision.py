@@ -257,3 +257,85 @@ def test_detection_postprocess_helper_in_javascript_is_python_s(browser, server_
         assert errors == []
     finally:
         context.close()
+
+
+def blazeface_fixture_outputs():
+    """(name, anchor settings, {output name: dequantized values}) of CPython qnnweb on the BlazeFace fixtures
+    (tests/data/tflite, short and full range) for each of their sample inputs."""
+    import numpy as np
+    import qnnweb
+    from browser_pages import REPO
+    from qnnweb import vision
+    from qnnweb.image import dequantize
+
+    fixtures = REPO / "tests" / "data" / "tflite"
+    for name, config in [("face_detection_short_range", vision.BLAZEFACE_SHORT_RANGE),
+                         ("face_detection_full_range", vision.BLAZEFACE_FULL_RANGE)]:
+        model = qnnweb.load((fixtures / f"{name}.tflite").read_bytes())
+        anchors = {k: config[k] for k in ("input_size", "strides", "anchors_per_cell")}
+        for x in np.load(fixtures / f"{name}.npz")["input_0"]:
+            yield name, anchors, {t.name: dequantize(v, t) for v, t in zip(model.run(x), model.outputs)}
+
+
+def test_ssd_detections_helper_in_javascript_is_python_s(blank_page):
+    """web/qnnweb-vision.js ssdDetections, the JavaScript twin of qnnweb.vision.ssd_detections (the demo page's
+    detections), gives the same detections on the BlazeFace fixtures' outputs: with the demo sidecar's settings,
+    with the defaults alone, and with a low min_score (many candidates, tied scores), hard and weighted NMS,
+    max_detections and an anchor offset."""
+    from qnnweb import vision
+
+    compared = 0
+    for name, anchors, outputs in blazeface_fixture_outputs():
+        boxes, scores = list(outputs)
+        base = {"boxes": boxes, "scores": scores, "anchors": anchors}
+        settings = [dict(base, keypoints=6, min_score=0.5, iou_threshold=0.3, weighted=True),   # the sidecar's
+                    base,
+                    dict(base, keypoints=6, min_score=0.05, iou_threshold=0.3),
+                    dict(base, anchors=dict(anchors, offset=0.25), keypoints=6, min_score=0.05, iou_threshold=0.2,
+                         max_detections=5, weighted=True)]
+        got_all = blank_page.evaluate("""async ([outputs, settings]) => {
+          const { ssdDetections } = await import("/static/qnnweb-vision.js");
+          return settings.map((postprocess) => ssdDetections(outputs, postprocess));
+        }""", [outputs, settings])
+        for postprocess, got in zip(settings, got_all, strict=True):
+            want = vision.ssd_detections(outputs, postprocess)
+            assert len(got) == len(want), (name, postprocess, got, want)
+            for g, w in zip(got, want):
+                # the scores go through exp (two libms) and weight the merged boxes: equal to rounding
+                assert math.isclose(g["score"], w.score, rel_tol=1e-12), (name, postprocess)
+                assert close(g["box"], w.box) and g["label"] == w.label, (name, postprocess)
+                assert all(close(p, q) for p, q in zip(g["keypoints"], w.keypoints, strict=True)), (name, postprocess)
+            compared += len(want)
+    assert compared > 50, compared
+
+
+def test_ssd_detections_helper_in_javascript_names_what_is_missing(blank_page):
+    """No anchor settings (Python's ValueError, word for word) or an output the settings name that the model does
+    not have: an Error that says which."""
+    from qnnweb import vision
+
+    outputs = {"regressors": [0.0] * 16, "classificators": [0.0]}
+    anchors = {"input_size": 128, "strides": [128], "anchors_per_cell": [1]}
+    cases = [{"boxes": "regressors", "scores": "classificators"},
+             None,
+             {"boxes": "boxes", "scores": "classificators", "anchors": anchors},
+             {"boxes": "regressors", "scores": "scores", "anchors": anchors}]
+    messages = blank_page.evaluate("""async ([outputs, cases]) => {
+      const { ssdDetections } = await import("/static/qnnweb-vision.js");
+      return cases.map((postprocess) => {
+        try {
+          ssdDetections(outputs, postprocess ?? undefined);
+          return null;
+        } catch (err) {
+          return `${err.name}: ${err.message}`;
+        }
+      });
+    }""", [outputs, cases])
+    with pytest.raises(ValueError) as python_error:
+        vision.ssd_detections(outputs, cases[0])
+    assert messages[:2] == [f"Error: {python_error.value}"] * 2, messages
+    for message, postprocess in zip(messages[2:], cases[2:], strict=True):   # Python's ValueError, word for word
+        with pytest.raises(ValueError) as python_error:
+            vision.ssd_detections(outputs, postprocess)
+        assert message == f"Error: {python_error.value}", message
+    assert len(vision.ssd_detections(outputs, cases[2] | {"boxes": "regressors"})) == 1   # the cases' only flaw

@@ -52,9 +52,12 @@ def test_anchors_of_blazeface_short_and_full_range():
     assert len(anchors) == 2304 and anchors[0] == (0.5 / 48, 0.5 / 48) and anchors[49] == (1.5 / 48, 1.5 / 48)
 
 
-def test_ssd_detections_needs_anchor_settings():
+def test_ssd_detections_needs_anchor_settings_and_the_named_outputs():
     with pytest.raises(ValueError, match="no SSD anchor settings"):
         vision.ssd_detections({}, {"boxes": "b", "scores": "s"})
+    anchors = {"input_size": 128, "strides": [128], "anchors_per_cell": [1]}
+    with pytest.raises(ValueError, match="postprocess names scores output 's'; the outputs are b, c"):
+        vision.ssd_detections({"b": [0.0] * 16, "c": [0.0]}, {"boxes": "b", "scores": "s", "anchors": anchors})
 
 
 def test_nms_hard_and_weighted():

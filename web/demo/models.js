@@ -1,0 +1,40 @@
+// The server's models as the page offers them (an option in the model list each) and loads them: into
+// the inference worker, once per model, kernel variant and thread count.
+import { page } from "./state.js";
+import { $, doneLoading, kb, setStatus, threadsText } from "./ui.js";
+import { infer } from "./workers.js";
+
+export const usable = (name) => page.models.has(name) && !page.models.get(name).error;
+
+// A model in the list: title · task · size, "speed test only" when its sidecar says its answers mean
+// nothing (unless the title says so already), and why the server cannot use it: such a model stays
+// listed, but cannot be chosen.
+export function modelOption(m) {
+  const parts = [m.title || m.name, m.task || "classification", kb(m.size)];
+  if (m.speed_only && !/speed test only/i.test(m.title || "")) parts.push("speed test only");
+  if (m.error) parts.push(`unusable: ${m.error.length > 80 ? m.error.slice(0, 79) + "…" : m.error}`);
+  const title = m.error || (m.speed_only ? "random weights: its answers mean nothing, only its speed does" : "");
+  return { value: m.name, text: parts.join(" · "), title, disabled: Boolean(m.error) };
+}
+
+// The model loaded with the page's variant and thread count: {key (the worker's name for it), info}.
+export async function getModel(name) {
+  const cacheKey = `${name}|${page.variant || "auto"}|${page.threads || "auto"}`;
+  if (page.loaded.has(cacheKey)) return page.loaded.get(cacheKey);
+  const record = page.models.get(name);
+  if (!record) throw new Error(`unknown model ${name}`);
+  $("loader").classList.remove("idle");
+  setStatus(`Loading ${record.file} (compiled by the server)…`);
+  let entry;
+  try {
+    entry = await infer({ op: "load", url: record.compiled_url, variant: page.variant, threads: page.threads,
+                          kernelsURL: page.kernelsURL });
+  } catch (err) {
+    doneLoading(`Could not load ${record.file}.`);
+    if (err && typeof err === "object") err.context = `Cannot load model ${record.file}`;
+    throw err;
+  }
+  page.loaded.set(cacheKey, entry);
+  doneLoading(`Loaded ${record.file} (${entry.info.variant} kernels, ${threadsText(entry.info.threads)}).`);
+  return entry;
+}

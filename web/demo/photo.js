@@ -1,0 +1,166 @@
+// The photo a model runs on: the sample thumbnails, the user's own photo (file input or dropped on the
+// page), the chosen photo's bytes, and photoToRGB: the photo decoded, resized and cropped to what the
+// model sees (Pillow's arithmetic, web/qnnweb-image.js) and drawn beside it. photoMapper maps the
+// model's coordinates back to the photo's pixels.
+import { preprocessPlan, resizeCrop } from "../qnnweb-image.js";
+import { page } from "./state.js";
+import { $ } from "./ui.js";
+
+const body = document.body;
+
+// One button per sample photo; a click picks it and calls run().
+export function fillThumbs(samples, run) {
+  const box = $("thumbs");
+  box.replaceChildren();
+  for (const s of samples) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "thumb";
+    b.dataset.photo = s.name;
+    b.title = s.name;
+    b.disabled = true;
+    const img = document.createElement("img");
+    img.src = s.url;
+    img.alt = s.name;
+    img.loading = "lazy";
+    b.append(img);
+    b.addEventListener("click", () => {
+      $("photo-select").value = s.name;
+      markThumb();
+      run();
+    });
+    box.append(b);
+  }
+}
+
+// The thumbnail of the photo the photo list shows is marked.
+export function markThumb() {
+  const value = $("photo-select").value;
+  for (const b of document.querySelectorAll("#thumbs .thumb")) b.classList.toggle("active", b.dataset.photo === value);
+}
+
+// The user's own photo, picked with the file input or dropped anywhere on the page: run() runs it.
+export function watchPhotoInputs(run) {
+  $("photo-file").addEventListener("change", () => usePhotoFile($("photo-file").files[0], run));
+  document.addEventListener("dragover", (e) => {
+    if (![...e.dataTransfer.types].includes("Files")) return;
+    e.preventDefault();
+    body.classList.add("dropping");
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (e.relatedTarget === null) body.classList.remove("dropping");
+  });
+  document.addEventListener("drop", (e) => {
+    body.classList.remove("dropping");
+    const file = [...(e.dataTransfer.files || [])][0];
+    if (!file) return;
+    e.preventDefault();
+    usePhotoFile(file, run);
+  });
+}
+
+// The user's own photo: listed first in the photo list, and run.
+function usePhotoFile(file, run) {
+  if (!file) return;
+  page.upload = { name: file.name, blob: file };
+  const select = $("photo-select");
+  let opt = select.querySelector('option[data-upload="1"]');
+  if (!opt) {
+    opt = document.createElement("option");
+    opt.dataset.upload = "1";
+    select.prepend(opt);
+  }
+  opt.value = "upload:" + file.name;
+  opt.textContent = `your photo: ${file.name}`;
+  select.value = opt.value;
+  markThumb();
+  run();
+}
+
+// The chosen photo: {name, blob} (a sample is fetched).
+export async function photoBlob() {
+  const value = $("photo-select").value;
+  if (value.startsWith("upload:") && page.upload) return { name: page.upload.name, blob: page.upload.blob };
+  const url = page.samples.get(value);
+  if (!url) throw new Error("pick a photo");
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return { name: value, blob: await res.blob() };
+}
+
+// A model input's size and layout, from its shape; an input that is not an RGB image is an error.
+export function inputSize(tensor) {
+  const s = tensor.shape;
+  if (s.length === 4 && s[1] === 3 && s[3] !== 3) return { h: s[2], w: s[3], layout: "NCHW" };
+  if (s.length === 4 && s[3] === 3) return { h: s[1], w: s[2], layout: "NHWC" };
+  if (s.length === 3 && s[2] === 3) return { h: s[0], w: s[1], layout: "HWC" };
+  throw new Error(`input shape [${s}] is not an RGB image`);
+}
+
+// Decode the photo without colour management (as Pillow reads it), resize and crop it as the
+// model's metadata says, show what the model sees. Returns {rgb: H*W*3 RGB bytes, plan (where in the
+// photo the model looks), photoSize: [W, H]}.
+// planFor(W, H): that plan (default: the sidecar's preprocessing).
+export async function photoToRGB(name, source, pre, w, h, planFor = null) {
+  let bitmap;
+  try {
+    bitmap = await createImageBitmap(source, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
+  } catch (err) {
+    throw new Error(`${name} is not an image this browser can decode (${err.message})`);
+  }
+  const full = document.createElement("canvas");
+  full.width = bitmap.width;
+  full.height = bitmap.height;
+  const fctx = full.getContext("2d", { willReadFrequently: true });
+  fctx.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  const W = full.width, H = full.height;
+  const rgba = fctx.getImageData(0, 0, W, H).data;
+  const plan = planFor ? planFor(W, H) : preprocessPlan(pre, W, H, w, h);
+  let rgb = resizeCrop(rgba, W, H, 4, plan.rw, plan.rh, plan.x0, plan.y0, plan.cw, plan.ch);
+  if (plan.cw !== w || plan.ch !== h) {
+    rgb = resizeCrop(rgb, plan.cw, plan.ch, 3, w, h, 0, 0, w, h); // a crop that is not the input size
+    plan.text += `, resized to ${w}×${h}`;
+  }
+
+  const canvas = $("input-canvas");
+  canvas.width = w;
+  canvas.height = h;
+  const view = new ImageData(w, h);
+  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) {
+    view.data[i] = rgb[j];
+    view.data[i + 1] = rgb[j + 1];
+    view.data[i + 2] = rgb[j + 2];
+    view.data[i + 3] = 255;
+  }
+  canvas.getContext("2d").putImageData(view, 0, 0);
+  window.qnnwebDemo.lastInput = rgb;
+  window.qnnwebDemo.lastPreprocess = { photo: [W, H], ...plan };
+  return { rgb, plan, photoSize: [W, H] };
+}
+
+// Model input coordinates (normalized to the crop window the model saw) -> photo pixels.
+export function photoMapper(plan, [W, H]) {
+  return (u, v) => [((plan.x0 + u * plan.cw) * W) / plan.rw, ((plan.y0 + v * plan.ch) * H) / plan.rh];
+}
+
+// After a failed run no photo is shown (nor what the model saw): nothing on screen belongs to an
+// earlier run.
+export function clearPhoto() {
+  const img = $("photo");
+  if (img.dataset.objectUrl) URL.revokeObjectURL(img.dataset.objectUrl);
+  delete img.dataset.objectUrl;
+  img.removeAttribute("src");
+  $("photo-name").textContent = "";
+  const seen = $("input-canvas");
+  seen.getContext("2d").clearRect(0, 0, seen.width, seen.height);
+}
+
+export function showPhoto(name, blob) {
+  const img = $("photo");
+  if (img.dataset.objectUrl) URL.revokeObjectURL(img.dataset.objectUrl);
+  const url = URL.createObjectURL(blob);
+  img.dataset.objectUrl = url;
+  img.src = url;
+  $("photo-name").textContent = name;
+}

@@ -1,0 +1,81 @@
+// The demo page's small DOM helpers: $, the status line and its progress bar, the error box, <select>
+// filling, the URL's query parameters and the number formats the page shows.
+
+export const $ = (id) => document.getElementById(id);
+
+export function setStatus(text, fraction = null) {
+  $("status").textContent = text;
+  const bar = $("progress");
+  if (fraction === null) bar.removeAttribute("value");
+  else bar.value = Math.max(0, Math.min(1, fraction));
+}
+
+export function doneLoading(text) {
+  $("status").textContent = text;
+  $("progress").value = 1;
+  $("loader").classList.add("idle");
+}
+
+export function errorText(err) {
+  // Pyodide's PythonError carries the whole traceback: the last line is the readable part.
+  const msg = String(err && err.message ? err.message : err).trim();
+  const lines = msg.split("\n").map((l) => l.trim()).filter(Boolean);
+  return { summary: lines.length ? lines[lines.length - 1] : "unknown error", details: msg };
+}
+
+export function showError(context, err) {
+  const { summary, details } = errorText(err);
+  const box = $("error");
+  box.replaceChildren();
+  const strong = document.createElement("strong");
+  strong.textContent = context + ": ";
+  box.append(strong, document.createTextNode(summary));
+  if (details !== summary) {
+    const more = document.createElement("details");
+    const s = document.createElement("summary");
+    s.textContent = "details";
+    const pre = document.createElement("pre");
+    pre.textContent = details;
+    more.append(s, pre);
+    box.append(more);
+  }
+  box.hidden = false;
+  console.error(context, err);
+}
+
+export function clearError() {
+  $("error").hidden = true;
+  $("error").replaceChildren();
+}
+
+export function fillSelect(select, items) {
+  select.replaceChildren();
+  for (const { value, text, title = "", disabled = false } of items) {
+    const opt = document.createElement("option");
+    opt.value = value;
+    opt.textContent = text;
+    opt.title = title;
+    opt.disabled = disabled;
+    select.append(opt);
+  }
+}
+
+// value null: the parameter leaves the URL (without a new history entry).
+export function setQueryParam(name, value) {
+  const url = new URL(location.href);
+  if (value === null) url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
+  history.replaceState(null, "", url);
+}
+
+export function fmtMs(ms) {
+  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`;
+}
+
+export function kb(bytes) {
+  return bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.round(bytes / 1e3)} KB`;
+}
+
+export function threadsText(n) {
+  return n === 1 ? "1 thread" : `${n} threads`;
+}

@@ -1,0 +1,61 @@
+// The demo page's two workers and the one way it talks to them: the inference worker
+// (workers/inference.js: qnnweb.js runs the compiled models) and the Python worker (workers/python.js:
+// Pyodide with qnnweb), both started as this module loads. infer() and runPython() post a message and
+// resolve to the answer.
+
+// Workers answer {id, ok, result | error}; call() turns that into a promise.
+function workerClient(url) {
+  const worker = new Worker(url, { type: "module" });
+  const waiting = new Map();
+  let next = 0;
+  worker.addEventListener("message", ({ data }) => {
+    if (data.id === undefined || !waiting.has(data.id)) return;
+    const { resolve, reject } = waiting.get(data.id);
+    waiting.delete(data.id);
+    if (data.ok) resolve(data);
+    else {
+      const err = new Error(data.error && data.error.message !== undefined ? data.error.message : data.error);
+      err.name = (data.error && data.error.name) || "Error";
+      err.stdout = data.stdout;
+      reject(err);
+    }
+  });
+  worker.addEventListener("error", (e) => {
+    for (const { reject } of waiting.values()) reject(new Error(`worker ${url}: ${e.message}`));
+    waiting.clear();
+  });
+  return {
+    worker,
+    call(message, transfer = []) {
+      const id = next++;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        worker.postMessage({ ...message, id }, transfer);
+      });
+    },
+  };
+}
+
+const inference = workerClient(new URL("../workers/inference.js", import.meta.url));
+
+/** One op in the inference worker ({op: "load" | "classify" | "run" | "rerun", ...}: see
+ * workers/inference.js); resolves to its result. */
+export const infer = async (message, transfer) => (await inference.call(message, transfer)).result;
+
+// Python starts at once, in its own worker; runPython waits for it.
+let python = null;
+/** Resolves to Pyodide's version once qnnweb imports in the Python worker. */
+export const pythonReady = new Promise((resolve, reject) => {
+  python = workerClient(new URL("../workers/python.js", import.meta.url));
+  python.worker.addEventListener("message", ({ data }) => {
+    if (data.type === "ready") resolve(data.version);
+    if (data.type === "failed") reject(new Error(data.error));
+  });
+});
+pythonReady.catch(() => {}); // shown in the Python panel
+
+/** Run Python source in the Python worker (Pyodide, qnnweb installed); resolves to its stdout. */
+export async function runPython(source, globals = {}) {
+  await pythonReady;
+  return (await python.call({ op: "run", source, globals })).stdout;
+}
