@@ -26,9 +26,10 @@
  * on past the last op held a core the page's other work wanted (LiteRT.js run next in the bench's
  * rounds took 13 ms instead of 7.5 on this 2-vCPU machine).
  *
- * Known limit (README Performance, "Idle time between inferences"): this VM's guest kernel
- * (sched_vcpu_pack) places a thread woken by a notify after >= ~10 ms of sleep on the waker's vCPU,
- * so inferences 10 ms or more apart often run with the worker sharing the caller's CPU. Workers
+ * Known limit (README Performance, "Threads: 1 -> 2 threads on this machine"; measurements in
+ * docs/performance-log.md): this VM's guest kernel (sched_vcpu_pack) places a thread woken by a notify
+ * after >= ~10 ms of sleep on the waker's vCPU, so inferences 10 ms or more apart often run with the
+ * worker sharing the caller's CPU. Workers
  * woken by their own timers (timed waits, no notify) avoid it, but several pools polling at once (the
  * bench's pages) slowed every 2-thread run more than that saved; not done. */
 #include "threadpool.h"
