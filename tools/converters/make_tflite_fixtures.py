@@ -18,6 +18,8 @@ seeded data. The fixtures:
   matplotlib's grace_hopper, Debian darknet's), preprocessed as there, NHWC;
 - ``random/<case>_<recipe>.tflite``: small seeded torch graphs (CASES) x every full-int8 mode of
   ai-edge-quantizer (RECIPES), calibrated on seeded normal noise;
+- ``modes/<recipe>.tflite``: a small convolutional net in ai-edge-quantizer's other modes (OTHER_MODES:
+  dynamic range, weight only, 16-bit activations), which qnnweb refuses, saying what they are;
 - ``arch/<name>.tflite``: whole architectures of the workload families beyond classification
   (tools/converters/architectures.py: DeepLabV3 on MobileNetV2, an SSDLite FPN detector, a CartoonGAN
   generator, ESPCN, a tiny YOLO), narrow and small-input, ``static_wi8_ai8``, calibrated on the 16 photos
@@ -128,6 +130,24 @@ RECIPES = {
     "octpt": ("OCTAV", "TENSORWISE", False,
               "OCTAV (clipped weight ranges), int8 weights per tensor, asymmetric int8 activations"),
 }
+
+
+# ai-edge-quantizer's modes that are not full int8 (its recipe.py): qnnweb refuses them with what they are
+# and how to make the full-int8 file (tests/models/test_converter_tflite.py checks the messages).
+OTHER_MODES = {
+    "dynamic_wi8_afp32": "int8 weights, float activations quantized at run time (dynamic range)",
+    "weight_only_wi8_afp32": "int8 weights dequantized to float at load, float activations",
+    "static_wi8_ai16": "int8 weights, int16 activations",
+}
+
+
+def other_mode_model():
+    """A small convolutional net (a convolution, a depthwise one, pooling, a dense layer) for OTHER_MODES."""
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.Conv2d(8, 8, 3, padding=1, groups=8), torch.nn.ReLU(),
+                               torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5))
 
 
 def make_recipe(name: str):
@@ -609,14 +629,16 @@ def convert(model, nchw_shape) -> bytes:
 
 
 def quantize(float_model: bytes, recipe_name: str, calibration: list) -> bytes:
-    """calibration: NHWC float32 arrays [1, H, W, C]."""
+    """calibration: NHWC float32 arrays [1, H, W, C]. recipe_name: one of RECIPES, or of OTHER_MODES (a recipe
+    of ai-edge-quantizer's recipe.py by its name)."""
     from ai_edge_litert.interpreter import Interpreter
-    from ai_edge_quantizer import quantizer
+    from ai_edge_quantizer import quantizer, recipe
 
     signatures = Interpreter(model_content=float_model).get_signature_list()
     (signature, io), = signatures.items()
     (input_name,) = io["inputs"]
-    q = quantizer.Quantizer(bytearray(float_model), make_recipe(recipe_name))
+    chosen = getattr(recipe, recipe_name)() if recipe_name in OTHER_MODES else make_recipe(recipe_name)
+    q = quantizer.Quantizer(bytearray(float_model), chosen)
     result = q.calibrate({signature: [{input_name: x} for x in calibration]}, num_threads=1)
     return bytes(q.quantize(result, enable_progress_report=False).quantized_model)
 
@@ -725,6 +747,7 @@ def all_names() -> list[str]:
     names = list(LARGE) + list(FACE) + [f"arch/{name}" for name in ARCHITECTURES if name not in LARGE]
     cases = random_cases()
     names += [f"random/{case}_{recipe}" for case in cases for recipe in RECIPES]
+    names += [f"modes/{recipe}" for recipe in OTHER_MODES]
     return names
 
 
@@ -864,6 +887,29 @@ def main(argv: list[str] | None = None) -> int:
                            "input_nchw": list(shape), "float_size": len(float_model),
                            "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"}, entries)
 
+    if any(wanted(f"modes/{name}") for name in OTHER_MODES):
+        torch.manual_seed(1)
+        model = other_mode_model().eval()
+        rng = np.random.default_rng(1)
+        calibration = [rng.standard_normal((1, 16, 16, 3)).astype(np.float32) for _ in range(N_CALIBRATION_RANDOM)]
+        float_model = convert(model, (1, 3, 16, 16))
+        for name, description in OTHER_MODES.items():
+            rel = f"modes/{name}"
+            if not wanted(rel):
+                continue
+            entries.pop(f"{rel}.tflite", None)
+            failures.pop(rel, None)
+            try:
+                data = quantize(float_model, name, calibration)
+            except Exception as e:  # noqa: BLE001
+                failures[rel] = f"quantization: {type(e).__name__}: {e}"[:2000]
+                log(f"{rel}: quantization FAILED: {failures[rel][:300]}")
+                continue
+            write_fixture(rel, data, calibration[:2],
+                          {"recipe": name, "model": f"a small convolutional net, {description} (refused by qnnweb)",
+                           "refused": True, "input_nchw": [1, 3, 16, 16], "float_size": len(float_model),
+                           "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"}, entries)
+
     # Drop files of names no longer made (only on a full run).
     if args.only is None:
         keep = {f"{n}.{ext}" for n in all_names() for ext in ("tflite", "npz")}
@@ -884,6 +930,7 @@ def main(argv: list[str] | None = None) -> int:
         "recipes": {name: {"description": spec[3], "algorithm": spec[0], "weight_granularity": spec[1],
                            "symmetric_activations": spec[2], "recipe": make_recipe(name)}
                     for name, spec in RECIPES.items()},
+        "other_modes": {name: f"ai_edge_quantizer.recipe.{name}(): {description}" for name, description in OTHER_MODES.items()},
         "calibration_photos": [{"name": p["name"], "source": p["source"], "sha256": p["sha256"]} for p in photos],
         "preprocess_large": "tools/prepare_onnx_models.py preprocess() (resize 256, centre crop 224, "
                             "(x/255 - 0.5)/0.5), transposed to NHWC",

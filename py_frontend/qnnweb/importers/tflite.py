@@ -37,7 +37,7 @@ from tflite.SubOptions import SubOptions
 from tflite.TensorType import TensorType
 from tflite.TransposeConvOptions import TransposeConvOptions
 
-from ..errors import ModelError
+from ..errors import ModelError, QuantizationModeError
 from ..graph import Graph, Op, Tensor
 from . import shape_folding as folding
 from .flatbuffer_table import Table, field_offsets, scalars_at, string_at, table_at
@@ -128,9 +128,44 @@ def _read(data, input_shapes):
         raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize it "
                          "first: TensorFlow's converter with full-integer post-training quantization, or "
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
+    _require_full_integer(tensors, ops)
     ops = _quantized_float_islands(tensors, _fold_shape_arithmetic(tensors, ops), graph_outputs)
     ops = _detection_inputs_in_float(tensors, ops)
     return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source)
+
+
+# ops whose weights a quantizer's other modes keep int8 while the activations stay float
+WEIGHTED_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "BATCH_MATMUL")
+FULL_INTEGER_HOW = ("qnnweb runs full-integer models (int8 weights and activations): quantize with "
+                    "ai-edge-quantizer's static_wi8_ai8 recipe, or TensorFlow's converter with full-integer "
+                    "post-training quantization (a representative dataset)")
+
+
+def _require_full_integer(tensors, ops):
+    """A model a quantizer made in another mode than full integer is refused with what it is, before the
+    per-op problems (each of its convolutions would be one): 16-bit activations (static_wi8_ai16, TensorFlow's
+    16x8 mode), int8 weights on float activations (dynamic range: dynamic_wi8_afp32, TensorFlow's default
+    optimization without a representative dataset) or int8 weights dequantized to float (weight only)."""
+    if any(t.dtype == "int16" and t.quantized and not t.is_constant for t in tensors):
+        raise QuantizationModeError("the model has 16-bit activations (ai-edge-quantizer's static_wi8_ai16, "
+                                    "TensorFlow's 16x8 quantization): " + FULL_INTEGER_HOW)
+    dequantized = {op.outputs[0]: op.inputs[0] for op in ops if op.type == "DEQUANTIZE" and op.inputs and op.outputs}
+    for op in ops:
+        if op.type not in WEIGHTED_OPS or len(op.inputs) < 2 or op.inputs[0] < 0 or op.inputs[1] < 0:
+            continue
+        x, w = tensors[op.inputs[0]], tensors[op.inputs[1]]
+        if x.dtype != "float32" or x.is_constant:
+            continue
+        if w.dtype == "int8" and w.is_constant:
+            raise QuantizationModeError(
+                "the model is dynamic-range quantized (int8 weights, float activations: ai-edge-quantizer's "
+                "dynamic_wi8_afp32, TensorFlow's converter with Optimize.DEFAULT and no representative dataset): "
+                + FULL_INTEGER_HOW)
+        source = dequantized.get(op.inputs[1])
+        if source is not None and tensors[source].dtype in ("int8", "int4") and tensors[source].is_constant:
+            raise QuantizationModeError(
+                "the model is weight-only quantized (int8 weights dequantized to float, float activations: "
+                "ai-edge-quantizer's weight_only_wi8_afp32): " + FULL_INTEGER_HOW)
 
 
 def _custom_op(index, code, operator):

@@ -5,7 +5,7 @@ the names shared by every op family."""
 from collections import defaultdict
 from dataclasses import replace
 
-from ...errors import ModelError, UnsupportedModelError
+from ...errors import ModelError, QuantizationModeError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
 from .. import unknown_inputs
 from .proto import DATA_TYPES, tensor_bytes, tensor_dtype, unpack
@@ -36,6 +36,9 @@ class Value:
 
     def __init__(self, index, nhwc=False):
         self.index, self.nhwc = index, nhwc
+
+
+STATIC_HOW = "onnxruntime.quantization.quantize_static (QDQ or QOperator, int8 or uint8 activations)"
 
 
 class Constant:
@@ -312,8 +315,20 @@ class ImporterBase:
                                      for v in self.graph.input)
         if self.nodes and not quantized:
             raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize "
-                             "it first, e.g. with onnxruntime.quantization.quantize_static (QDQ or QOperator, "
-                             "int8 or uint8 activations)")
+                             "it first, e.g. with " + STATIC_HOW)
+        # the quantizer's other modes, refused with what they are before the per-node problems
+        if any(n.op_type == "DynamicQuantizeLinear" for n in self.nodes):
+            raise QuantizationModeError(
+                "the model is dynamically quantized (onnxruntime.quantization.quantize_dynamic: int8 weights, "
+                "activations quantized at run time by DynamicQuantizeLinear): qnnweb runs statically quantized "
+                "models: quantize with " + STATIC_HOW)
+        wide = {c.dtype for n in self.nodes  # activations: what a QuantizeLinear of a computed tensor gives
+                if n.op_type == "QuantizeLinear" and len(n.input) > 2 and n.input[0] not in self.constants
+                for c in [self.constants.get(n.input[2])] if c is not None and c.dtype in ("int16", "uint16")}
+        if wide:
+            raise QuantizationModeError(
+                f"the model has {'/'.join(sorted(wide))} activations (quantize_static with a QInt16 / QUInt16 "
+                "activation_type): qnnweb runs 8-bit activations: quantize with " + STATIC_HOW)
 
     def _known(self, node):
         return node.domain in ("", "ai.onnx", "com.microsoft") and (
