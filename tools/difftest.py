@@ -71,6 +71,8 @@ def main(argv=None):
         outcomes[result.outcome] += 1
         mode = f"{case.mode['format']} {case.mode['activation_type']}"
         by_mode[mode][result.outcome] += 1
+        for option in case.mode.get("extra", {}):
+            by_mode[f"+ {option}"][result.outcome] += 1
         if result.comparison is not None:
             exact += result.comparison.exact
             elements += result.comparison.elements
@@ -97,9 +99,9 @@ def main(argv=None):
         print(f"  {outcome:9s} {n:6d}{share}")
     if elements:
         print(f"  bit-exact output elements (cases that ran): {exact}/{elements} ({100 * exact / elements:.2f} %)")
-    print("by quantizer format:")
+    print("by quantizer format (and extra option):")
     for mode in sorted(by_mode):
-        print(f"  {mode:16s} " + ", ".join(f"{o} {by_mode[mode][o]}" for o in OUTCOMES if by_mode[mode][o]))
+        print(f"  {mode:30s} " + ", ".join(f"{o} {by_mode[mode][o]}" for o in OUTCOMES if by_mode[mode][o]))
     if classes:
         print("failure classes (count, class, first cases):")
         for cls, names in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[0])):

@@ -35,6 +35,16 @@ MODES = [dict(format=f, activation_type=a, per_channel=pc, reduce_range=rr, acti
          for f, a, pc, rr, asym, wsym in itertools.product(FORMATS, ACTIVATION_TYPES, (False, True), (False, True),
                                                            (False, True), (False, True))]
 
+# quantize_static's extra options that change the graph it writes (each found refused once, 2026-12-05:
+# tests/models/test_onnx_quantizer_options.py): a case gets one of them now and then, drawn apart from the
+# graph's own draws so that a campaign's graphs stay what they were
+EXTRA_OPTIONS = {
+    "QDQ": [{"AddQDQPairToWeight": True}, {"QuantizeBias": False}, {"DedicatedQDQPair": True},
+            {"QDQKeepRemovableActivations": True}, {"UseQDQContribOps": True}],
+    "QOperator": [{"ForceQuantizeNoInputCheck": True}],
+}
+EXTRA_SHARE = 0.25
+
 
 @dataclass
 class Case:
@@ -52,7 +62,7 @@ class Case:
         return (f"{m['format']} {m['activation_type']} act / {m['weight_type']} w"
                 f"{' per-channel' if m['per_channel'] else ''}{' reduce_range' if m['reduce_range'] else ''}"
                 f"{' ActSym' if m['activation_symmetric'] else ''}{' WSym' if m['weight_symmetric'] else ''}"
-                f": {' '.join(self.ops)}")
+                f"{''.join(f' {k}={v}' for k, v in m.get('extra', {}).items())}: {' '.join(self.ops)}")
 
 
 class _Builder:
@@ -483,6 +493,9 @@ def make_case(seed, index):
     mode = dict(MODES[(index + seed) % len(MODES)])
     # uint8 weights (u8u8) are offered by the quantizer too: sometimes, with uint8 activations.
     mode["weight_type"] = "QUInt8" if mode["activation_type"] == "QUInt8" and r.random() < 0.2 else "QInt8"
+    extra = random.Random(f"{seed}:{index}:extra")
+    if extra.random() < EXTRA_SHARE:
+        mode["extra"] = dict(extra.choice(EXTRA_OPTIONS[mode["format"]]))
     model, shape, ops = build_float_model(r, nprng)
     # Inputs: standard normal, sometimes shifted / scaled (the calibration range follows).
     offset, spread = r.choice([(0.0, 1.0), (0.0, 1.0), (0.5, 1.0), (0.0, 3.0), (0.0, 0.3)])
@@ -515,7 +528,8 @@ def quantize(case):
         pass
 
     m = case.mode
-    extra = {"ActivationSymmetric": m["activation_symmetric"], "WeightSymmetric": m["weight_symmetric"]}
+    extra = {"ActivationSymmetric": m["activation_symmetric"], "WeightSymmetric": m["weight_symmetric"],
+             **m.get("extra", {})}
     logging.getLogger().setLevel(logging.ERROR)   # "Please consider to run pre-processing ..."
     with tempfile.TemporaryDirectory(prefix="qnnweb-difftest-") as tmp:
         src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "int8.onnx")

@@ -1,6 +1,7 @@
 """Differential test against onnxruntime: a fixed sample of random float ONNX graphs (generator.py),
 quantized by onnxruntime's quantize_static in every mode (QDQ / QOperator x uint8 / int8 activations
-x per-tensor / per-channel x reduce_range x ActivationSymmetric x WeightSymmetric), run by qnnweb with
+x per-tensor / per-channel x reduce_range x ActivationSymmetric x WeightSymmetric, a quarter of the cases with
+one of the extra options that change the graph: generator.EXTRA_OPTIONS), run by qnnweb with
 the variant rotating per case and by onnxruntime CPU (session.qdqisint8allowed=1), compared within one
 quantum of the output (runner.py, compare.py).
 
