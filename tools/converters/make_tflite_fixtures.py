@@ -170,6 +170,21 @@ def write_fixture(rel: str, data: bytes, float_inputs: list, meta: dict, entries
         f"ops {entry['ops']}" + (f"; FLOAT ops {entry['float_ops']}" if entry["float_ops"] else ""))
 
 
+def quantized_fixture(rel: str, float_model: bytes, recipe_name: str, calibration: list, samples: list, meta: dict,
+                      entries: dict, failures: dict) -> None:
+    """Quantizes the float model with the recipe and writes fixture `rel`; a quantizer failure is recorded in
+    the manifest's failures, not raised (ai-edge-quantizer refuses some graphs in some modes)."""
+    entries.pop(f"{rel}.tflite", None)
+    failures.pop(rel, None)
+    try:
+        data = quantize(float_model, recipe_name, calibration)
+    except Exception as e:  # noqa: BLE001 - recorded and reported
+        failures[rel] = f"quantization: {type(e).__name__}: {e}"[:2000]
+        log(f"{rel}: quantization FAILED: {failures[rel][:300]}")
+        return
+    write_fixture(rel, data, samples, meta, entries)
+
+
 def versions() -> dict:
     out = {"python": ".".join(map(str, sys.version_info[:3]))}
     for name in VERSIONED:
@@ -306,20 +321,12 @@ def main(argv: list[str] | None = None) -> int:
             log(f"{case}: conversion FAILED: {e}")
             continue
         for recipe_name, rel in zip(RECIPES, rels):
-            if not wanted(rel):
-                continue
-            entries.pop(f"{rel}.tflite", None)
-            failures.pop(rel, None)
-            try:
-                data = quantize(float_model, recipe_name, calibration)
-            except Exception as e:  # noqa: BLE001
-                failures[rel] = f"quantization: {type(e).__name__}: {e}"[:2000]
-                log(f"{rel}: quantization FAILED: {failures[rel][:300]}")
-                continue
-            write_fixture(rel, data, samples,
-                          {"recipe": recipe_name, "model": description, "case": case, "seed": seed,
-                           "input_nchw": list(shape), "float_size": len(float_model),
-                           "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"}, entries)
+            if wanted(rel):
+                quantized_fixture(rel, float_model, recipe_name, calibration, samples,
+                                  {"recipe": recipe_name, "model": description, "case": case, "seed": seed,
+                                   "input_nchw": list(shape), "float_size": len(float_model),
+                                   "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"},
+                                  entries, failures)
 
     if any(wanted(f"modes/{name}") for name in OTHER_MODES):
         torch.manual_seed(1)
@@ -329,20 +336,13 @@ def main(argv: list[str] | None = None) -> int:
         float_model = convert(model, (1, 3, 16, 16))
         for name, description in OTHER_MODES.items():
             rel = f"modes/{name}"
-            if not wanted(rel):
-                continue
-            entries.pop(f"{rel}.tflite", None)
-            failures.pop(rel, None)
-            try:
-                data = quantize(float_model, name, calibration)
-            except Exception as e:  # noqa: BLE001
-                failures[rel] = f"quantization: {type(e).__name__}: {e}"[:2000]
-                log(f"{rel}: quantization FAILED: {failures[rel][:300]}")
-                continue
-            write_fixture(rel, data, calibration[:2],
-                          {"recipe": name, "model": f"a small convolutional net, {description} (refused by qnnweb)",
-                           "refused": True, "input_nchw": [1, 3, 16, 16], "float_size": len(float_model),
-                           "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"}, entries)
+            if wanted(rel):
+                quantized_fixture(rel, float_model, name, calibration, calibration[:2],
+                                  {"recipe": name, "model": f"a small convolutional net, {description} (refused by "
+                                   "qnnweb)", "refused": True, "input_nchw": [1, 3, 16, 16],
+                                   "float_size": len(float_model),
+                                   "calibration": f"{N_CALIBRATION_RANDOM} seeded standard-normal inputs"},
+                                  entries, failures)
 
     # Drop files of names no longer made (only on a full run).
     if args.only is None:
