@@ -248,7 +248,10 @@ class QuantizationMixin:
     def _dequantized_view(self, name, params, activation):
         """The float output `name` as a view of an int8 tensor with ``params`` (the op's input's): its
         QuantizeLinear consumers requantize that, its float readers read it dequantized, both exactly (a
-        model output: dequantized at the end, ImporterBase.run)."""
+        model output: dequantized at the end, ImporterBase.run). Not after a fused Clip to 6 or to [-1, 1]:
+        its bounds need not be on the grid, so the int8 clamp is not the float one."""
+        if activation not in ("NONE", "RELU"):
+            raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear) after a {activation}")
         self.views[name] = name + "/int8"
         return [name + "/int8"], params, activation
 
