@@ -111,6 +111,8 @@ def _run_mutant(data, planned):
                 model.run(*[bytes(info.nbytes) for info in model.inputs])
             outcome = ("ok", "", "")
         except qnnweb.ModelError as e:
+            # refused by the kernels after earlier ops' records were added: what the plan asked for so far
+            planned[0] = max(planned[0], getattr(e, "planned_bytes", 0))
             if not _readable(str(e)):
                 return "escape", f"unreadable {type(e).__name__}", repr(str(e)[:200])
             if outcome[0] != "ok":

@@ -14,6 +14,7 @@ from onnx import AttributeProto
 
 import qnnweb
 from qnnweb.graph import Graph, Op, Tensor
+from qnnweb.model import compile_graph
 from qnnweb.ops import lower
 from qnnweb.ops.common import float32
 from qnnweb.passes import fold_pads
@@ -295,8 +296,12 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
            Op(2, "ADD", [3, 1], [4], {"activation": "NONE"})]
     graph = Graph(tensors, ops, [0, 1], [4])
     with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 1 ADD: the kernels refused its add record "
-                                                           r"\(output 'twice'\)"):
+                                                           r"\(output 'twice'\)") as refused:
         qnnweb.Model.from_graph(graph, "scalar")
+    # what the plan had asked for by then (the fuzzer judges peak memory against it: fuzz seed 30 case 23, a
+    # convolution padded to a million columns whose indirection buffer was allocated before a later average
+    # pool was refused, counted as runaway memory)
+    assert refused.value.planned_bytes >= compile_graph(graph).arena_bytes > 0
 
 
 def test_resize_to_a_huge_size_builds_small_tables():
