@@ -23,6 +23,7 @@ class NativeSlot:
         self.engine, self.model, self.file = engine, model, file
         self.variant = None
         self.threads = threads
+        self.session = None   # native onnxruntime's ReferenceSession
         self.ok = False
         self.record: dict = {}
         self.ms: list[float] = []
@@ -34,7 +35,9 @@ class NativeSlot:
             # (AMD EPYC without AVX-VNNI), it runs the model's exact int8 twin
             from reference.onnxruntime_session import ReferenceSession
 
-            sess = ReferenceSession(self.file.bytes, threads=self.threads)
+            # its threads do not spin on after a run: they would share a vCPU with the round's next engine
+            # (~25 ms of a core; XNNPACK's pool spins ~1 ms)
+            sess = self.session = ReferenceSession(self.file.bytes, threads=self.threads, spinning=False)
             if sess.twin:
                 self.record["note"] = "onnxruntime's u8s8 path saturates on this CPU: ran the exact int8 twin"
             name = sess.session.get_inputs()[0].name
