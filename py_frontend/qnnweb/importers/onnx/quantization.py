@@ -30,9 +30,9 @@ def quantize_like_onnxruntime(values, scales, zero_points, dtype, channel_of=Non
     if channel_of is None:
         scale, zero_point = float32(scales[0]), zero_points[0]
         return [min(max(round(float32(v / scale)) + zero_point, low), high) for v in values]
-    scales = [float32(s) for s in scales]
-    return [min(max(round(float32(v / scales[channel_of(i)])) + zero_points[channel_of(i)], low), high)
-            for i, v in enumerate(values)]
+    per_channel = [(float32(s), z) for s, z in zip(scales, zero_points)]
+    return [min(max(round(float32(v / scale)) + zero_point, low), high)
+            for i, v in enumerate(values) for scale, zero_point in (per_channel[channel_of(i)],)]
 
 
 class QuantizationMixin:
@@ -231,15 +231,13 @@ class QuantizationMixin:
             # is int8 here and those ops read it through a view
             self.views[name] = name + "/int8"
             return [name + "/int8"], params, activation
-        first = quantizers[0]
-        params = self._qparams(first.input[1], first.input[2] if len(first.input) > 2 else "", "output")
-        if input_params is not None and any(
-                self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]
-                for q in quantizers):
-            return self._dequantized_view(name, input_params, activation)
+        each = [self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output") for q in quantizers]
+        params = each[0]
+        if any(p[:2] != params[:2] for p in each):
+            if input_params is not None:
+                return self._dequantized_view(name, input_params, activation)
+            raise Skip("its output is quantized twice with different parameters")
         for q in quantizers:
-            if self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output")[:2] != params[:2]:
-                raise Skip("its output is quantized twice with different parameters")
             self._mark_done(q)
         if shape_only:   # the Shape's folding reads the shape of the int8 result
             self.views[name] = quantizers[0].output[0]
