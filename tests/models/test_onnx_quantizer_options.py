@@ -173,3 +173,41 @@ def test_qoperator_float_conv_transpose_is_refused_with_the_reason():
         qnnweb.load(data)
     qdq = quantized(model, feeds([1, 3, 6, 6]))
     assert_matches_onnxruntime(qdq, feeds([1, 3, 6, 6], 1, seed=2)[0]["x"], {"TRANSPOSE_CONV"})
+
+
+def _resize_then(ops_after):
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    scales = np.array([1, 1, 2, 2], np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Resize", ["c", "", "scales"], ["r"], mode="linear"), *ops_after]
+    return nodes, {"w": w, "scales": scales}
+
+
+def test_float_bilinear_resize_then_moves_requantizes_once():
+    """QOperator + ForceQuantizeNoInputCheck leaves a linear Resize in float after a DequantizeLinear, here read
+    through a nearest Resize and a Reshape by a QuantizeLinear (difftest s20261236-c504): the bilinear sums are
+    quantized once, with that QuantizeLinear's parameters (they were quantized with the input's first, and again:
+    up to 2 quanta off)."""
+    nodes, inits = _resize_then([helper.make_node("Resize", ["r", "", "up"], ["n"], mode="nearest"),
+                                 helper.make_node("Reshape", ["n", "flat"], ["f"]),
+                                 helper.make_node("MatMul", ["f", "fc"], ["y"])])
+    inits.update(up=np.array([1, 1, 2, 2], np.float32), flat=np.array([1, -1], np.int64),
+                 fc=RNG.normal(0, 0.1, (4 * 24 * 24, 5)).astype(np.float32))
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 5])], inits)
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator", ForceQuantizeNoInputCheck=True)
+    assert op_types(data).count("Resize") == 2
+    for seed in (1, 2, 3):
+        assert_matches_onnxruntime(data, feeds([1, 3, 6, 6], 1, seed=seed)[0]["x"], {"RESIZE_BILINEAR"}, exact=True)
+
+
+def test_float_bilinear_resize_read_by_a_float_op_is_refused():
+    """The same float Resize read by a float HardSigmoid (difftest s20261236-c108): onnxruntime applies it to the
+    bilinear sums themselves, which no int8 table can take; refused (it ran up to 2 quanta off)."""
+    nodes, inits = _resize_then([helper.make_node("HardSigmoid", ["r"], ["h"]),
+                                 helper.make_node("Conv", ["h", "w2"], ["y"])])
+    inits.update(w2=RNG.normal(0, 0.5, (2, 4, 1, 1)).astype(np.float32))
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 2, 12, 12])], inits)
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator", ForceQuantizeNoInputCheck=True)
+    assert {"Resize", "HardSigmoid"} <= set(op_types(data))
+    with pytest.raises(qnnweb.UnsupportedModelError, match=r"Resize.*its float output 'r' is used in float"):
+        qnnweb.load(data)

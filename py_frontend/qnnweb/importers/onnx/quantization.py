@@ -21,6 +21,16 @@ EXACT_ON_DEQUANTIZED = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose
                         "Gather"}
 
 
+def _nearest_resize(node):
+    """A nearest Resize only moves values (it picks input pixels), as VALUE_PRESERVING ops do."""
+    if node.op_type != "Resize":
+        return False
+    try:
+        return _attributes(node).get("mode", "nearest") == "nearest"
+    except Skip:   # malformed: its own handler reports it
+        return False
+
+
 def quantize_like_onnxruntime(values, scales, zero_points, dtype, channel_of=None):
     """Float32 values quantized as onnxruntime's QuantizeLinear does (MLAS: float32 division by the scale,
     rounding half to even, saturated to ``dtype``; the zero point added after rounding): a list of ints in
@@ -274,7 +284,8 @@ class QuantizationMixin:
         for c in consumers:
             if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
                 params = self._qparams(c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
-            elif c.op_type in VALUE_PRESERVING and c.input and c.input[0] == name and len(c.output) == 1:
+            elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c)) and c.input and c.input[0] == name \
+                    and len(c.output) == 1:
                 params = self._quantization_ahead(c.output[0], depth + 1)
             elif c.op_type == "Shape":   # reads only the static shape
                 continue
@@ -347,6 +358,8 @@ class QuantizationMixin:
         quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
                                                                         for c in consumers)
         if node.input[0] in self.views and not quantized_after and self._quantization_ahead(out) is None:
+            if requantizes:   # its float result (a bilinear Resize's) is no dequantized int8 tensor
+                raise Skip(f"its float output '{out}' is used in float (not only by QuantizeLinear)")
             # the float result is a model output or feeds float ops: the int8 values move, and are read
             # dequantized (what onnxruntime's float op computes: it only moves values)
             out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
