@@ -1,4 +1,4 @@
-"""ADD (binary.c) in each format's reference arithmetic, every variant bit-exact against
+"""ADD (add.c) in each format's reference arithmetic, every variant bit-exact against
 reference.int8: XNNPACK's fixed point for TFLite models (reference.int8.add computes the same
 multipliers and shift but without int32 overflow; TFLite's builtin fixed point where LiteRT's
 XNNPACK delegate refuses the scales), onnxruntime's x86 float32 kernel for ONNX models
@@ -91,7 +91,7 @@ NEAR_TIE_SCALES = [
 @pytest.mark.parametrize("scales", NEAR_TIE_SCALES)
 def test_onnxruntime_add_near_ties(variant, scales):
     """Every int8 pair, scales whose sums land on or next to half-integers: the SIMD loop's float32 fast
-    form must hand those to onnxruntime's exact arithmetic (binary.c, add_fast4)."""
+    form must hand those to onnxruntime's exact arithmetic (add.c, add_fast4)."""
     a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, uint8 = scales
     a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
     a, b = a.ravel(), b.ravel()

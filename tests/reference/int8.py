@@ -202,7 +202,7 @@ def add_kernel(a_scale, b_scale, y_scale):
 
 
 def add_parameters(a_scale, b_scale, y_scale):
-    """XNNPACK's fixed-point ADD parameters exactly as qnn_create_add (binary.c) computes them:
+    """XNNPACK's fixed-point ADD parameters exactly as qnn_create_add (add.c) computes them:
     (a_multiplier, b_multiplier, shift)."""
     a_mul = np.float32(float(a_scale) / float(y_scale))
     b_mul = np.float32(float(b_scale) / float(y_scale))

@@ -286,7 +286,7 @@ def _add_fields(graph, op):
     fields.update(a_multiplier=a_scale / y_scale, b_multiplier=b_scale / y_scale, input_offset=0, float_form=0)
     if _is_onnx(graph):  # onnxruntime's x86 kernel (float32)
         # its kernel takes the node's first input first, unless broadcasting hands that one over as a
-        # per-span scalar (binary.c's float_form 1: the record's b first)
+        # per-span scalar (add.c's float_form 1: the record's b first)
         node_b_first = op.options.get("onnxruntime_scalar") == "a"
         swapped = fields["input_a"] != op.inputs[0]
         fields.update(NO_ADD_FIXED_POINT, arithmetic=1, input_offset=128 if op.options.get("uint8") else 0,

@@ -1,4 +1,4 @@
-/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE and COPY (ADD and MUL: binary.c). */
+/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE and COPY (ADD: add.c; MUL: binary.c). */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
