@@ -17,7 +17,7 @@ from tflite.Padding import Padding
 from tflite.TensorType import TensorType
 
 from ..errors import ModelError
-from ..importers.tflite import _conv_padding
+from ..importers.tflite.options import conv_padding
 from .tflite_layout import tflite_ready
 
 TENSOR_TYPES = {"float32": TensorType.FLOAT32, "int8": TensorType.INT8, "uint8": TensorType.UINT8,
@@ -184,7 +184,7 @@ def _padding_mode(graph, op, kernel, stride, dilation):
     in_h, in_w = x.shape[1], x.shape[2]
     padding = list(op.options["padding"])
     for mode in (Padding.VALID, Padding.SAME):
-        if _conv_padding(mode, in_h, in_w, kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1]) == padding:
+        if conv_padding(mode, in_h, in_w, kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1]) == padding:
             return mode
     raise ModelError(f"op {op.index} {op.type}: padding {padding} is neither SAME nor VALID; "
                      "TFLite needs an explicit PAD op for it")

@@ -11,7 +11,7 @@ from tflite.Padding import Padding
 
 from ..errors import ModelError
 from ..graph import Graph, Op, Tensor
-from ..importers.tflite import _conv_padding
+from ..importers.tflite.options import conv_padding
 
 
 def transpose_last_two(data, outer, rows, columns):
@@ -156,7 +156,7 @@ def _explicit_padding(op, tensors, ops, constant):
     (sh, sw), (dh, dw) = op.options["stride"], op.options["dilation"]
     padding = list(op.options["padding"])
     for mode in (Padding.SAME, Padding.VALID):
-        if _conv_padding(mode, x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw) == padding:
+        if conv_padding(mode, x.shape[1], x.shape[2], kh, kw, sh, sw, dh, dw) == padding:
             return op
     top, bottom, left, right = padding
     padded_shape = (x.shape[0], x.shape[1] + top + bottom, x.shape[2] + left + right, x.shape[3])
