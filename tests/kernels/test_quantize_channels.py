@@ -48,7 +48,7 @@ def per_axis_cases(draw):
     q = rng.uniform(-300, 300, size=shape)
     if draw(st.booleans()):   # ties: round half to even decides
         q = np.floor(q) + 0.5
-    x = (q * ref._channel_view(scales, shape, axis)).astype(np.float32)
+    x = (q * ref.channel_view(scales, shape, axis)).astype(np.float32)
     return x, scales, zero_points, axis, rng
 
 
