@@ -128,3 +128,34 @@ def test_architecture_matches_onnxruntime(name, activation, quantized):
                     assert within == 1.0 and exact >= 0.999, report
                 else:
                     assert exact == 1.0, report
+
+
+def test_mobilenet_v3_with_hardswish_as_one_op(photos):
+    """torch.onnx from opset 14 on writes HardSwish as one op, which quantize_static leaves in float: in the QDQ
+    form it runs between DequantizeLinear and QuantizeLinear (bit-exact); in the QOperator form its float result
+    also feeds the squeeze-excite's float GlobalAveragePool, which is refused by name (onnxruntime sums such
+    a pool in an order that depends on the channel count and the CPU; README, "Not supported")."""
+    import torch
+
+    found, batches = photos
+    _, shape, _ = ARCHITECTURES["mobilenet_v3_small"]
+    model = build("mobilenet_v3_small", batches)
+    feeds = [{"x": sized(p["path"], shape)} for p in found]
+    by_name = {p["name"]: p for p in found}
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        src = Path(tmp) / "float.onnx"
+        torch.onnx.export(model, (torch.zeros(shape),), str(src), input_names=["x"], opset_version=17, dynamo=False)
+        assert "HardSwish" in {n.op_type for n in onnx.load(str(src)).graph.node}
+        made = {}
+        for fmt in ("QDQ", "QOperator"):
+            dst = Path(tmp) / f"{fmt}.onnx"
+            quantize_static(str(src), str(dst), _Reader(feeds), quant_format=getattr(QuantFormat, fmt),
+                            per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+            made[fmt] = dst.read_bytes()
+    reference = ReferenceSession(made["QDQ"], uint8_muls=True)
+    x = sized(by_name[SAMPLES[1]]["path"], shape)
+    for variant in qnnweb.VARIANTS:
+        np.testing.assert_array_equal(qnnweb.load(made["QDQ"], variant=variant).run(x)[0], reference.run({"x": x})[0])
+    with pytest.raises(qnnweb.UnsupportedModelError, match="HardSwish .*used in float"):
+        qnnweb.load(made["QOperator"])
