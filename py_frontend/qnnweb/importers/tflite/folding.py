@@ -4,6 +4,7 @@ them) evaluated at import on static shapes."""
 from .. import shape_folding as folding
 from ..shape_folding import FoldError
 
+
 def fold_shape_arithmetic(tensors, ops):
     """Evaluate every op of integer shape arithmetic whose inputs are constants or static shapes
     (SHAPE, STRIDED_SLICE, PACK, CONCATENATION, GATHER, CAST, RESHAPE, SQUEEZE, EXPAND_DIMS, ADD,
