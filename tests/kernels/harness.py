@@ -155,15 +155,17 @@ def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="
 
 
 def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",
-                   count_include_pad=False, fmt="tflite"):
+                   count_include_pad=False, fmt="tflite", float_table=None):
+    """``float_table``: 256 float32 by input byte, the taps' values (an ONNX float pool of a float op)."""
     n, ih, iw, c = x.shape
     oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
     ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     yi = g.output((n, oh, ow, c), "int8", y_scale, y_zp)
+    options = {} if float_table is None else {"float_table": np.asarray(float_table, "<f4").tobytes()}
     g.op("AVERAGE_POOL_2D", [xi], [yi], kernel=tuple(kernel), stride=tuple(stride), padding=list(padding),
-         activation=activation, count_include_pad=count_include_pad)
+         activation=activation, count_include_pad=count_include_pad, **options)
     return run(g, variant, x, fmt=fmt)[0]
 
 

@@ -1,5 +1,6 @@
-"""MAX_POOL_2D (padding ignored, dilation, fused clamp) and AVERAGE_POOL_2D with count_include_pad
-(ONNX): every variant bit-exact against the references."""
+"""MAX_POOL_2D (padding ignored, dilation, fused clamp), AVERAGE_POOL_2D with count_include_pad (ONNX), and
+the float GlobalAveragePool of a float op's values then QuantizeLinear (onnxruntime itself as the reference):
+every variant bit-exact against the references."""
 
 import numpy as np
 import pytest
@@ -125,8 +126,9 @@ def _ort_average_pool(x_nchw, dtype, x_scale, x_zp, y_scale, y_zp, attrs, global
                               [helper.make_tensor_value_info("y", t, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
-                                           providers=["CPUExecutionProvider"])
+    options = session_options()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return session.run(None, {"x": x_nchw})[0]
 
 
@@ -168,3 +170,78 @@ def test_large_onnx_pools_split_across_threads(variant):
                 y_scale=H.f32(0.07), y_zp=-2, kernel=(3, 3), stride=(1, 1), padding=(1, 1, 1, 1), activation="NONE")
     got = H.average_pool2d(variant, **case, count_include_pad=False, fmt="onnx")
     np.testing.assert_array_equal(got, _onnx_expected(case, False))
+
+
+def _onnxruntime_float_pool(values, y_scale, y_zp):
+    """onnxruntime's float GlobalAveragePool of NCHW float32 `values` (its MLAS kernel: the session stops at the
+    extended optimizations, below the NCHWc layout, which sums in plain order where it takes a pool), then its
+    QuantizeLinear to int8."""
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(values.shape))
+    y = helper.make_tensor_value_info("y", TensorProto.INT8, None)
+    inits = [helper.make_tensor("s", TensorProto.FLOAT, [], [y_scale]), helper.make_tensor("z", TensorProto.INT8, [], [y_zp])]
+    graph = helper.make_graph([helper.make_node("GlobalAveragePool", ["x"], ["p"]),
+                               helper.make_node("QuantizeLinear", ["p", "s", "z"], ["y"])], "g", [x], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    options = session_options()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": values})[0]
+
+
+@st.composite
+def float_pool_cases(draw):
+    c = draw(H.channels)
+    h, w = draw(st.integers(1, 24)), draw(st.integers(1, 24))
+    rng = np.random.default_rng(draw(H.seeds))
+    x = H.int8_array(rng, (1, h, w, c), draw(H.data_kinds))
+    # a float op's values by input byte: any magnitudes, signs, exact ties among them
+    magnitude = draw(st.sampled_from([1e-3, 1.0, 100.0]))
+    table = (rng.standard_normal(256) * magnitude).astype(np.float32)
+    if draw(st.booleans()):
+        table = np.round(table * 4) / 4   # quarters: sums land on quantization ties
+    y_scale = float(np.float32(draw(H.log_uniform(-4, 1)) * magnitude))
+    return dict(x=x, table=table.astype(np.float32), y_scale=y_scale, y_zp=draw(H.zero_points))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(60), deadline=None)
+@given(case=float_pool_cases())
+def test_float_global_pool_of_table_matches_onnxruntime(variant, case):
+    """arithmetic 5: taps through a float32 table, summed in order, divided, then QuantizeLinear."""
+    c = case
+    x, table = c["x"], c["table"]
+    values = table[x.astype(np.uint8)].transpose(0, 3, 1, 2).copy()       # NCHW float32, as onnxruntime gets them
+    expected = _onnxruntime_float_pool(values, c["y_scale"], c["y_zp"]).reshape(1, 1, 1, -1)
+    _, h, w, _ = x.shape
+    got = H.average_pool2d(variant, x, 0.05, 0, c["y_scale"], c["y_zp"], (h, w), (h, w), (0, 0, 0, 0), fmt="onnx",
+                           float_table=table)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_float_global_pool_of_table_order_and_division(variant):
+    """Cases only onnxruntime's own arithmetic gets right: MLAS's four lanes (2^24 first and -2^24 last in one
+    channel: the ones sharing the first tap's lane vanish in float32, the 36 in the other lanes count; in plain
+    order all 47 would vanish; in the last channel, lanes 1-3 hold a one each: lane 0 + lane 2 loses its one,
+    lane 1 + lane 3 keeps two, 2 in all, 0 summed lane after lane), and the sum divided by the count (times 1 /
+    count rounds the middle channels' averages across a quantization boundary)."""
+    table = np.zeros(256, np.float32)
+    table[1], table[2], table[3] = 2.0 ** 24, -(2.0 ** 24), 1.0
+    table[4], table[5] = 0.4876193404197693, 1.9491561651229858
+    x = np.full((1, 7, 7, 4), 3, np.int8)
+    x[0, 0, 0, 0], x[0, 6, 6, 0] = 1, 2
+    x[0, :, :, 1], x[0, :, :, 2] = 4, 5
+    x[0, :, :, 3] = 0                                        # table[0] = 0.0
+    x[0, 0, 0, 3], x[0, 0, 1:4, 3], x[0, 6, 6, 3] = 1, 3, 2
+    values = table[x.astype(np.uint8)].transpose(0, 3, 1, 2).copy()
+    for y_scale in (0.00701610604301095, 0.026519130915403366, 0.01):
+        expected = _onnxruntime_float_pool(values, y_scale, 0).reshape(1, 1, 1, -1)
+        got = H.average_pool2d(variant, x, 0.05, 0, y_scale, 0, (7, 7), (7, 7), (0, 0, 0, 0), fmt="onnx",
+                               float_table=table)
+        np.testing.assert_array_equal(got, expected)
+        assert expected[0, 0, 0, 0] == np.rint(np.float32(np.float32(36 / 49) / np.float32(y_scale)))
+        assert expected[0, 0, 0, 3] == np.rint(np.float32(np.float32(2 / 49) / np.float32(y_scale)))

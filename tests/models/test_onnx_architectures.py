@@ -132,9 +132,9 @@ def test_architecture_matches_onnxruntime(name, activation, quantized):
 
 def test_mobilenet_v3_with_hardswish_as_one_op(photos):
     """torch.onnx from opset 14 on writes HardSwish as one op, which quantize_static leaves in float: in the QDQ
-    form it runs between DequantizeLinear and QuantizeLinear (bit-exact); in the QOperator form its float result
-    also feeds the squeeze-excite's float GlobalAveragePool, which is refused by name (onnxruntime sums such
-    a pool in an order that depends on the channel count and the CPU; README, "Not supported")."""
+    form it runs between DequantizeLinear and QuantizeLinear; in the QOperator form its float result also feeds
+    the squeeze-excite's float GlobalAveragePool, which onnxruntime sums as MLAS's pooling kernel does (the
+    avgpool record's arithmetic 5). Both forms bit-exact in every variant, uint8 and int8 activations."""
     import torch
 
     found, batches = photos
@@ -149,13 +149,19 @@ def test_mobilenet_v3_with_hardswish_as_one_op(photos):
         assert "HardSwish" in {n.op_type for n in onnx.load(str(src)).graph.node}
         made = {}
         for fmt in ("QDQ", "QOperator"):
-            dst = Path(tmp) / f"{fmt}.onnx"
-            quantize_static(str(src), str(dst), _Reader(feeds), quant_format=getattr(QuantFormat, fmt),
-                            per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-            made[fmt] = dst.read_bytes()
-    reference = ReferenceSession(made["QDQ"], uint8_muls=True)
-    x = sized(by_name[SAMPLES[1]]["path"], shape)
-    for variant in qnnweb.VARIANTS:
-        np.testing.assert_array_equal(qnnweb.load(made["QDQ"], variant=variant).run(x)[0], reference.run({"x": x})[0])
-    with pytest.raises(qnnweb.UnsupportedModelError, match="HardSwish .*used in float"):
-        qnnweb.load(made["QOperator"])
+            for activation in ("QUInt8", "QInt8"):
+                dst = Path(tmp) / f"{fmt}-{activation}.onnx"
+                quantize_static(str(src), str(dst), _Reader(feeds), quant_format=getattr(QuantFormat, fmt),
+                                per_channel=True, activation_type=getattr(QuantType, activation),
+                                weight_type=QuantType.QInt8)
+                made[fmt, activation] = dst.read_bytes()
+    pools = [n for n in onnx.load_from_string(made["QOperator", "QInt8"]).graph.node if n.op_type == "GlobalAveragePool"]
+    assert pools, "the QOperator form should leave float GlobalAveragePools (the case this test is for)"
+    samples = [sized(by_name[name]["path"], shape) for name in SAMPLES]
+    for (fmt, activation), data in made.items():
+        reference = ReferenceSession(data, uint8_muls=True)
+        for variant in qnnweb.VARIANTS:
+            ours = qnnweb.load(data, variant=variant)
+            for x in samples:
+                np.testing.assert_array_equal(ours.run(x)[0], reference.run({"x": x})[0],
+                                              err_msg=f"{fmt} {activation} {variant}")

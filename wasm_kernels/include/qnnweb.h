@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 9
+#define QNN_ABI_VERSION 10
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -272,8 +272,15 @@ struct qnn_mul_record {
  *   3 (TFLite's builtin MEAN, which LiteRT runs over axes other than height and width): float32
  *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp;
  *   4 (XNNPACK's mean, which LiteRT's delegate runs over one axis of a rank-4 tensor): s = scale *
- *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32.
- * `scale` is used by arithmetic 0, 3 and 4, input_scale and output_scale by 1 and 2. */
+ *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
+ *   5 (onnxruntime's float GlobalAveragePool of a float function of the int8 input, then its
+ *     QuantizeLinear: a float op the quantizer left unquantized, e.g. HardSwish, read by a float pool;
+ *     a global window only): each tap is table[(uint8) x] (256 float32 at `table`, the function's values
+ *     as onnxruntime computes them), summed as MLAS's global pooling kernel does (four float32 lanes over
+ *     the image in row-major order, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last n % 4 taps
+ *     in order), divided by n, then rint(clamp(avg / output_scale, output_min - out_zp,
+ *     output_max - out_zp)) + out_zp.
+ * `scale` is used by arithmetic 0, 3 and 4, input_scale and output_scale by 1, 2 and 5. */
 struct qnn_avgpool2d_record {
   int32_t op, words;
   int32_t input, output;
@@ -288,6 +295,7 @@ struct qnn_avgpool2d_record {
   int32_t count_include_pad;
   int32_t arithmetic;
   float input_scale, output_scale;
+  int32_t table;            /* arithmetic 5: address of 256 float32 (copied at qnn_plan_add); 0 otherwise */
 };
 
 /* Max over the valid (unpadded) taps of each window, clamped to [output_min, output_max]; a window

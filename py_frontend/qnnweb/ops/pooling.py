@@ -7,7 +7,9 @@ quantization, else fp32); ONNX models onnxruntime's, which has two: QLinearAvera
 (contrib_ops/cpu/quantization/qlinear_pool.cc) dequantizes every tap to float32, sums, divides and
 quantizes with round half to even; QLinearGlobalAveragePool, and QLinearAveragePool when its window
 is the whole unpadded image (it falls back to the global kernel), is MLAS's integer sum times
-float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp)."""
+float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp). A float GlobalAveragePool the quantizer left
+unquantized, of a float op's values (the op's ``float_table``: its float32 value of each input byte), is
+onnxruntime's float pool (the values summed in order, divided) then its QuantizeLinear (arithmetic 5)."""
 
 import math
 
@@ -15,8 +17,8 @@ from . import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 
 
-ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN, ARITHMETIC_XNNPACK_MEAN = \
-    0, 1, 2, 3, 4
+ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN, ARITHMETIC_XNNPACK_MEAN, \
+    ARITHMETIC_ONNX_FLOAT_TABLE = 0, 1, 2, 3, 4, 5
 
 
 def _arithmetic(graph, x, kernel, padding):
@@ -27,8 +29,13 @@ def _arithmetic(graph, x, kernel, padding):
 
 
 def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False, view=None,
-             arithmetic=None):
-    """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes)."""
+             arithmetic=None, float_table=None):
+    """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes);
+    ``float_table``: 256 float32 (bytes), the taps' values by input byte (arithmetic 5)."""
+    if float_table is not None:
+        if len(float_table) != 1024 or count_include_pad:
+            raise Unsupported("a float pool's table must hold 256 float32 and the pool count only valid taps")
+        arithmetic = ARITHMETIC_ONNX_FLOAT_TABLE
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     if view is None:
@@ -47,7 +54,8 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
         scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
         count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding) if arithmetic is None else arithmetic,
-        input_scale=x_scale, output_scale=y_scale))]
+        input_scale=x_scale, output_scale=y_scale, **({} if float_table is not None else {"table": 0})),
+        {"table": float_table} if float_table is not None else {})]
 
 
 @lowering("AVERAGE_POOL_2D")
@@ -56,7 +64,7 @@ def lower_average_pool(graph, op):
     require_rank(y, 4, "output")
     o = op.options
     return _avgpool(graph, op, x, y, o["kernel"], o["stride"], o["padding"], o["activation"],
-                    bool(o.get("count_include_pad", False)))
+                    bool(o.get("count_include_pad", False)), float_table=o.get("float_table"))
 
 
 @lowering("MAX_POOL_2D")

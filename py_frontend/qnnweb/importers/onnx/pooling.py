@@ -7,7 +7,8 @@ from .base import NCHW_TO_NHWC, Skip
 class PoolingMixin:
     """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
 
-    def _pool(self, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False):
+    def _pool(self, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False, **ir_options):
+        """``ir_options``: more IR options (a float pool's ``float_table``)."""
         x = self._nhwc(x_name)
         n, h, w, c = self.tensors[x].shape
         if global_pool:
@@ -46,7 +47,7 @@ class PoolingMixin:
             # the kernel follows (ONNX arithmetic, avgpool2d.c)
             options["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
         out = self._new_output(out_names, (n, sizes[0], sizes[1], c), params, True)
-        self._op(op_type, [x], [out], **options)
+        self._op(op_type, [x], [out], **options, **ir_options)
 
     def _op_AveragePool(self, node, attrs):
         x = self._activation_input(node.input[0])

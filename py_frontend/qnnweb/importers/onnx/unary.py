@@ -5,7 +5,7 @@ them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.
 
 
 from ...ops.common import float32, float32_bytes
-from ...ops.unary import onnxruntime_function
+from ...ops.unary import float_table, onnxruntime_function
 from .base import UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 from .quantization import EXACT_ON_DEQUANTIZED
 
@@ -166,12 +166,43 @@ class UnaryMixin:
             # commute with, and the table writes the model's float output last
             self._replay_moves(x, moves, [f"{name}/int8"])
             x, moves = f"{name}/int8", []
+        if not moves and not self._float_pools(name, x, steps):
+            return   # only pools read the run: each made its own int8 result
         value = self.values[x]
         # a Relu alone (no run, no moves): its result may be read in float too (EXACT_ON_DEQUANTIZED)
         alone = (node.op_type in EXACT_ON_DEQUANTIZED and node.input[0] in self.views and name == node.output[0]
                  and not moves)
         self._tabulated(node, name, moves, op_type, [value.index], value.nhwc,
                         input_params=self._params_of(x) if alone else None, **options)
+
+    def _float_pools(self, name, x, steps):
+        """The GlobalAveragePools that read float run `name` (the float32 function `steps` of int8 `x`) and
+        whose results are only quantized: onnxruntime's QOperator form leaves such a pool in float after a
+        float op (MobileNetV3's squeeze-excite with HardSwish as one op, opset 14 on). Each becomes the int8
+        pool of the run's float32 values, summed, divided and quantized as onnxruntime's float
+        GlobalAveragePool and QuantizeLinear do (ops/pooling.py, arithmetic 5), and leaves the readers of
+        `name`. Returns False when pools were all that read the run (it needs no table of its own)."""
+        readers = self.consumers.get(name, [])
+        if name in self.outputs:
+            return True
+        pools = [c for c in readers if c.op_type == "GlobalAveragePool" and not arity_problem(c) and c.input[0] == name
+                 and c.output[0] not in self.outputs]
+        function = onnxruntime_function(steps)
+        t = self.tensors[self.values[x].index]
+        if not pools or function is None or len(t.scale) != 1:
+            return True
+        table = float_table("int8", t.scale[0], t.zero_point[0], function)
+        for pool in pools:
+            try:
+                out_names, params, activation = self._quantized_output(pool)
+            except Skip:
+                continue   # its float result is used in float too: the run stays refused
+            self._pool("AVERAGE_POOL_2D", pool, {}, x, out_names, params, activation, global_pool=True,
+                       float_table=table)
+            self._mark_done(pool)
+            readers = [c for c in readers if c is not pool]
+        self.consumers[name] = readers
+        return bool(readers)   # (pools were made: when none is left, nothing else reads the run)
 
     def _reshapes_only(self, moves):
         """Whether the moves only reshape (they then run on float32 tensors as well)."""
