@@ -21,9 +21,11 @@
  *     over the image in row-major order, lanes (0 + 2) + (1 + 3), then the last n % 4 taps one by one),
  *     divided by the count, then its QuantizeLinear (x / scale, clamped, rint, + zero point; NaN as 0, as
  *     the QUANTIZE kernel). Checked against onnxruntime on 7-120 channels of 1x3 to 56x56 values of every
- *     magnitude: every channel bit-exact. (Where onnxruntime's optimizer moves the pool to its NCHWc
- *     kernels, a channel count that is a multiple of the CPU's block with the shape known, it sums in
- *     plain order instead: a last-bit difference there, which rarely moves a quantum.) */
+ *     magnitude: every channel bit-exact. (onnxruntime's optimizer moves a float pool to its NCHWc
+ *     kernels, which sum in plain order, when the channel count is a multiple of the CPU's block and the
+ *     pool reads a graph input; after a float unary op, the only case made here, it stays
+ *     on MLAS's kernel: checked for HardSwish at 16 channels and Tanh, Relu, Clip, Sigmoid, HardSigmoid,
+ *     LeakyRelu, Elu at 32.) */
 #pragma clang fp contract(off)   /* every float step as written: the references round each one */
 
 #include "qnnweb.h"
