@@ -245,3 +245,11 @@ def test_float_global_pool_of_table_order_and_division(variant):
         np.testing.assert_array_equal(got, expected)
         assert expected[0, 0, 0, 0] == np.rint(np.float32(np.float32(36 / 49) / np.float32(y_scale)))
         assert expected[0, 0, 0, 3] == np.rint(np.float32(np.float32(2 / 49) / np.float32(y_scale)))
+
+
+def test_float_pool_of_table_is_global_only():
+    """The MLAS order is its global kernel's: a smaller window is refused by name, not run in another order."""
+    x = np.zeros((1, 4, 4, 3), np.int8)
+    with pytest.raises(qnnweb.UnsupportedModelError, match="global pool"):
+        H.average_pool2d("scalar", x, 0.05, 0, 0.1, 0, (2, 2), (2, 2), (0, 0, 0, 0), fmt="onnx",
+                         float_table=np.zeros(256, np.float32))

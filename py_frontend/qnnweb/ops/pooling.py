@@ -9,7 +9,7 @@ quantizes with round half to even; QLinearGlobalAveragePool, and QLinearAverageP
 is the whole unpadded image (it falls back to the global kernel), is MLAS's integer sum times
 float32(x_scale / (y_scale * n)) (mlas/lib/qlgavgpool.cpp). A float GlobalAveragePool the quantizer left
 unquantized, of a float op's values (the op's ``float_table``: its float32 value of each input byte), is
-onnxruntime's float pool (the values summed in order, divided) then its QuantizeLinear (arithmetic 5)."""
+MLAS's float global pool (four lanes, then the last taps, divided) then QuantizeLinear (arithmetic 5)."""
 
 import math
 
@@ -33,8 +33,10 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
     """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes);
     ``float_table``: 256 float32 (bytes), the taps' values by input byte (arithmetic 5)."""
     if float_table is not None:
-        if len(float_table) != 1024 or count_include_pad:
-            raise Unsupported("a float pool's table must hold 256 float32 and the pool count only valid taps")
+        if len(float_table) != 1024:
+            raise Unsupported("a float pool's table must hold 256 float32")
+        if view is not None or len(x.shape) != 4 or tuple(kernel) != tuple(x.shape[1:3]) or any(padding):
+            raise Unsupported("a float pool of a float op's values must be a global pool (the whole image, no padding)")
         arithmetic = ARITHMETIC_ONNX_FLOAT_TABLE
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
