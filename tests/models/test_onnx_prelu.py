@@ -1,7 +1,7 @@
 """ONNX PRelu as onnxruntime's quantize_static leaves it (in float between DequantizeLinear and
 QuantizeLinear: the quantizer has no PRelu), with one slope per channel or one for all, in every
 mode, between convolutions and as the model's last float op (alone, and followed by Tanh: one table):
-within one quantum of onnxruntime in every variant. Its own table is
+within one quantum of onnxruntime in every variant; one slope pooled in float (QOperator) bit-exact. Its own table is
 onnxruntime's float32 PRelu, checked bit-exact on every input value below."""
 
 import numpy as np
@@ -62,3 +62,34 @@ def test_every_input_value_bit_exact(slope):
     (theirs,) = ReferenceSession(data).run({"q": q})
     for variant in qnnweb.VARIANTS:
         np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(q)[0], theirs, err_msg=variant)
+
+
+def pooled_model(slope):
+    """Conv -> PRelu -> GlobalAveragePool -> Conv: the QOperator form leaves the pool in float after the PRelu."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("PRelu", ["c", "slope"], ["p"]),
+             helper.make_node("GlobalAveragePool", ["p"], ["g"]),
+             helper.make_node("Conv", ["g", "w2"], ["y"])]
+    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "slope": SLOPES[slope],
+            "w2": RNG.normal(0, 0.3, (4, C, 1, 1)).astype(np.float32)}
+    return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, 1, 1])], init)
+
+
+@pytest.mark.parametrize("quant", MODES, ids=["-".join(m) for m in MODES])
+def test_one_slope_then_float_global_pool_bit_exact(quant):
+    """PyTorch's nn.PReLU() has one slope: its float result pooled in float (QOperator) is the float pool of a
+    table of its values (MLAS's order, the avgpool record's arithmetic 5), bit-exact; in QDQ form the pool
+    is quantized."""
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(pooled_model("one"), feeds, quant_format=quant[0], activation=quant[1])
+    for seed in range(3):
+        x = np.random.default_rng(seed).uniform(-1, 1, (1, 3, H, W)).astype(np.float32)
+        assert_matches_onnxruntime(data, x, ["AVERAGE_POOL_2D"], exact=True)
+
+
+def test_slope_per_channel_then_float_global_pool_refused():
+    """One slope per channel would need a table per channel in the pool: refused by name, not run otherwise."""
+    feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(pooled_model("per-channel"), feeds, quant_format="QOperator", activation="QInt8")
+    with pytest.raises(qnnweb.UnsupportedModelError, match="PRelu: its float output .* is used in float"):
+        qnnweb.load(data)

@@ -92,7 +92,7 @@ def lower_prelu(graph, op):
                  {"tables": b"".join(tables[k] for k in keys)})]
 
 
-def _composed(before, then):
+def prelu_function(before, then):
     """The float32 function of the float unary ops ``before`` ([(op type, options)]), PRelu and the ops
     ``then`` after it (further PRelus among them: ("PRELU", {"slopes": [...]})), of a value and its
     channel's slopes (the first PRelu's first)."""
@@ -118,7 +118,7 @@ def _composed(before, then):
 def _float_output_tables(x, before, then):
     """256 float32 values per channel's slopes: the float32 PRelu (and the ops around it) of each
     dequantized input."""
-    function = _composed(before, then)
+    function = prelu_function(before, then)
     return lambda slopes: float_table(x.dtype, x.scale[0], x.zero_point[0], lambda v: function(v, slopes))
 
 
@@ -129,7 +129,7 @@ def _float_slope_tables(x, y, activation, before=(), then=()):
     x_scale, x_zp = x.scale[0], x.zero_point[0]
     y_scale, y_zp = y.scale[0], y.zero_point[0]
     lo, hi = activation_range(activation, y_scale, y_zp) if activation != "NONE" else (None, None)
-    function = _composed(before, then)
+    function = prelu_function(before, then)
 
     def table(slopes):
         return make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp,

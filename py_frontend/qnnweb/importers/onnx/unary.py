@@ -4,7 +4,9 @@ DequantizeLinear and QuantizeLinear: one table of the composed functions, throug
 them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.py)."""
 
 
+from ...ops import Unsupported
 from ...ops.common import float32, float32_bytes
+from ...ops.prelu import prelu_function
 from ...ops.unary import float_table, onnxruntime_function
 from .base import UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 from .quantization import EXACT_ON_DEQUANTIZED
@@ -166,7 +168,7 @@ class UnaryMixin:
             # commute with, and the table writes the model's float output last
             self._replay_moves(x, moves, [f"{name}/int8"])
             x, moves = f"{name}/int8", []
-        if not moves and not self._float_pools(name, x, steps):
+        if not moves and not self._float_pools(name, x, onnxruntime_function(steps)):
             return   # only pools read the run: each made its own int8 result
         value = self.values[x]
         # a Relu alone (no run, no moves): its result may be read in float too (EXACT_ON_DEQUANTIZED)
@@ -175,8 +177,9 @@ class UnaryMixin:
         self._tabulated(node, name, moves, op_type, [value.index], value.nhwc,
                         input_params=self._params_of(x) if alone else None, **options)
 
-    def _float_pools(self, name, x, steps):
-        """The GlobalAveragePools that read float run `name` (the float32 function `steps` of int8 `x`) and
+    def _float_pools(self, name, x, function):
+        """The GlobalAveragePools that read float run `name` (`function`, the float32 function of int8 `x` as
+        onnxruntime computes it, or None: no pool then) and
         whose results are only quantized: onnxruntime's QOperator form leaves such a pool in float after a
         float op (MobileNetV3's squeeze-excite with HardSwish as one op, opset 14 on). Each becomes the int8
         pool of the run's float32 values, summed, divided and quantized as onnxruntime's float
@@ -187,7 +190,6 @@ class UnaryMixin:
             return True
         pools = [c for c in readers if c.op_type == "GlobalAveragePool" and not arity_problem(c) and c.input[0] == name
                  and c.output[0] not in self.outputs]
-        function = onnxruntime_function(steps)
         t = self.tensors[self.values[x].index]
         if not pools or function is None or len(t.scale) != 1:
             return True
@@ -265,10 +267,26 @@ class UnaryMixin:
                        "supported")
         if layout == "last-axis" and self.values[x].nhwc:
             raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
+        if not moves and layout == "one" and not self._float_pools(name, x, self._one_slope_function(slopes, before, chain)):
+            return   # only pools read the run: each made its own int8 result
         index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
         self._tabulated(node, name, moves, "PRELU", [index, alpha], nhwc, before=list(before), then=chain)
+
+    def _one_slope_function(self, slopes, before, chain):
+        """The float32 function of a PRelu run whose PRelus each have one slope (the ops `before` it, the
+        PRelu, the ops and PRelus `chain` after it), as onnxruntime computes it; None where a PRelu has
+        several slopes or an op has no exact model here."""
+        further = [o["slopes"] for t, o in chain if t == "PRELU"]
+        if any(len(f) != 1 for f in further):
+            return None
+        try:
+            function = prelu_function(list(before), chain)
+        except Unsupported:
+            return None
+        constants = [slopes[0]] + [f[0] for f in further]
+        return lambda v: function(v, constants)
 
     def _op_QLinearSigmoid(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
