@@ -37,7 +37,7 @@ RECORDS = {
     "avgpool2d": (7, "input output batch input_height input_width channels output_height output_width "
                      "kernel_height kernel_width stride_height stride_width padding_top padding_left scale:f "
                      "input_zero_point output_zero_point output_min output_max count_include_pad arithmetic "
-                     "input_scale:f output_scale:f table"),
+                     "input_scale:f output_scale:f table table_channels"),
     "pad": (8, "input output batch input_height input_width channels padding_top padding_bottom padding_left "
                "padding_right pad_value padding_front padding_back"),
     "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point arithmetic table"),

@@ -156,7 +156,8 @@ def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="
 
 def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",
                    count_include_pad=False, fmt="tflite", float_table=None):
-    """``float_table``: 256 float32 by input byte, the taps' values (an ONNX float pool of a float op)."""
+    """``float_table``: 256 float32 by input byte, the taps' values (an ONNX float pool of a float op), or
+    [channels, 256] (one table per channel)."""
     n, ih, iw, c = x.shape
     oh = conv_output_size(ih, kernel[0], stride[0], 1, padding[0], padding[1])
     ow = conv_output_size(iw, kernel[1], stride[1], 1, padding[2], padding[3])

@@ -200,7 +200,8 @@ def float_pool_cases(draw):
     x = H.int8_array(rng, (1, h, w, c), draw(H.data_kinds))
     # a float op's values by input byte: any magnitudes, signs, exact ties among them
     magnitude = draw(st.sampled_from([1e-3, 1.0, 100.0]))
-    table = (rng.standard_normal(256) * magnitude).astype(np.float32)
+    tables = draw(st.sampled_from([1, c]))   # one table, or one per channel (a PRelu's slopes)
+    table = (rng.standard_normal((tables, 256)) * magnitude).astype(np.float32)
     if draw(st.booleans()):
         table = np.round(table * 4) / 4   # quarters: sums land on quantization ties
     y_scale = float(np.float32(draw(H.log_uniform(-4, 1)) * magnitude))
@@ -211,10 +212,12 @@ def float_pool_cases(draw):
 @settings(max_examples=H.examples(60), deadline=None)
 @given(case=float_pool_cases())
 def test_float_global_pool_of_table_matches_onnxruntime(variant, case):
-    """arithmetic 5: taps through a float32 table, summed in order, divided, then QuantizeLinear."""
+    """arithmetic 5: taps through a float32 table (one, or one per channel), summed in MLAS's order, divided,
+    then QuantizeLinear."""
     c = case
     x, table = c["x"], c["table"]
-    values = table[x.astype(np.uint8)].transpose(0, 3, 1, 2).copy()       # NCHW float32, as onnxruntime gets them
+    channel = np.arange(x.shape[-1]) if len(table) > 1 else np.zeros(x.shape[-1], int)
+    values = table[channel, x.astype(np.uint8)].transpose(0, 3, 1, 2).copy()   # NCHW float32, as onnxruntime gets them
     expected = _onnxruntime_float_pool(values, c["y_scale"], c["y_zp"]).reshape(1, 1, 1, -1)
     _, h, w, _ = x.shape
     got = H.average_pool2d(variant, x, 0.05, 0, c["y_scale"], c["y_zp"], (h, w), (h, w), (0, 0, 0, 0), fmt="onnx",

@@ -275,8 +275,9 @@ struct qnn_mul_record {
  *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
  *   5 (onnxruntime's float GlobalAveragePool of a float function of the int8 input, then its
  *     QuantizeLinear: a float op the quantizer left unquantized, e.g. HardSwish, read by a float pool;
- *     a global window only): each tap is table[(uint8) x] (256 float32 at `table`, the function's values
- *     as onnxruntime computes them), summed as MLAS's global pooling kernel does (four float32 lanes over
+ *     a global window only): each tap is table[c][(uint8) x] (256 float32 per table at `table`, the
+ *     function's values as onnxruntime computes them; `table_channels` tables: 1, or one per channel c,
+ *     a PRelu's slopes), summed as MLAS's global pooling kernel does (four float32 lanes over
  *     the image in row-major order, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last n % 4 taps
  *     in order), divided by n, then rint(clamp(avg / output_scale, output_min - out_zp,
  *     output_max - out_zp)) + out_zp.
@@ -295,7 +296,8 @@ struct qnn_avgpool2d_record {
   int32_t count_include_pad;
   int32_t arithmetic;
   float input_scale, output_scale;
-  int32_t table;            /* arithmetic 5: address of 256 float32 (copied at qnn_plan_add); 0 otherwise */
+  int32_t table;            /* arithmetic 5: address of table_channels x 256 float32 (copied at qnn_plan_add) */
+  int32_t table_channels;   /* arithmetic 5: 1 (one table) or channels (one per channel); 0 otherwise */
 };
 
 /* Max over the valid (unpadded) taps of each window, clamped to [output_min, output_max]; a window

@@ -31,10 +31,10 @@ def _arithmetic(graph, x, kernel, padding):
 def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False, view=None,
              arithmetic=None, float_table=None):
     """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes);
-    ``float_table``: 256 float32 (bytes), the taps' values by input byte (arithmetic 5)."""
+    ``float_table``: 256 float32 (bytes) by input byte, the taps' values, or 256 per channel (arithmetic 5)."""
     if float_table is not None:
-        if len(float_table) != 1024:
-            raise Unsupported("a float pool's table must hold 256 float32")
+        if len(float_table) % 1024 or len(float_table) // 1024 not in (1, x.shape[-1] if x.shape else 1):
+            raise Unsupported("a float pool's table must hold 256 float32, or 256 per channel")
         if view is not None or len(x.shape) != 4 or tuple(kernel) != tuple(x.shape[1:3]) or any(padding):
             raise Unsupported("a float pool of a float op's values must be a global pool (the whole image, no padding)")
         arithmetic = ARITHMETIC_ONNX_FLOAT_TABLE
@@ -56,7 +56,8 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
         scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
         count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding) if arithmetic is None else arithmetic,
-        input_scale=x_scale, output_scale=y_scale, **({} if float_table is not None else {"table": 0})),
+        input_scale=x_scale, output_scale=y_scale, table_channels=len(float_table) // 1024 if float_table else 0,
+        **({} if float_table is not None else {"table": 0})),
         {"table": float_table} if float_table is not None else {})]
 
 

@@ -39,7 +39,8 @@ struct avgpool2d_op {
   const int8_t* input;
   int8_t* output;
   struct qnn_avgpool2d_record r;
-  float table[256];  /* arithmetic 5: the taps' float32 values by input byte */
+  const float* table;  /* arithmetic 5: the taps' float32 values by input byte, 256 per table */
+  int32_t table_stride; /* 256 with a table per channel, else 0 */
 };
 
 int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
@@ -84,8 +85,13 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
     qnn_set_error("avgpool2d: arithmetic 5 is a global pool (one output pixel, the whole image, no padding)");
     return QNN_ERROR_INVALID_RECORD;
   }
+  const int32_t tables = r->arithmetic == 5 ? r->table_channels : 0;
   if (r->arithmetic == 5) {
-    table = qnn_plan_constant(r->table, 256 * sizeof(float), "avgpool2d table");
+    if (tables != 1 && tables != r->channels) {
+      qnn_set_error("avgpool2d: table_channels must be 1 or the channel count");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+    table = qnn_plan_constant(r->table, (int64_t) tables * 256 * sizeof(float), "avgpool2d table");
     if (table == NULL) return QNN_ERROR_INVALID_RECORD;
   }
   struct avgpool2d_op* op = qnn_plan_alloc(plan, sizeof(struct avgpool2d_op));
@@ -93,7 +99,14 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
   op->input = input;
   op->output = output;
   op->r = *r;
-  for (int i = 0; i < 256; i++) op->table[i] = table != NULL ? table[i] : 0.0f;
+  op->table = NULL;
+  op->table_stride = tables > 1 ? 256 : 0;
+  if (table != NULL) {
+    float* copy = qnn_plan_alloc(plan, (size_t) tables * 256 * sizeof(float));
+    if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < (size_t) tables * 256; i++) copy[i] = table[i];
+    op->table = copy;
+  }
   *result = &op->base;
   return QNN_OK;
 }
@@ -161,12 +174,13 @@ static void avgpool2d_onnx_float_table_channels(const struct avgpool2d_op* op, s
   for (int32_t b = 0; b < r->batch; b++) {
     const int8_t* image = op->input + (size_t) b * taps * channels;
     for (int32_t c = c_begin; c < c_end; c++) {
+      const float* table = op->table + (size_t) c * op->table_stride;
       float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       for (int32_t p = 0; p < vectors; p += 4) {
-        for (int32_t k = 0; k < 4; k++) lane[k] += op->table[(uint8_t) image[(size_t) (p + k) * channels + c]];
+        for (int32_t k = 0; k < 4; k++) lane[k] += table[(uint8_t) image[(size_t) (p + k) * channels + c]];
       }
       float sum = (lane[0] + lane[2]) + (lane[1] + lane[3]);
-      for (int32_t p = vectors; p < taps; p++) sum += op->table[(uint8_t) image[(size_t) p * channels + c]];
+      for (int32_t p = vectors; p < taps; p++) sum += table[(uint8_t) image[(size_t) p * channels + c]];
       float q = (sum / (float) taps) / r->output_scale;
       q = q == q ? q : 0.0f;
       q = q < lo ? lo : q > hi ? hi : q;

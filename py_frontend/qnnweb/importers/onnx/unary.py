@@ -179,7 +179,7 @@ class UnaryMixin:
 
     def _float_pools(self, name, x, function):
         """The GlobalAveragePools that read float run `name` (`function`, the float32 function of int8 `x` as
-        onnxruntime computes it, or None: no pool then) and
+        onnxruntime computes it, a list of them, one per channel, or None: no pool then) and
         whose results are only quantized: onnxruntime's QOperator form leaves such a pool in float after a
         float op (MobileNetV3's squeeze-excite with HardSwish as one op, opset 14 on). Each becomes the int8
         pool of the run's float32 values, summed, divided and quantized as onnxruntime's float
@@ -193,7 +193,10 @@ class UnaryMixin:
         t = self.tensors[self.values[x].index]
         if not pools or function is None or len(t.scale) != 1:
             return True
-        table = float_table("int8", t.scale[0], t.zero_point[0], function)
+        functions = function if isinstance(function, list) else [function]
+        if len(functions) not in (1, self.tensors[self._nhwc(x)].shape[-1]):
+            return True
+        table = b"".join(float_table("int8", t.scale[0], t.zero_point[0], f) for f in functions)
         for pool in pools:
             try:
                 out_names, params, activation = self._quantized_output(pool)
@@ -267,26 +270,31 @@ class UnaryMixin:
                        "supported")
         if layout == "last-axis" and self.values[x].nhwc:
             raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
-        if not moves and layout == "one" and not self._float_pools(name, x, self._one_slope_function(slopes, before, chain)):
+        if not moves and layout in ("one", "feature-map") and \
+                not self._float_pools(name, x, self._slope_functions(slopes, before, chain)):
             return   # only pools read the run: each made its own int8 result
         index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
         alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
         nhwc = index != self.values[x].index or self.values[x].nhwc
         self._tabulated(node, name, moves, "PRELU", [index, alpha], nhwc, before=list(before), then=chain)
 
-    def _one_slope_function(self, slopes, before, chain):
-        """The float32 function of a PRelu run whose PRelus each have one slope (the ops `before` it, the
-        PRelu, the ops and PRelus `chain` after it), as onnxruntime computes it; None where a PRelu has
-        several slopes or an op has no exact model here."""
+    def _slope_functions(self, slopes, before, chain):
+        """The float32 function of a PRelu run (the ops `before` it, the PRelu, the ops and PRelus `chain` after
+        it) as onnxruntime computes it: one where every PRelu has one slope, else a list, one per channel; None
+        where an op has no exact model here."""
         further = [o["slopes"] for t, o in chain if t == "PRELU"]
-        if any(len(f) != 1 for f in further):
-            return None
         try:
             function = prelu_function(list(before), chain)
         except Unsupported:
             return None
-        constants = [slopes[0]] + [f[0] for f in further]
-        return lambda v: function(v, constants)
+        count = max([len(slopes)] + [len(f) for f in further])
+        if any(len(v) not in (1, count) for v in [slopes] + further):
+            return None
+
+        def of_channel(c):
+            constants = [v[c if len(v) > 1 else 0] for v in [slopes] + further]
+            return lambda v: function(v, constants)
+        return of_channel(0) if count == 1 else [of_channel(c) for c in range(count)]
 
     def _op_QLinearSigmoid(self, node, attrs):
         x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
