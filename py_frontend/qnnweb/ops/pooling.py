@@ -38,6 +38,7 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
         if view is not None or len(x.shape) != 4 or tuple(kernel) != tuple(x.shape[1:3]) or any(padding):
             raise Unsupported("a float pool of a float op's values must be a global pool (the whole image, no padding)")
         arithmetic = ARITHMETIC_ONNX_FLOAT_TABLE
+    tables = len(float_table) // 1024 if float_table is not None else 0
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     if view is None:
@@ -56,9 +57,8 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
         stride_height=stride[0], stride_width=stride[1], padding_top=top, padding_left=left,
         scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp, output_min=lo, output_max=hi,
         count_include_pad=1 if count_include_pad else 0, arithmetic=_arithmetic(graph, x, kernel, padding) if arithmetic is None else arithmetic,
-        input_scale=x_scale, output_scale=y_scale, table_channels=len(float_table) // 1024 if float_table else 0,
-        **({} if float_table is not None else {"table": 0})),
-        {"table": float_table} if float_table is not None else {})]
+        input_scale=x_scale, output_scale=y_scale, table_channels=tables, **({} if tables else {"table": 0})),
+        {"table": float_table} if tables else {})]
 
 
 @lowering("AVERAGE_POOL_2D")

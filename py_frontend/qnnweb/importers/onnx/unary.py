@@ -194,8 +194,9 @@ class UnaryMixin:
         if not pools or function is None or len(t.scale) != 1:
             return True
         functions = function if isinstance(function, list) else [function]
-        if len(functions) not in (1, self.tensors[self._nhwc(x)].shape[-1]):
-            return True
+        shape = self._onnx_shape(x)
+        if len(shape) != 4 or len(functions) not in (1, shape[1]):
+            return True   # not a feature map, or slopes along another axis: refused as before
         table = b"".join(float_table("int8", t.scale[0], t.zero_point[0], f) for f in functions)
         for pool in pools:
             try:
