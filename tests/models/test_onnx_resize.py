@@ -126,6 +126,9 @@ LAYOUT_CASES = {
                            N("Conv", ["a", "w2"], ["unread"])], (True, True)),
     "conv-elu-concat": ([N("Conv", ["x", "w1"], ["c"]), N("Elu", ["c"], ["h"]),
                          N("Concat", ["h", "h"], ["a"], axis=1)], (False, True)),
+    # a Split moves the transpose where one of its outputs leads on to another (difftest s20261244-c313)
+    "conv-split-swap": ([N("Conv", ["x", "w1"], ["c"]), N("Split", ["c", "halves"], ["s1", "s2"], axis=1),
+                         N("Concat", ["s2", "s1"], ["a"], axis=1)], (False, True)),
 }
 
 
@@ -147,7 +150,8 @@ def test_qoperator_linear_in_either_layout(case, conv_after, activation):
             "k": RNG.normal(0, 1, (C, 1, 1)).astype(np.float32),
             "roi": np.zeros(0, np.float32), "sizes": np.array([1, channels, 11, 13], np.int64),
             "same": np.array([1, C, H, W], np.int64), "pads": np.array([0, 0, 1, 0, 0, 0, 0, 2], np.int64),
-            "starts": np.array([1], np.int64), "ends": np.array([H], np.int64), "axes": np.array([2], np.int64)}
+            "starts": np.array([1], np.int64), "ends": np.array([H], np.int64), "axes": np.array([2], np.int64),
+            "halves": np.array([C // 2, C // 2], np.int64)}
     nodes = nodes + [N("Resize", ["a", "roi", "", "sizes"], ["r" if conv_after else "y"], mode="linear",
                        coordinate_transformation_mode="asymmetric")]
     if conv_after:
@@ -177,6 +181,11 @@ TAILS = {
     "flatten": ([N("Flatten", ["r"], ["y"], axis=1)], False),
     "softmax": ([N("Softmax", ["r"], ["y"], axis=1)], False),
     "globalpool-flatten": ([N("GlobalAveragePool", ["r"], ["t"]), N("Flatten", ["t"], ["y"], axis=1)], False),
+    # a path to a convolution through ops onnxruntime has handlers for, even one it then declines to push the
+    # transpose through (a float Gather on the channels: difftest s20261242-c5); a Reshape ends the path
+    "gather-conv": ([N("Gather", ["r", "channels"], ["t"], axis=1), N("Conv", ["t", "w3"], ["y"])], True),
+    "softmax-conv": ([N("Softmax", ["r"], ["t"], axis=1), N("Conv", ["t", "w3"], ["y"])], True),
+    "reshape-conv": ([N("Reshape", ["r", "shape"], ["t"]), N("Conv", ["t", "w3"], ["y"])], False),
 }
 
 
@@ -187,17 +196,39 @@ def test_qoperator_linear_after_a_constant_mul(tail):
              *TAILS[tail][0]]
     init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32), "k": RNG.normal(0, 1, (C, 1, 1)).astype(np.float32),
             "roi": np.zeros(0, np.float32), "sizes": np.array([1, C, 11, 13], np.int64),
-            "lo": np.float32(-0.5), "hi": np.float32(0.5), "w3": RNG.normal(0, 0.4, (4, C, 1, 1)).astype(np.float32)}
+            "lo": np.float32(-0.5), "hi": np.float32(0.5), "w3": RNG.normal(0, 0.4, (4, C, 1, 1)).astype(np.float32),
+            "channels": np.array([-3, 1, -3, 0, 7, 2, 2, 5], np.int64), "shape": np.array([1, C, 11, 13], np.int64)}
     used = {name for node in nodes for name in node.input}
     out = {"clip-transpose": [1, C, 13, 11], "tanh-transpose": [1, C, 13, 11], "maxpool-transpose": [1, C, 12, 10],
            "sigmoid-conv": [1, 4, 11, 13], "flatten": [1, C * 11 * 13], "softmax": [1, C, 11, 13],
-           "globalpool-flatten": [1, C]}[tail]
+           "globalpool-flatten": [1, C], "gather-conv": [1, 4, 11, 13], "softmax-conv": [1, 4, 11, 13],
+           "reshape-conv": [1, 4, 11, 13]}[tail]
     fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], {k: v for k, v in init.items() if k in used})
     feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
     data = quantized(fm, feeds, quant_format="QOperator", activation="QInt8")
     graph = qnnweb.load(data)._graph
     arithmetic = [op.options["onnx_arithmetic"] for op in graph.ops if op.type == "RESIZE_BILINEAR"]
     assert arithmetic == ["q10" if TAILS[tail][1] else "float_truncate"]
+    assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
+                               exact=True)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_qoperator_linear_after_a_linear_resize_in_nhwc(activation):
+    """onnxruntime moves the transpose through an int8 linear Resize whatever follows (its NHWC kernel is
+    the faster one): Conv -> Resize -> Resize -> Softmax as the model's end runs both Resizes in NHWC,
+    though nothing after them absorbs the transpose."""
+    nodes = [N("Conv", ["x", "w1"], ["c"]),
+             N("Resize", ["c", "roi", "", "sizes1"], ["r1"], mode="linear", coordinate_transformation_mode="asymmetric"),
+             N("Resize", ["r1", "roi", "", "sizes2"], ["r2"], mode="linear", coordinate_transformation_mode="half_pixel"),
+             N("Softmax", ["r2"], ["y"], axis=1)]
+    init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32), "roi": np.zeros(0, np.float32),
+            "sizes1": np.array([1, C, 9, 11], np.int64), "sizes2": np.array([1, C, 13, 14], np.int64)}
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", [1, C, 13, 14])], init)
+    feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(fm, feeds, quant_format="QOperator", activation=activation)
+    graph = qnnweb.load(data)._graph
+    assert [op.options["onnx_arithmetic"] for op in graph.ops if op.type == "RESIZE_BILINEAR"] == ["q10", "q10"]
     assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
                                exact=True)
 
@@ -238,6 +269,30 @@ def test_linear_of_the_width_alone(quant, after):
     fm = float_model(nodes, [("x", [1, C, H, W])], [("y", out)], init)
     feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
     data = quantized(fm, feeds, quant_format=quant[0], activation=quant[1])
+    for _ in range(3):
+        assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
+                                   exact=True)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_float_linear_of_the_width_alone_before_a_reshape(activation):
+    """QOperator with ForceQuantizeNoInputCheck leaves a Resize before a Reshape in float: its
+    DequantizeLinear takes onnxruntime's NHWC transpose only where the path after it leads to another,
+    and the Reshape ends that path, so the Resize runs in NCHW on the dequantized values, not with the
+    channels taken for the width (difftest s20261241-c8117: one element of 24 one quantum off)."""
+    nodes = [N("Conv", ["x", "w1"], ["c"]),
+             N("Resize", ["c", "roi", "", "sizes"], ["r"], mode="linear", coordinate_transformation_mode="align_corners"),
+             N("Reshape", ["r", "shape"], ["f"]), N("Gemm", ["f", "w2"], ["y"], transB=1)]
+    init = {"w1": RNG.normal(0, 0.4, (C, C, 1, 1)).astype(np.float32), "roi": np.zeros(0, np.float32),
+            "sizes": np.array([1, C, H, 2 * W - 1], np.int64), "shape": np.array([1, -1], np.int64),
+            "w2": RNG.normal(0, 0.1, (5, C * H * (2 * W - 1))).astype(np.float32)}
+    fm = float_model(nodes, [("x", [1, C, H, W])], [("y", [1, 5])], init)
+    feeds = [{"x": RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32)} for _ in range(8)]
+    data = quantized(fm, feeds, quant_format="QOperator", activation=activation, ForceQuantizeNoInputCheck=True)
+    graph = qnnweb.load(data)._graph
+    resizes = [op for op in graph.ops if op.type == "RESIZE_BILINEAR"]
+    assert [op.options["onnx_arithmetic"] for op in resizes] == ["float"]
+    assert list(graph.tensors[resizes[0].inputs[0]].shape) == [1, H, W, C]   # not [H, W, C, 1]: channels stay channels
     for _ in range(3):
         assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, C, H, W)).astype(np.float32), ["RESIZE_BILINEAR"],
                                    exact=True)

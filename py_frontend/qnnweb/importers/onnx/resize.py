@@ -5,7 +5,7 @@ as onnxruntime does)."""
 import struct
 
 from ...ops.common import float32
-from .base import Skip, Value
+from .base import Skip, Value, _attributes
 
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")
 # QDQ float ops onnxruntime fuses into its QLinear kernels, by the QOperator op each becomes
@@ -20,6 +20,18 @@ FLOAT_UNARY = ("Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "H
 # HardSwish: difftest s20261222-c582; a Pad: s20261224-c184; a Slice: s20261227-c12)
 NHWC_WHERE_ABSORBED = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool", "Resize", "Pad",
                        "Slice") + FLOAT_UNARY
+# The ops qnnweb imports that onnxruntime 1.32's transpose optimizer has a handler for (its handler_map
+# and OrtExtendedHandlers) and whose outputs a pushed transpose reaches. Before pushing, it marks every
+# tensor with a path through such ops to a Transpose node (those it wraps each QLinearConv in among
+# them): its "outputs leading to transpose". A one-input op (or one with a constant operand) takes the
+# transpose only if its output is so marked. The path may run through ops it then declines to push
+# through: a Gather on the channels (difftest s20261242-c5). Reshape, Flatten, DepthToSpace,
+# SpaceToDepth, MatMul, Gemm, QGemm, QLinearMatMul and a float ConvTranspose end the path (read from
+# the graphs it optimizes, tests/models/test_onnx_resize.py).
+TRANSPOSE_HANDLED = NHWC_WHERE_ABSORBED + (
+    "QLinearGlobalAveragePool", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat", "QLinearSoftmax",
+    "QuantizeLinear", "DequantizeLinear", "Add", "Sub", "Mul", "Div", "Max", "Min", "PRelu", "Concat", "Split",
+    "Squeeze", "Gather", "Identity", "Softmax", "ReduceMean", "AveragePool", "GlobalAveragePool")
 
 
 def _as_qlinear(node):
@@ -75,6 +87,11 @@ class ResizeMixin:
         width_only = False
         if mode == "linear":   # which of onnxruntime's bilinear arithmetics runs it (ops/resize.py)
             nhwc = self._nhwc_in_onnxruntime(node.input[0])
+            if node.input[0] in self.views:
+                # a float Resize: the DequantizeLinear before it stays a node of its own, which takes the
+                # transpose only where its output leads on to another (difftest s20261241-c8117: a
+                # Reshape after the Resize ends that path, so onnxruntime resizes in NCHW)
+                nhwc = nhwc and self._transpose_absorbed(node.input[0])
             width_only = nhwc and scales[2] == 1 and scales[3] != 1   # its NCHW kernel runs it (below)
             options["onnx_arithmetic"] = ("float" if node.input[0] in self.views
                                           else "q10" if nhwc and not width_only else "float_truncate")
@@ -116,9 +133,10 @@ class ResizeMixin:
         those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
         the graph it optimizes): QLinearAdd / QLinearMul of two NHWC activations, QLinearConcat whose
         activation inputs are all NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC;
-        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, Pad, the float unary ops and QLinearAdd /
-        QLinearMul with a constant operand only where the transpose then vanishes (``_transpose_absorbed``;
-        toward the model's output it stays before them); a model input is NCHW."""
+        QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, Pad, Split, the float unary ops and
+        QLinearAdd / QLinearMul with a constant operand only where their output leads on to another
+        transpose (``_transpose_absorbed``; toward the model's output it stays before them), an int8 linear
+        Resize always; a model input is NCHW."""
         producer = self._ort_producer(name)
         if producer is None or depth > 64:
             return False
@@ -134,28 +152,31 @@ class ResizeMixin:
         elif op_type in ("MaxPool", "QLinearGlobalAveragePool"):
             activations = [producer.input[0]]
         elif op_type in NHWC_WHERE_ABSORBED:
-            if not self._transpose_absorbed(name):
+            # an int8 linear Resize takes the transpose whatever follows (OrtEPCostCheck: its NHWC kernel
+            # is the faster one)
+            int8_linear_resize = (op_type == "Resize" and producer.input[0] not in self.views
+                                  and _text(_attributes(producer).get("mode"), "nearest") == "linear")
+            if not int8_linear_resize and not self._transpose_absorbed(name):
                 return False
+            activations = [producer.input[0]]
+        elif op_type == "Split":   # as the one-input ops, where any of its outputs leads on to a transpose
+            if not any(self._transpose_absorbed(out) for out in producer.output if out):
+                return False       # (difftest s20261244-c313)
             activations = [producer.input[0]]
         else:
             return False
         return all(self._constant_source(a) or self._nhwc_in_onnxruntime(a, depth + 1) for a in activations)
 
-    # what onnxruntime's transpose optimizer moves a transpose through (the float unary ops too, which
-    # QOperator leaves between a DequantizeLinear and a QuantizeLinear)
-    TRANSPOSE_PASSES = NHWC_WHERE_ABSORBED + ("QLinearGlobalAveragePool", "MaxPool", "QLinearAdd", "QLinearMul",
-                                              "QLinearConcat", "QuantizeLinear", "DequantizeLinear")
-
     def _transpose_absorbed(self, name, depth=0):
-        """Whether a transpose of `name` (NHWC -> NCHW) would vanish downstream, through ops onnxruntime
-        moves transposes through: into a QLinearConv (a QDQ Conv), or merged with a Transpose node.
-        Else onnxruntime leaves it before the op that makes `name` (a Flatten, a Softmax or the
-        model's output further on: difftest s20261208-c1114, tests/models/test_onnx_resize.py)."""
+        """Whether onnxruntime's transpose optimizer counts `name` among its outputs leading to a
+        transpose (TRANSPOSE_HANDLED): a path through ops it has handlers for reaches a QLinearConv (a
+        QDQ Conv) or a Transpose node. Else it leaves the transpose before the op that makes `name`
+        (a Flatten or the model's output further on: difftest s20261208-c1114)."""
         for consumer in self.consumers.get(name, []):
             op_type = _as_qlinear(consumer)
             if op_type in ("QLinearConv", "Transpose"):
                 return True
-            if op_type in self.TRANSPOSE_PASSES and depth < 64 and \
+            if op_type in TRANSPOSE_HANDLED and depth < 64 and \
                     any(self._transpose_absorbed(out, depth + 1) for out in consumer.output):
                 return True
         return False
