@@ -44,7 +44,6 @@ ALLOWED_REJECTIONS = {
     # AveragePool averages, or one that reaches another float op through Flatten / Transpose / MaxPool
     "a float op's result used in float by a pool or through a reshape (QOperator)":
         re.compile(r"its float output '.*' is used in float"),
-    "Softmax over a non-last axis of a tensor that is not a feature map": re.compile(r"Softmax over axis \d+ of a"),
 }
 
 

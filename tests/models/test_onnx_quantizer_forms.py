@@ -5,7 +5,7 @@ broadcast onto feature maps (an NHWC tensor inside qnnweb), error reports of who
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import float_model, quantized
+from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 from reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
@@ -125,6 +125,22 @@ def test_maxpool_and_transpose_on_quantized_tensors(quant_format, activation):
     data = quantized(model, feeds([1, 3, 6, 6]), quant_format=quant_format, activation=activation)
     for variant in qnnweb.VARIANTS:
         assert_matches(data, feeds([1, 3, 6, 6], 1, seed=2)[0]["x"], variant)
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])
+def test_softmax_over_a_middle_axis(quant_format, activation):
+    """Softmax over an axis that is neither the last one nor a feature map's channels (after a Transpose the
+    tensor is no feature map): onnxruntime moves the axis last, takes each row's softmax and moves it back;
+    qnnweb too, bit-exact (difftest s20261245-c2268, -c2404 ...)."""
+    w = RNG.normal(0, 0.5, (5, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c"], ["t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Softmax", ["t"], ["s"], axis=1), helper.make_node("Softmax", ["s"], ["y"], axis=2)]
+    model = float_model(nodes, [("x", [1, 3, 4, 6])], [("y", [1, 4, 5, 6])], {"w": w})
+    data = quantized(model, feeds([1, 3, 4, 6]), quant_format=quant_format, activation=activation)
+    for x in feeds([1, 3, 4, 6], 3, seed=5):
+        assert_matches_onnxruntime(data, x["x"], ["SOFTMAX"], exact=True)
 
 
 @pytest.mark.parametrize("quant_format", ["QDQ", "QOperator"])

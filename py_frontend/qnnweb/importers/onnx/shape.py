@@ -192,8 +192,15 @@ class ShapeMixin:
             self.values[x + "/nchw"] = Value(self._plain(x))
             x = x + "/nchw"
         if axis != (1 if self.values[x].nhwc else len(shape) - 1):
-            raise Skip(f"Softmax over axis {axis} of a {len(shape)}-D tensor is not supported (only the last axis, "
-                       "or the channels of a feature map)")
+            # over another axis: onnxruntime moves that axis last, takes the softmax of each row and moves it
+            # back; so does qnnweb
+            perm = [a for a in range(len(shape)) if a != axis] + [axis]
+            rows = self._transpose(self.values[x].index, perm)
+            soft = self._tensor(f"{out_names[0]}/axis_last", self.tensors[rows].shape, "int8", params[0], params[1])
+            self._op("SOFTMAX", [rows], [soft], beta=1.0)
+            out = self._new_output(out_names, list(shape), params, False)
+            self._op("TRANSPOSE", [soft], [out], perm=[perm.index(a) for a in range(len(shape))])
+            return
         self._unary("SOFTMAX", x, out_names, params, beta=1.0)
 
     def _op_Softmax(self, node, attrs):
