@@ -183,7 +183,7 @@ class ShapeMixin:
 
     def _softmax(self, x, axis, out_names, params):
         """SOFTMAX runs over the IR tensor's last dimension: an ONNX tensor's last axis, or the channels
-        (axis 1) of a feature map, which are last in NHWC."""
+        (axis 1) of a feature map, which are last in NHWC; any other axis is moved last and back."""
         shape = self._onnx_shape(x)
         if not shape or not -len(shape) <= axis < len(shape):
             raise Skip(f"axis {axis} for a tensor of shape {list(shape)}")
