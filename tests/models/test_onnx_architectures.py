@@ -1,6 +1,6 @@
 """Whole architectures (tools/converters/architectures.py): the workload families beyond classification
 (DeepLabV3 on MobileNetV2 at output stride 16, an SSDLite FPN detector, a CartoonGAN generator, ESPCN, a tiny
-YOLO) and MobileNetV3-Small at 224 (hard-swish, squeeze-excite); seeded weights, BatchNorm statistics from the
+YOLO, the same under YOLOv8's whole Detect head) and MobileNetV3-Small at 224 (hard-swish, squeeze-excite); seeded weights, BatchNorm statistics from the
 calibration photos; exported by torch.onnx and quantized by onnxruntime's quantize_static (QDQ, per-channel
 int8 weights; uint8 and int8 activations), against onnxruntime, every variant: every output bit-exact with
 onnxruntime's (DeepLab's bilinear upsampling too: qnnweb follows onnxruntime's float32 Resize of the QDQ form;
@@ -53,14 +53,14 @@ class _Reader(CalibrationDataReader):
 
 @pytest.fixture(scope="module")
 def quantized(photos):
-    """(name, activation type) -> (model bytes, sample inputs), made once."""
+    """(name, activation type[, quantizer format]) -> (model bytes, sample inputs), made once."""
     import torch
 
     found, batches = photos
     cache = {}
 
-    def get(name, activation):
-        if (name, activation) not in cache:
+    def get(name, activation, quant_format="QDQ"):
+        if (name, activation, quant_format) not in cache:
             _, shape, _ = ARCHITECTURES[name]
             model = build(name, batches)
             with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(), torch.no_grad():
@@ -69,11 +69,13 @@ def quantized(photos):
                 torch.onnx.export(model, (torch.zeros(shape),), str(src), input_names=["x"], opset_version=13,
                                   dynamo=False)
                 feeds = [{"x": sized(p["path"], shape)} for p in found]
-                quantize_static(str(src), str(dst), _Reader(feeds), quant_format=QuantFormat.QDQ, per_channel=True,
-                                activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
+                quantize_static(str(src), str(dst), _Reader(feeds), quant_format=getattr(QuantFormat, quant_format),
+                                per_channel=True, activation_type=getattr(QuantType, activation),
+                                weight_type=QuantType.QInt8)
                 by_name = {p["name"]: p for p in found}
-                cache[name, activation] = (dst.read_bytes(), [sized(by_name[n]["path"], shape) for n in SAMPLES])
-        return cache[name, activation]
+                cache[name, activation, quant_format] = (dst.read_bytes(),
+                                                         [sized(by_name[n]["path"], shape) for n in SAMPLES])
+        return cache[name, activation, quant_format]
 
     return get
 
@@ -128,6 +130,27 @@ def test_architecture_matches_onnxruntime(name, activation, quantized):
                     assert within == 1.0 and exact >= 0.999, report
                 else:
                     assert exact == 1.0, report
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_yolov8_box_decoder_in_float_islands(activation, quantized):
+    """The QOperator form of YOLOv8's Detect head leaves the box decoder's Sub / Div in float, a float Sub's
+    result read both by a QuantizeLinear and by another float Sub: onnxruntime computes those in float32
+    on the dequantized values, and so does qnnweb (DEQUANTIZE, binary_f32, QUANTIZE): bit-exact, every
+    variant."""
+    data, samples = quantized("yolov8_detect", activation, "QOperator")
+    graph = onnx.load_from_string(data).graph
+    consumers = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node.op_type)
+    assert any(n.op_type == "Sub" and set(consumers[n.output[0]]) - {"QuantizeLinear"} for n in graph.node), \
+        "the QOperator form should read a float Sub's result in float (the case this test is for)"
+    reference = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        model = qnnweb.load(data, variant=variant)
+        for x in samples:
+            np.testing.assert_array_equal(model.run(x)[0], reference.run({"x": x})[0], err_msg=f"{activation} {variant}")
 
 
 def test_mobilenet_v3_with_hardswish_as_one_op(photos):

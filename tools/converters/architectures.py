@@ -12,6 +12,8 @@ import beside the CPU torch wheel here), narrow and small-input so that their in
 - espcn: ESPCN x3 (convolutions, tanh, PixelShuffle);
 - tiny_yolo: a tiny YOLO (SiLU, C2f-style channel splits and concats, SPPF max pools, nearest upsampling, two
   detection levels);
+- yolov8_detect: tiny_yolo under YOLOv8's whole Detect head as exported (DFL's softmax over a middle axis, the
+  box decoder's float arithmetic against the anchors, sigmoid scores, one [1, 4 + classes, anchors] output);
 - mobilenet_v3_small: MobileNetV3-Small 1.0 at 224 (hard-swish, squeeze-excite with hard-sigmoid); its TFLite
   fixture is one of make_tflite_fixtures.py's LARGE ones (torchvision's initialisation), not arch/.
 
@@ -232,13 +234,58 @@ def tiny_yolo(classes=4):
             self.head4 = nn.Conv2d(80, 4 + 1 + classes, 1)
             self.head5 = nn.Conv2d(48, 4 + 1 + classes, 1)
 
-        def forward(self, x):
+        def features(self, x):
+            """The two detection levels: stride 8 (80 channels) and stride 16 (48)."""
             p4 = self.p4(self.stem(x))
             p5 = self.p5(p4)
-            m = self.merge(torch.cat([p4, F.interpolate(p5, scale_factor=2, mode="nearest")], dim=1))
+            return self.merge(torch.cat([p4, F.interpolate(p5, scale_factor=2, mode="nearest")], dim=1)), p5
+
+        def forward(self, x):
+            m, p5 = self.features(x)
             return self.head4(m), self.head5(p5)
 
     return TinyYOLO()
+
+
+def yolov8_detect(classes=4, reg_max=16, size=96):
+    """tiny_yolo's two levels under YOLOv8's Detect head as ultralytics exports it: per level a box branch
+    (4 x reg_max distance bins) and a class branch, the levels flattened and concatenated, DFL (the bins
+    reshaped, transposed, softmax over them, a fixed 1x1 convolution with weights 0 .. reg_max - 1), boxes
+    decoded against the anchor points (anchor - left-top, anchor + right-bottom, centre and size, times the
+    stride) and sigmoid class scores: one [1, 4 + classes, anchors] output."""
+    torch, nn, F = _nn()
+    backbone = tiny_yolo(classes)
+    strides = (8, 16)
+
+    class Detect(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = backbone
+            self.box = nn.ModuleList([nn.Conv2d(c, 4 * reg_max, 1) for c in (80, 48)])
+            self.cls = nn.ModuleList([nn.Conv2d(c, classes, 1) for c in (80, 48)])
+            # DFL's convolution is fixed, not a layer build() initialises
+            self.register_buffer("bins", torch.arange(reg_max, dtype=torch.float32).view(1, reg_max, 1, 1))
+            anchors, stride = [], []
+            for s in strides:
+                n = size // s
+                y, x = torch.meshgrid(torch.arange(n) + 0.5, torch.arange(n) + 0.5, indexing="ij")
+                anchors.append(torch.stack((x, y), -1).view(-1, 2))
+                stride.append(torch.full((n * n, 1), float(s)))
+            self.register_buffer("anchors", torch.cat(anchors).transpose(0, 1).unsqueeze(0))
+            self.register_buffer("strides", torch.cat(stride).transpose(0, 1).unsqueeze(0))
+
+        def forward(self, x):
+            levels = [torch.cat((self.box[i](f), self.cls[i](f)), 1) for i, f in enumerate(self.backbone.features(x))]
+            b = x.shape[0]
+            flat = torch.cat([level.view(b, 4 * reg_max + classes, -1) for level in levels], 2)
+            box, cls = flat.split((4 * reg_max, classes), 1)
+            bins = box.view(b, 4, reg_max, -1).transpose(2, 1).softmax(1)
+            lt, rb = F.conv2d(bins, self.bins).view(b, 4, -1).chunk(2, 1)
+            x1y1, x2y2 = self.anchors - lt, self.anchors + rb
+            boxes = torch.cat(((x1y1 + x2y2) / 2, x2y2 - x1y1), 1) * self.strides
+            return torch.cat((boxes, cls.sigmoid()), 1)
+
+    return Detect()
 
 
 def mobilenet_v3_small(num_classes=1000):
@@ -318,6 +365,9 @@ ARCHITECTURES = {
     "espcn": ("ESPCN x3: convolutions, tanh, PixelShuffle(3)", (1, 3, 32, 32), espcn),
     "tiny_yolo": ("tiny YOLO: SiLU, C2f channel splits and concats, SPPF max pools, nearest upsampling, two "
                   "detection levels", (1, 3, 96, 96), tiny_yolo),
+    "yolov8_detect": ("tiny YOLO's two levels under YOLOv8's Detect head: DFL (softmax over the distance bins, "
+                      "a fixed 1x1 convolution) and the box decoder against the anchor points", (1, 3, 96, 96),
+                      yolov8_detect),
     "mobilenet_v3_small": ("MobileNetV3-Small 1.0 224: hard-swish, squeeze-excite (global average pool, ReLU, "
                            "hard-sigmoid, a broadcast Mul), 1000 classes", (1, 3, 224, 224), mobilenet_v3_small),
 }

@@ -2,6 +2,8 @@
 unary ops: unary.py)."""
 
 
+import struct
+
 from ...ops.common import float32
 from ...ops.unary import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, Skip, Value
@@ -94,28 +96,66 @@ class ElementwiseMixin:
         self.values[name] = Value(index)
         return name
 
+    def _float_value(self, n):
+        """Whether `n` is a float32 activation (the model's float input, or a float op's result), not a
+        dequantized int8 one."""
+        return n in self.values and n not in self.views and self.tensors[self.values[n].index].dtype == "float32"
+
     def _float_operands(self, node):
-        """The two operands as values when the op computes in float32 on a float activation (the model's
-        float input, or such an op's result) and a float32 constant or another float activation, as a
-        normalization before the first QuantizeLinear does ((x - mean) / std, x * 255 ...); else None."""
-        def float_value(n):
-            return n in self.values and n not in self.views and self.tensors[self.values[n].index].dtype == "float32"
-
-        def float_constant(n):
-            return n in self.constants and self.constants[n].dtype == "float32"
-
+        """The two operands as float32 values when the op computes in float32 on a float activation (the
+        model's float input, or such an op's result) and a float32 constant or another activation, as a
+        normalization before the first QuantizeLinear does ((x - mean) / std, x * 255 ...) or a box decoder
+        after the last one (anchors - distances ...); else None."""
         operands = node.input[:2]
-        if len(operands) != 2 or not any(map(float_value, operands)) or \
-                not all(float_value(n) or float_constant(n) for n in operands):
+        if len(operands) != 2 or not any(map(self._float_value, operands)):
             return None
-        names = []
-        for n in operands:
-            if not float_value(n):
-                c = self.constants[n]
-                self.values[n + "/float32"] = Value(self._tensor(n + "/float32", c.shape, "float32", data=c.data))
-                n += "/float32"
-            names.append(n)
-        return names
+        return [self._float32_operand(n) for n in operands]
+
+    def _float32_operand(self, n):
+        """ONNX name of operand `n` as the float32 values onnxruntime's float op reads: a float activation
+        itself; a float32 constant; a dequantized int8 constant or activation, as DequantizeLinear gives it
+        ((q - zero point) * scale in float32; the activation through a DEQUANTIZE op)."""
+        if self._float_value(n):
+            return n
+        name = n + "/float32"
+        if name in self.values:
+            return name
+        if n in self.constants and self.constants[n].dtype == "float32":
+            c = self.constants[n]
+            self.values[name] = Value(self._tensor(name, c.shape, "float32", data=c.data))
+        elif n in self.quantized_constants:
+            q = self.quantized_constants[n]
+            if len(q.scale) != 1 or q.constant.dtype not in ("int8", "uint8"):
+                raise Skip(f"constant '{n}' is quantized per axis or is {q.constant.dtype}")
+            zero_point = q.zero_point[0] + (128 if q.constant.dtype == "uint8" else 0)   # the model's own
+            values = [float32(float32(v - zero_point) * float32(q.scale[0])) for v in q.constant.values()]
+            data = struct.pack(f"<{len(values)}f", *values)
+            self.values[name] = Value(self._tensor(name, q.constant.shape, "float32", data=data))
+        else:
+            x = self._activation_input(n)
+            value = self.values[x]
+            index = self._tensor(name, self.tensors[value.index].shape, "float32")
+            self._op("DEQUANTIZE", [value.index], [index])
+            self.values[name] = Value(index, value.nhwc)
+        return name
+
+    def _read_in_float(self, name):
+        """Whether a float op's result `name` is read in float by an op that does not quantize it (nor
+        reaches QuantizeLinear through moves, nor is the model's float tail): onnxruntime then goes on in
+        float32 (QOperator leaves such islands: a detector's box decoder), and so does qnnweb."""
+        consumers = [c for c in self.consumers.get(name, []) if c.op_type != "Shape"]
+        if self._float_tail(name) or (len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip")):
+            return False
+        return any(c.op_type != "QuantizeLinear" for c in consumers) and self._quantization_ahead(name) is None
+
+    def _float_island_binary(self, op_type, node):
+        """The op in float32 on its operands as float32 values when its result is read in float
+        (_read_in_float). Whether it ran."""
+        if not self._read_in_float(node.output[0]):
+            return False
+        names = [self._float32_operand(n) for n in node.input[:2]]
+        self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True)
+        return True
 
     def _float_activation_binary(self, op_type, node):
         """The op in float32 (ops/elementwise.py's binary_f32) when _float_operands says so: its float
@@ -127,7 +167,7 @@ class ElementwiseMixin:
         return True
 
     def _qdq_binary(self, op_type, node):
-        if self._float_activation_binary(op_type, node):
+        if self._float_activation_binary(op_type, node) or self._float_island_binary(op_type, node):
             return
         names = [self._constant_operand(n) if n in self.quantized_constants else self._activation_input(n)
                  for n in node.input[:2]]
@@ -206,7 +246,7 @@ class ElementwiseMixin:
         """A binary op onnxruntime computes in float32 on its dequantized operands. A float constant the
         quantizer left unquantized becomes an int8 tensor of codes, one per distinct value (at most 256), the
         values themselves in the op's options: the lowering's table takes each code's exact value."""
-        if self._float_activation_binary(op_type, node):
+        if self._float_activation_binary(op_type, node) or self._float_island_binary(op_type, node):
             return
         names, options = [], {}
         for n in node.input[:2]:
