@@ -5,6 +5,7 @@ unary ops: unary.py)."""
 import struct
 
 from ...ops.common import float32
+from ...ops.elementwise import F32_OPERATIONS   # the ops binary_f32 computes on float32 operands
 from ...ops.unary import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, Skip, Value
 from .quantization import quantize_like_onnxruntime
@@ -151,7 +152,7 @@ class ElementwiseMixin:
     def _float_island_binary(self, op_type, node):
         """The op in float32 on its operands as float32 values when its result is read in float
         (_read_in_float). Whether it ran."""
-        if not self._read_in_float(node.output[0]):
+        if op_type not in F32_OPERATIONS or not self._read_in_float(node.output[0]):
             return False
         names = [self._float32_operand(n) for n in node.input[:2]]
         self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True)
@@ -160,7 +161,7 @@ class ElementwiseMixin:
     def _float_activation_binary(self, op_type, node):
         """The op in float32 (ops/elementwise.py's binary_f32) when _float_operands says so: its float
         result goes on to QuantizeLinear, or to more such ops. Whether it ran."""
-        names = self._float_operands(node)
+        names = self._float_operands(node) if op_type in F32_OPERATIONS else None
         if names is None:
             return False
         self._binary(op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True)
