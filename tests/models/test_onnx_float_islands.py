@@ -2,7 +2,7 @@
 onnxruntime (tests/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
 per channel (QLinearConv, depthwise too), float ops the QOperator form leaves at the model's end or
 before its first QuantizeLinear, runs of them (through reshapes, transposes and slices, with a PRelu, a Pad
-after them), and MaxPool with dilations."""
+after them, one read both quantized and by the next float op), and MaxPool with dilations."""
 
 import numpy as np
 import pytest
@@ -334,3 +334,26 @@ def test_a_float_run_in_a_cycle_ends_with_an_error():
     worker.join(60)
     assert outcome, "qnnweb.load did not return within 60 s"
     assert isinstance(outcome[0], qnnweb.ModelError), outcome
+
+
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("first, second", [("Tanh", "Relu"), ("HardSwish", "Clip"), ("HardSigmoid", "HardSwish")])
+def test_float_op_read_quantized_and_by_another_float_op(activation, first, second):
+    """QOperator quantizes a float op's result for one reader (a QLinearConcat here) and hands it in float to
+    the next float op: Tanh -> [QuantizeLinear, Relu -> QuantizeLinear]. Each path is a table of its own on
+    the convolution's int8 output (the second one of both ops composed), as onnxruntime computes them in
+    float32: bit-exact (difftest s20261247-c4723; refused before: "its float output is used in float")."""
+    from onnx_quantized import assert_matches_onnxruntime
+
+    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
+    w2 = RNG.normal(0, 0.5, (5, 8, 1, 1)).astype(np.float32)
+    init = {"w": w, "w2": w2, "lo": np.array(-0.2, np.float32), "hi": np.array(0.7, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(first, ["c"], ["f"]),
+             helper.make_node(second, ["f", "lo", "hi"] if second == "Clip" else ["f"], ["g"]),
+             helper.make_node("Concat", ["f", "g"], ["j"], axis=1), helper.make_node("Conv", ["j", "w2"], ["y"])]
+    used = {name for node in nodes for name in node.input}
+    model = float_model(nodes, [("x", [1, 3, 5, 6])], [("y", [1, 5, 5, 6])], {k: v for k, v in init.items() if k in used},
+                        opset=14)
+    data = quantized(model, feeds([1, 3, 5, 6]), quant_format="QOperator", activation=activation)
+    for x in feeds([1, 3, 5, 6], 2, seed=14):
+        assert_matches_onnxruntime(data, x["x"], ["CONV_2D"], exact=True)

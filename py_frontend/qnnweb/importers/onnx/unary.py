@@ -168,14 +168,40 @@ class UnaryMixin:
             # commute with, and the table writes the model's float output last
             self._replay_moves(x, moves, [f"{name}/int8"])
             x, moves = f"{name}/int8", []
-        if not moves and not self._float_pools(name, x, onnxruntime_function(steps)):
-            return   # only pools read the run: each made its own int8 result
+        if not moves and not (self._float_branches(name, x, steps)
+                              and self._float_pools(name, x, onnxruntime_function(steps))):
+            return   # only pools and further float ops read the run: each made its own int8 result
         value = self.values[x]
         # a Relu alone (no run, no moves): its result may be read in float too (EXACT_ON_DEQUANTIZED)
         alone = (node.op_type in EXACT_ON_DEQUANTIZED and node.input[0] in self.views and name == node.output[0]
                  and not moves)
         self._tabulated(node, name, moves, op_type, [value.index], value.nhwc,
                         input_params=self._params_of(x) if alone else None, **options)
+
+    def _float_branches(self, name, x, steps):
+        """The float unary ops that read float run `name` (the unary `steps` on int8 `x`) beside its other
+        readers, a QuantizeLinear among them (the QOperator form quantizes a float activation's result and
+        also feeds it to the next float op): each such reader, with the float unary ops after it, becomes
+        a table of its own on `x`, quantized as the QuantizeLinear after it says, and leaves the readers of
+        `name`. Returns False when such ops were all that read the run."""
+        readers = self.consumers.get(name, [])
+        if name in self.outputs or len(readers) < 2:
+            return True
+        first_type, first_options = steps[0]
+        for reader in list(readers):
+            if reader.op_type not in UNARY_LUT_OPS or arity_problem(reader) or reader.input[0] != name:
+                continue
+            branch_type, branch_options = self._unary_options(reader, _attributes(reader))
+            branch, chain, moves = self._float_chain(reader.output[0])
+            if moves:
+                raise Skip(f"its float output '{name}' is read by a {reader.op_type} whose result moves on in float")
+            then = [*steps[1:], (branch_type, branch_options), *chain]
+            value = self.values[x]
+            self._tabulated(reader, branch, [], first_type, [value.index], value.nhwc, **dict(first_options, then=then))
+            self._mark_done(reader)
+            readers = [c for c in readers if c is not reader]
+        self.consumers[name] = readers
+        return bool(readers)
 
     def _float_pools(self, name, x, function):
         """The GlobalAveragePools that read float run `name` (`function`, the float32 function of int8 `x` as
