@@ -337,18 +337,22 @@ def test_a_float_run_in_a_cycle_ends_with_an_error():
 
 
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
-@pytest.mark.parametrize("first, second", [("Tanh", "Relu"), ("HardSwish", "Clip"), ("HardSigmoid", "HardSwish")])
+@pytest.mark.parametrize("first, second", [("Tanh", "Relu"), ("HardSwish", "Clip"), ("HardSigmoid", "HardSwish"),
+                                           ("PRelu", "HardSwish")])
 def test_float_op_read_quantized_and_by_another_float_op(activation, first, second):
     """QOperator quantizes a float op's result for one reader (a QLinearConcat here) and hands it in float to
     the next float op: Tanh -> [QuantizeLinear, Relu -> QuantizeLinear]. Each path is a table of its own on
-    the convolution's int8 output (the second one of both ops composed), as onnxruntime computes them in
-    float32: bit-exact (difftest s20261247-c4723; refused before: "its float output is used in float")."""
+    the convolution's int8 output (the second one of both ops composed; per channel after a PRelu), as
+    onnxruntime computes them in float32: bit-exact (difftest s20261247-c4723, -c8566; refused before: "its
+    float output is used in float")."""
     from onnx_quantized import assert_matches_onnxruntime
 
     w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
     w2 = RNG.normal(0, 0.5, (5, 8, 1, 1)).astype(np.float32)
-    init = {"w": w, "w2": w2, "lo": np.array(-0.2, np.float32), "hi": np.array(0.7, np.float32)}
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node(first, ["c"], ["f"]),
+    init = {"w": w, "w2": w2, "lo": np.array(-0.2, np.float32), "hi": np.array(0.7, np.float32),
+            "slope": RNG.uniform(-0.5, 0.9, (4, 1, 1)).astype(np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node(first, ["c", "slope"] if first == "PRelu" else ["c"], ["f"]),
              helper.make_node(second, ["f", "lo", "hi"] if second == "Clip" else ["f"], ["g"]),
              helper.make_node("Concat", ["f", "g"], ["j"], axis=1), helper.make_node("Conv", ["j", "w2"], ["y"])]
     used = {name for node in nodes for name in node.input}

@@ -168,7 +168,13 @@ class UnaryMixin:
             # commute with, and the table writes the model's float output last
             self._replay_moves(x, moves, [f"{name}/int8"])
             x, moves = f"{name}/int8", []
-        if not moves and not (self._float_branches(name, x, steps)
+        first_type, first_options = steps[0]
+        value = self.values[x]
+
+        def branch_table(reader, branch, after):
+            self._tabulated(reader, branch, [], first_type, [value.index], value.nhwc,
+                            **dict(first_options, then=[*steps[1:], *after]))
+        if not moves and not (self._float_branches(name, branch_table)
                               and self._float_pools(name, x, onnxruntime_function(steps))):
             return   # only pools and further float ops read the run: each made its own int8 result
         value = self.values[x]
@@ -178,16 +184,16 @@ class UnaryMixin:
         self._tabulated(node, name, moves, op_type, [value.index], value.nhwc,
                         input_params=self._params_of(x) if alone else None, **options)
 
-    def _float_branches(self, name, x, steps):
-        """The float unary ops that read float run `name` (the unary `steps` on int8 `x`) beside its other
-        readers, a QuantizeLinear among them (the QOperator form quantizes a float activation's result and
-        also feeds it to the next float op): each such reader, with the float unary ops after it, becomes
-        a table of its own on `x`, quantized as the QuantizeLinear after it says, and leaves the readers of
-        `name`. Returns False when such ops were all that read the run."""
+    def _float_branches(self, name, branch_table):
+        """The float unary ops that read float run `name` beside its other readers, a QuantizeLinear among
+        them (the QOperator form quantizes a float activation's result and also feeds it to the next float
+        op): each such reader, with the float unary ops after it, becomes a table of its own on the run's
+        int8 input, quantized as the QuantizeLinear after it says (``branch_table(reader, its run's last
+        output, [(op type, options)] of the reader and the ops after it)`` adds it), and leaves the readers
+        of `name`. Returns False when such ops were all that read the run."""
         readers = self.consumers.get(name, [])
         if name in self.outputs or len(readers) < 2:
             return True
-        first_type, first_options = steps[0]
         for reader in list(readers):
             if reader.op_type not in UNARY_LUT_OPS or arity_problem(reader) or reader.input[0] != name:
                 continue
@@ -195,9 +201,7 @@ class UnaryMixin:
             branch, chain, moves = self._float_chain(reader.output[0])
             if moves:
                 raise Skip(f"its float output '{name}' is read by a {reader.op_type} whose result moves on in float")
-            then = [*steps[1:], (branch_type, branch_options), *chain]
-            value = self.values[x]
-            self._tabulated(reader, branch, [], first_type, [value.index], value.nhwc, **dict(first_options, then=then))
+            branch_table(reader, branch, [(branch_type, branch_options), *chain])
             self._mark_done(reader)
             readers = [c for c in readers if c is not reader]
         self.consumers[name] = readers
@@ -297,12 +301,22 @@ class UnaryMixin:
                        "supported")
         if layout == "last-axis" and self.values[x].nhwc:
             raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
+        def inputs():   # (the input as the tables read it, the slopes, whether NHWC), made once
+            if not made:
+                index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
+                alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
+                made.append((index, alpha, index != self.values[x].index or self.values[x].nhwc))
+            return made[0]
+        made = []
+
+        def branch_table(reader, branch, after):
+            index, alpha, nhwc = inputs()
+            self._tabulated(reader, branch, [], "PRELU", [index, alpha], nhwc, before=list(before), then=chain + after)
         if not moves and layout in ("one", "feature-map") and \
-                not self._float_pools(name, x, self._slope_functions(slopes, before, chain)):
-            return   # only pools read the run: each made its own int8 result
-        index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
-        alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
-        nhwc = index != self.values[x].index or self.values[x].nhwc
+                not (self._float_branches(name, branch_table)
+                     and self._float_pools(name, x, self._slope_functions(slopes, before, chain))):
+            return   # only pools and further float ops read the run: each made its own int8 result
+        index, alpha, nhwc = inputs()
         self._tabulated(node, name, moves, "PRELU", [index, alpha], nhwc, before=list(before), then=chain)
 
     def _slope_functions(self, slopes, before, chain):
