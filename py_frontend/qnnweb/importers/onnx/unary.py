@@ -177,7 +177,6 @@ class UnaryMixin:
         if not moves and not (self._float_branches(name, branch_table)
                               and self._float_pools(name, x, onnxruntime_function(steps))):
             return   # only pools and further float ops read the run: each made its own int8 result
-        value = self.values[x]
         # a Relu alone (no run, no moves): its result may be read in float too (EXACT_ON_DEQUANTIZED)
         alone = (node.op_type in EXACT_ON_DEQUANTIZED and node.input[0] in self.views and name == node.output[0]
                  and not moves)
@@ -301,13 +300,14 @@ class UnaryMixin:
                        "supported")
         if layout == "last-axis" and self.values[x].nhwc:
             raise Skip(f"slopes along the last axis of an input of shape {list(x_shape)} held as NHWC are not supported")
-        def inputs():   # (the input as the tables read it, the slopes, whether NHWC), made once
+        made = []   # (the input as the tables read it, the slopes, whether NHWC): made once, when a table reads them
+
+        def inputs():
             if not made:
                 index = self._nhwc(x) if layout == "feature-map" else self.values[x].index
                 alpha = self._tensor(f"{node.output[0]}/slope", [len(slopes)], "float32", data=float32_bytes(slopes))
                 made.append((index, alpha, index != self.values[x].index or self.values[x].nhwc))
             return made[0]
-        made = []
 
         def branch_table(reader, branch, after):
             index, alpha, nhwc = inputs()
