@@ -79,14 +79,13 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
       plan, r->output, (int64_t) r->batch * r->output_height * r->output_width * r->channels, "avgpool2d output");
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   const float* table = NULL;
-  if (r->arithmetic == 5 && (r->output_height != 1 || r->output_width != 1 || r->kernel_height != r->input_height ||
-                             r->kernel_width != r->input_width || r->padding_top != 0 || r->padding_left != 0 ||
-                             r->count_include_pad != 0)) {
-    qnn_set_error("avgpool2d: arithmetic 5 is a global pool (one output pixel, the whole image, no padding)");
-    return QNN_ERROR_INVALID_RECORD;
-  }
   const int32_t tables = r->arithmetic == 5 ? r->table_channels : 0;
   if (r->arithmetic == 5) {
+    if (r->output_height != 1 || r->output_width != 1 || r->kernel_height != r->input_height ||
+        r->kernel_width != r->input_width || r->padding_top != 0 || r->padding_left != 0 || r->count_include_pad != 0) {
+      qnn_set_error("avgpool2d: arithmetic 5 is a global pool (one output pixel, the whole image, no padding)");
+      return QNN_ERROR_INVALID_RECORD;
+    }
     if (tables != 1 && tables != r->channels) {
       qnn_set_error("avgpool2d: table_channels must be 1 or the channel count");
       return QNN_ERROR_INVALID_RECORD;
@@ -104,7 +103,7 @@ int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct q
   if (table != NULL) {
     float* copy = qnn_plan_alloc(plan, (size_t) tables * 256 * sizeof(float));
     if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-    for (size_t i = 0; i < (size_t) tables * 256; i++) copy[i] = table[i];
+    qnn_memcpy(copy, table, (size_t) tables * 256 * sizeof(float));
     op->table = copy;
   }
   *result = &op->base;

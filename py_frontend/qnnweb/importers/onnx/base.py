@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from ...errors import ModelError, QuantizationModeError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
+from ...ops.common import float32
 from .. import unknown_inputs
 from .proto import DATA_TYPES, tensor_bytes, tensor_dtype, unpack
 
@@ -54,6 +55,15 @@ class QuantizedConstant:
 
     def __init__(self, constant, scale, zero_point, axis):
         self.constant, self.scale, self.zero_point, self.axis = constant, scale, zero_point, axis
+
+    def dequantized(self):
+        """Its float32 values as DequantizeLinear gives them, (q - zero point) * scale in float32; None when
+        it is quantized per axis. (Zero points are in int8 terms: a uint8 constant's data moves by 128.)"""
+        if len(self.scale) != 1 or len(self.zero_point) != 1:
+            return None
+        shift = 128 if self.constant.dtype == "uint8" else 0
+        scale, zero_point = float32(self.scale[0]), self.zero_point[0]
+        return [float32(float32(v - shift - zero_point) * scale) for v in self.constant.values()]
 
 
 # AttributeProto.AttributeType -> name, and the type every attribute name the handlers read must have

@@ -2,9 +2,7 @@
 unary ops: unary.py)."""
 
 
-import struct
-
-from ...ops.common import float32
+from ...ops.common import float32, float32_bytes
 from ...ops.elementwise import F32_OPERATIONS   # the ops binary_f32 computes on float32 operands
 from ...ops.unary import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, Skip, Value
@@ -126,12 +124,10 @@ class ElementwiseMixin:
             self.values[name] = Value(self._tensor(name, c.shape, "float32", data=c.data))
         elif n in self.quantized_constants:
             q = self.quantized_constants[n]
-            if len(q.scale) != 1 or q.constant.dtype not in ("int8", "uint8"):
+            values = q.dequantized() if q.constant.dtype in ("int8", "uint8") else None
+            if values is None:
                 raise Skip(f"constant '{n}' is quantized per axis or is {q.constant.dtype}")
-            zero_point = q.zero_point[0] + (128 if q.constant.dtype == "uint8" else 0)   # the model's own
-            values = [float32(float32(v - zero_point) * float32(q.scale[0])) for v in q.constant.values()]
-            data = struct.pack(f"<{len(values)}f", *values)
-            self.values[name] = Value(self._tensor(name, q.constant.shape, "float32", data=data))
+            self.values[name] = Value(self._tensor(name, q.constant.shape, "float32", data=float32_bytes(values)))
         else:
             x = self._activation_input(n)
             value = self.values[x]

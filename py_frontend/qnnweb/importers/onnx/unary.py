@@ -255,13 +255,9 @@ class UnaryMixin:
         slope = node.input[1]
         if slope in self.quantized_constants:   # DequantizeLinear of an int8 constant: its float32 values
             q = self.quantized_constants[slope]
-            values, shape = q.constant.values(), q.constant.shape
-            scales = q.scale * len(values) if len(q.scale) == 1 else None
-            zero_points = q.zero_point * len(values) if len(q.zero_point) == 1 else None
-            if scales is None or zero_points is None:
+            slopes, shape = q.dequantized(), q.constant.shape
+            if slopes is None:
                 raise Skip("a slope quantized per axis is not supported")
-            shift = 128 if q.constant.dtype == "uint8" else 0
-            slopes = [float32(float32(v - shift - z) * float32(s)) for v, s, z in zip(values, scales, zero_points)]
         elif slope in self.constants and self.constants[slope].dtype == "float32":
             slopes, shape = self.constants[slope].values(), self.constants[slope].shape
         else:
