@@ -189,6 +189,14 @@ def test_pause_is_parsed_and_reported():
     assert runner.parse_args([]).pause_ms == 0 and "--pause-ms" not in report._cli(vars(runner.parse_args([])))
 
 
+def test_models_are_given_one_by_one_or_several_at_once():
+    """--model takes a shell glob's many paths (the README's op-model chains) as well as repeated flags, in order."""
+    runner, report = _bench_module("runner"), _bench_module("report")
+    args = runner.parse_args(["--model", "a.tflite", "b.onnx", "--model", "c.tflite"])
+    assert args.model == ["a.tflite", "b.onnx", "c.tflite"]
+    assert report._cli(vars(args))[:6] == ["--model", "a.tflite", "--model", "b.onnx", "--model", "c.tflite"]
+
+
 def test_kernel_bench_runs(tmp_path):
     out = tmp_path / "k.json"
     proc = _run([KERNEL_BENCH, "--repeats", "1", "--warmup", "0", "--only", "add 28", "--json", out], timeout=120)

@@ -29,8 +29,9 @@ DESCRIPTION = ("Benchmark qnnweb against LiteRT.js and ONNX Runtime Web on the s
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="./build.sh bench", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", action="append", default=[], metavar="PATH",
-                   help="a .onnx or .tflite model (repeatable); default: the prepared demo models")
+    p.add_argument("--model", action="extend", nargs="+", default=[], metavar="PATH",
+                   help="one or more .onnx or .tflite models (repeatable: --model a.onnx --model b.tflite, or "
+                   "--model results/op_models/*.tflite); default: the prepared demo models")
     p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated: qnnweb,qnnweb-js,litert,ort")
     p.add_argument("--variants", default=",".join(VARIANTS), help="qnnweb kernel variants: relaxed,simd128,scalar")
     p.add_argument("--runs", type=int, default=None, help="timed rounds (one inference per engine per round); "
