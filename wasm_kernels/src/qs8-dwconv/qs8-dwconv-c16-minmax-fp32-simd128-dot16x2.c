@@ -7,8 +7,8 @@
  * Exact for every int8 weight (XNNPACK's mul16_add16 sums products in i16, which excludes -128).
  * Two pixels share each weight load and loop step: the kernel is bound by instruction count, not by
  * its multiplies (MobileNetV2's 3x3 layers in Chromium 156 on an AMD EPYC without VNNI, 2026-12-05,
- * tools/kernel_ab.py: 1.94 -> 1.65 ms; one pixel per step with 8 accumulators is what V8 keeps in
- * registers, two pixels spill 3 of them, and still win).
+ * tools/kernel_ab.py: 1.94 -> 1.65 ms; V8 keeps one pixel's 4 accumulators in registers and spills 3
+ * of two pixels' 8, which still win).
  * ks is even: the operator repeats an odd last tap, whose copy has zero weights. */
 #include <wasm_simd128.h>
 
