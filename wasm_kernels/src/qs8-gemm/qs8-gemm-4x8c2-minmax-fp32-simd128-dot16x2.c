@@ -45,24 +45,27 @@ static inline void store_rows8(int8_t* r0, int8_t* r1, v128_t v, size_t nb) {
 
 /* One step: the pair of k values at a (rows 0-3 at a, a + 2, a + 4, a + 6) times weights vb0, vb1. */
 #define QNN_STEP(a, vb0, vb1)                                                \
-  for (size_t m = 0; m < MR; m++) {                                          \
+  for (size_t m = 0; m < rows; m++) {                                        \
     const v128_t va = wasm_v128_load32_splat((a) + 2 * m);                   \
     vacc[m][0] = wasm_i32x4_add(vacc[m][0], wasm_i32x4_dot_i16x8(va, vb0));  \
     vacc[m][1] = wasm_i32x4_add(vacc[m][1], wasm_i32x4_dot_i16x8(va, vb1));  \
   }
 
+/* `rows` (1 to MR) rows of a tile packed for MR rows: a partial last tile multiplies only its real
+ * rows (MobileNetV2's 7x7 layers have 49 pixels, 12 tiles and one row; a fully connected layer has
+ * one row: 4 rows' work for 1). `rows`, `corrected` and `bounded` (params->products_bounded: the
+ * lower clamp after the narrows, requantization-simd128.h) are compile-time constants in every caller. */
 static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
-    size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
-    const int32_t* row_correction, const struct qnn_requantize_simd128 vq, const int corrected) {
-  /* Rows past mr were packed as copies of the last row; their outputs go to the same place. */
+    const size_t rows, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
+    const int32_t* row_correction, const struct qnn_requantize_simd128 vq, const int corrected,
+    const int bounded) {
   int8_t* c_rows[MR];
-  c_rows[0] = c;
-  for (size_t m = 1; m < MR; m++) c_rows[m] = m < mr ? c_rows[m - 1] + c_stride : c_rows[m - 1];
+  for (size_t m = 0; m < rows; m++) c_rows[m] = c + m * c_stride;
 
   for (size_t n0 = 0; n0 < nc; n0 += 8) {
     const v128_t vbias0 = wasm_v128_load(w), vbias1 = wasm_v128_load((const int32_t*) w + 4);
     v128_t vacc[MR][2];
-    for (size_t m = 0; m < MR; m++) {
+    for (size_t m = 0; m < rows; m++) {
       vacc[m][0] = vbias0;
       vacc[m][1] = vbias1;
     }
@@ -82,7 +85,7 @@ static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
       wp += 16;
     }
     if (corrected) {
-      for (size_t m = 0; m < MR; m++) {
+      for (size_t m = 0; m < rows; m++) {
         const v128_t vc = wasm_v128_load32_splat(row_correction + m);
         vacc[m][0] = wasm_i32x4_add(vacc[m][0], vc);
         vacc[m][1] = wasm_i32x4_add(vacc[m][1], vc);
@@ -90,10 +93,11 @@ static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
     }
     const v128_t vscale0 = wasm_v128_load(scale), vscale1 = wasm_v128_load(scale + 4);
     const size_t nb = qnn_min_size(8, nc - n0);
-    for (size_t m = 0; m < MR; m += 2) {
-      const v128_t vout = qnn_requantize16_fp32(vacc[m][0], vacc[m][1], vacc[m + 1][0], vacc[m + 1][1],
-                                                vscale0, vscale1, vscale0, vscale1, &vq);
-      store_rows8(c_rows[m] + n0, c_rows[m + 1] + n0, vout, nb);  /* a repeated row: the same bytes twice */
+    for (size_t m = 0; m < rows; m += 2) {
+      const size_t m1 = m + 1 < rows ? m + 1 : m;  /* an odd last row twice: the compiler shares the work */
+      const v128_t vout = qnn_requantize16_fp32_maybe_bounded(vacc[m][0], vacc[m][1], vacc[m1][0], vacc[m1][1],
+                                                              vscale0, vscale1, vscale0, vscale1, &vq, bounded);
+      store_rows8(c_rows[m] + n0, c_rows[m1] + n0, vout, nb);  /* the odd row: the same bytes twice */
     }
     w = wp;
   }
@@ -102,11 +106,20 @@ static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
 /* Tiles of MR rows, packed one after another (microkernels.h); the requantization constants made once. */
 static inline __attribute__((always_inline)) void gemm_4x8c2(
     size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params, const int corrected) {
+    const struct qnn_qs8_minmax_params* params, const int corrected, const int bounded) {
   const struct qnn_requantize_simd128 vq = qnn_requantize_simd128_init(params);
-  for (size_t m0 = 0; m0 < mr; m0 += MR) {
-    gemm_4x8c2_tile(qnn_min_size(mr - m0, MR), nc, kc, a + m0 * kc, w, c + m0 * c_stride, c_stride,
-                    corrected ? params->row_correction + m0 : NULL, vq, corrected);
+  size_t m0 = 0;
+  for (; m0 + MR <= mr; m0 += MR) {
+    gemm_4x8c2_tile(MR, nc, kc, a + m0 * kc, w, c + m0 * c_stride, c_stride,
+                    corrected ? params->row_correction + m0 : NULL, vq, corrected, bounded);
+  }
+  const int16_t* a_last = a + m0 * kc;
+  int8_t* c_last = c + m0 * c_stride;
+  const int32_t* correction_last = corrected ? params->row_correction + m0 : NULL;
+  switch (mr - m0) {
+    case 1: gemm_4x8c2_tile(1, nc, kc, a_last, w, c_last, c_stride, correction_last, vq, corrected, bounded); break;
+    case 2: gemm_4x8c2_tile(2, nc, kc, a_last, w, c_last, c_stride, correction_last, vq, corrected, bounded); break;
+    case 3: gemm_4x8c2_tile(3, nc, kc, a_last, w, c_last, c_stride, correction_last, vq, corrected, bounded); break;
   }
 }
 
@@ -114,8 +127,10 @@ void qnn_qs8_gemm_minmax_fp32_ukernel_4x8c2__simd128_dot16x2(
     size_t mr, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
     const struct qnn_qs8_minmax_params* params) {
   if (params->row_correction != NULL) {
-    gemm_4x8c2(mr, nc, kc, a, w, c, c_stride, params, 1);
+    gemm_4x8c2(mr, nc, kc, a, w, c, c_stride, params, 1, 0);
+  } else if (params->products_bounded) {
+    gemm_4x8c2(mr, nc, kc, a, w, c, c_stride, params, 0, 1);
   } else {
-    gemm_4x8c2(mr, nc, kc, a, w, c, c_stride, params, 0);
+    gemm_4x8c2(mr, nc, kc, a, w, c, c_stride, params, 0, 0);
   }
 }
