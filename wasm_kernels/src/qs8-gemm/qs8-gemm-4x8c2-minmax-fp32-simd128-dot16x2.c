@@ -59,9 +59,6 @@ static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
     const size_t rows, size_t nc, size_t kc, const int16_t* a, const void* w, int8_t* c, size_t c_stride,
     const int32_t* row_correction, const struct qnn_requantize_simd128 vq, const int corrected,
     const int bounded) {
-  int8_t* c_rows[MR];
-  for (size_t m = 0; m < rows; m++) c_rows[m] = c + m * c_stride;
-
   for (size_t n0 = 0; n0 < nc; n0 += 8) {
     const v128_t vbias0 = wasm_v128_load(w), vbias1 = wasm_v128_load((const int32_t*) w + 4);
     v128_t vacc[MR][2];
@@ -97,7 +94,7 @@ static inline __attribute__((always_inline)) void gemm_4x8c2_tile(
       const size_t m1 = m + 1 < rows ? m + 1 : m;  /* an odd last row twice: the compiler shares the work */
       const v128_t vout = qnn_requantize16_fp32_maybe_bounded(vacc[m][0], vacc[m][1], vacc[m1][0], vacc[m1][1],
                                                               vscale0, vscale1, vscale0, vscale1, &vq, bounded);
-      store_rows8(c_rows[m] + n0, c_rows[m1] + n0, vout, nb);  /* the odd row: the same bytes twice */
+      store_rows8(c + m * c_stride + n0, c + m1 * c_stride + n0, vout, nb);  /* the odd row: the same bytes twice */
     }
     w = wp;
   }
