@@ -96,55 +96,81 @@ static inline v128_t add_float4(v128_t xa, v128_t xb, const struct add_float_par
  * roundings where onnxruntime has two, so it can differ from onnxruntime's v by a few units in the
  * last place (bounded in add_float_init). It is clamped to the domain, rounded by the magic bias
  * (rint for |v| < 2^22) and returned as int32 lanes less the offset; lanes whose v lies within that
- * bound of a half-integer, where the two could round apart, are flagged in *near. The constants are
- * splatted once per row (struct add_fast). */
+ * bound of a half-integer, where the two could round apart, are flagged in *near: where d = v - rint(v)
+ * has d * d >= near_tie * near_tie (both rounded; rounding is monotonic, so every |d| >= near_tie is
+ * flagged, and a few more go the exact way: one multiply where V8's f32x4.abs is three). The
+ * constants are splatted once per row (struct add_fast). */
 struct add_fast {
-  v128_t a_ratio, b_ratio, fixed, domain_min, domain_max, magic, near_tie, magic_bits_and_offset;
+  v128_t a_ratio, b_ratio, fixed, domain_min, domain_max, magic, near_tie_squared, magic_bits_and_offset;
 };
 
 static inline v128_t add_fast4(v128_t x, v128_t y, const struct add_fast* c, v128_t* near) {
   v128_t v = wasm_f32x4_add(wasm_f32x4_mul(x, c->a_ratio), wasm_f32x4_add(wasm_f32x4_mul(y, c->b_ratio), c->fixed));
   v = wasm_f32x4_pmin(c->domain_max, wasm_f32x4_pmax(c->domain_min, v));
   const v128_t m = wasm_f32x4_add(v, c->magic);
-  const v128_t distance = wasm_f32x4_abs(wasm_f32x4_sub(v, wasm_f32x4_sub(m, c->magic)));  /* exact: |v - rint(v)| */
-  *near = wasm_v128_or(*near, wasm_f32x4_ge(distance, c->near_tie));
+  const v128_t d = wasm_f32x4_sub(v, wasm_f32x4_sub(m, c->magic));  /* exact: v - rint(v) */
+  *near = wasm_v128_or(*near, wasm_f32x4_ge(wasm_f32x4_mul(d, d), c->near_tie_squared));
   return wasm_i32x4_sub(m, c->magic_bits_and_offset);
 }
 
-/* 16 elements per iteration, both inputs contiguous; returns how many it did. Each 16 go the fast
- * way unless one of them is near a tie; those 16 are then computed as onnxruntime does. */
+/* The offset values of 16 int8 elements as four f32x4 (each half sign-extended as it loads: V8's
+ * i16x8.extend_high is two instructions). */
+static inline __attribute__((always_inline)) void offset_floats16(const int8_t* x, v128_t offset, v128_t f[4]) {
+  const v128_t x16[2] = {wasm_i16x8_load8x8(x), wasm_i16x8_load8x8(x + 8)};
+  /* (the offset is added in int32 also where it is 0: clang 14 would fold the conversion of a bare
+   * sign extension into a lane-by-lane int16 conversion) */
+  for (int k = 0; k < 4; k++) {
+    const v128_t x32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(x16[k >> 1]) : wasm_i32x4_extend_low_i16x8(x16[k >> 1]);
+    f[k] = wasm_f32x4_convert_i32x4(wasm_i32x4_add(x32, offset));
+  }
+}
+
+/* 16 elements as onnxruntime computes them (add_float4), for the rare 16 the fast form cannot
+ * decide. */
+static v128_t add_float16_exact(const int8_t* a, const int8_t* b, const struct add_float_params* p) {
+  const v128_t offset = wasm_i32x4_splat(p->offset);
+  v128_t xa[4], xb[4], q[4];
+  offset_floats16(a, offset, xa);
+  offset_floats16(b, offset, xb);
+  for (int k = 0; k < 4; k++) q[k] = add_float4(xa[k], xb[k], p);
+  /* in [-128, 127] (the domain less the offset): the saturating narrows are exact */
+  return wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
+}
+
+/* 16 elements per iteration, both inputs contiguous; returns how many it did. Every 16 go the fast
+ * way; those where one of them is near a tie are noted (without a branch) and computed again as
+ * onnxruntime does after each run of 64. (With the slow path inside the loop, V8 kept none of the
+ * loop's constants in registers: it reloaded ten of them every 16 elements.) */
 static size_t add_float_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                                     const struct add_float_params* p) {
   const struct add_fast c = {
     wasm_f32x4_splat(p->a_ratio), wasm_f32x4_splat(p->b_ratio), wasm_f32x4_splat(p->fixed),
     wasm_f32x4_splat((float) p->domain_min), wasm_f32x4_splat((float) p->domain_max), wasm_f32x4_splat(12582912.0f),
-    wasm_f32x4_splat(p->near_tie), wasm_i32x4_splat(INT32_C(0x4B400000) + p->offset)};
+    wasm_f32x4_splat(p->near_tie * p->near_tie), wasm_i32x4_splat(INT32_C(0x4B400000) + p->offset)};
   const v128_t offset = wasm_i32x4_splat(p->offset);
   const v128_t output_min = wasm_i8x16_splat((int8_t) p->output_min), output_max = wasm_i8x16_splat((int8_t) p->output_max);
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const v128_t va = wasm_v128_load(a + i), vb = wasm_v128_load(b + i);
-    const v128_t a16[2] = {wasm_i16x8_extend_low_i8x16(va), wasm_i16x8_extend_high_i8x16(va)};
-    const v128_t b16[2] = {wasm_i16x8_extend_low_i8x16(vb), wasm_i16x8_extend_high_i8x16(vb)};
-    /* (the offset is added in int32 also where it is 0: clang 14 would fold the conversion of a bare
-     * sign extension into a lane-by-lane int16 conversion) */
-    v128_t xa[4], xb[4], q[4];
-    for (int k = 0; k < 4; k++) {
-      const v128_t a32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(a16[k >> 1]) : wasm_i32x4_extend_low_i16x8(a16[k >> 1]);
-      const v128_t b32 = (k & 1) ? wasm_i32x4_extend_high_i16x8(b16[k >> 1]) : wasm_i32x4_extend_low_i16x8(b16[k >> 1]);
-      xa[k] = wasm_f32x4_convert_i32x4(wasm_i32x4_add(a32, offset));
-      xb[k] = wasm_f32x4_convert_i32x4(wasm_i32x4_add(b32, offset));
+  const size_t whole = n & ~(size_t) 15;
+  for (size_t i = 0; i < whole;) {
+    const size_t end = qnn_min_size(whole, i + 64 * 16);
+    size_t redo[64], count = 0;
+    for (; i < end; i += 16) {
+      v128_t xa[4], xb[4], q[4];
+      offset_floats16(a + i, offset, xa);
+      offset_floats16(b + i, offset, xb);
+      v128_t near = wasm_i32x4_splat(0);
+      for (int k = 0; k < 4; k++) q[k] = add_fast4(xa[k], xb[k], &c, &near);
+      /* in [-128, 127] (the domain less the offset): the saturating narrows are exact */
+      const v128_t out = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
+      wasm_v128_store(output + i, wasm_i8x16_min(wasm_i8x16_max(out, output_min), output_max));
+      redo[count] = i;
+      count += wasm_v128_any_true(near);
     }
-    v128_t near = wasm_i32x4_splat(0);
-    for (int k = 0; k < 4; k++) q[k] = add_fast4(xa[k], xb[k], &c, &near);
-    if (wasm_v128_any_true(near)) {
-      for (int k = 0; k < 4; k++) q[k] = add_float4(xa[k], xb[k], p);
+    for (size_t k = 0; k < count; k++) {
+      const v128_t out = add_float16_exact(a + redo[k], b + redo[k], p);
+      wasm_v128_store(output + redo[k], wasm_i8x16_min(wasm_i8x16_max(out, output_min), output_max));
     }
-    /* in [-128, 127] (the domain less the offset): the saturating narrows are exact */
-    const v128_t out = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
-    wasm_v128_store(output + i, wasm_i8x16_min(wasm_i8x16_max(out, output_min), output_max));
   }
-  return i;
+  return whole;
 }
 #endif
 
