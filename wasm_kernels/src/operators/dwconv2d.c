@@ -63,10 +63,10 @@ int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qn
   const int32_t offset = r->depth_multiplier == 1 ? config->input_zero_point_offset : 0;
   struct dwconv2d_op* op = qnn_plan_alloc(plan, sizeof(struct dwconv2d_op));
   int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, tile) + QNN_EXTRA_BYTES);
-  /* Kernels taking taps two or four at a time see a multiple of 2 or 4 per pixel: the last tap
-   * repeated (its packed weights past taps are zero), so their inner loop has no tail. */
-  const int64_t kernel_taps = form == QNN_DWCONV_TAP_QUADS ? (int64_t) qnn_round_up((size_t) taps, 4)
-                            : form == QNN_DWCONV_TAP_PAIRS ? (int64_t) qnn_round_up((size_t) taps, 2) : taps;
+  /* Kernels taking taps four at a time see a multiple of 4 per pixel: the last tap repeated (its
+   * packed weights past taps are zero), so their inner loop has no tail. (The pairs kernel does an
+   * odd last tap alone: cheaper than a pair.) */
+  const int64_t kernel_taps = form == QNN_DWCONV_TAP_QUADS ? (int64_t) qnn_round_up((size_t) taps, 4) : taps;
   const int8_t** indirection = qnn_plan_alloc(plan, pixels * kernel_taps * (int64_t) sizeof(int8_t*));
   void* packed = qnn_plan_alloc(plan, qnn_pack_qs8_dwconv_size(r->output_channels, taps, tile, form));
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL) return QNN_ERROR_OUT_OF_MEMORY;

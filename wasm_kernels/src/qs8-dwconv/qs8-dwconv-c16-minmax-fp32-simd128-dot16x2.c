@@ -14,7 +14,9 @@
  * its multiplies (MobileNetV2's 3x3 layers in Chromium 156 on an AMD EPYC without VNNI, 2026-12-05,
  * tools/kernel_ab.py: 1.94 -> 1.65 ms; V8 keeps one pixel's 4 accumulators in registers and spills 3
  * of two pixels' 8, which still win).
- * ks is even: the operator repeats an odd last tap, whose copy has zero weights. */
+ * An odd last tap goes alone: its activations in both lanes of each pair (loaded once), times its
+ * pair's packed weights (w, 0); one tap pointer and two loads fewer than the pair of the last tap and
+ * a zero-weight copy the kernel took before. */
 #include <wasm_simd128.h>
 
 #include "common.h"
@@ -44,12 +46,17 @@ static inline __attribute__((always_inline)) const char* dwconv_tile(
   const float* scale = (const float*) (block + 64);
   const int16_t* k = (const int16_t*) (block + 128);
   const int8_t* const* taps[2] = {a, a + ks};
-  for (size_t t = 0; t < ks; t += 2, k += 32) {
+  for (size_t t = 2; t <= ks; t += 2, k += 32) {
     const v128_t vk[4] = {wasm_v128_load(k), wasm_v128_load(k + 8), wasm_v128_load(k + 16), wasm_v128_load(k + 24)};
     for (int p = 0; p < pixels; p++) {
       dot_tap_pair(taps[p][0] + c, taps[p][1] + c, vk, acc[p]);
       taps[p] += 2;
     }
+  }
+  if (ks & 1) {  /* the last tap alone, against its pair's weights (w, 0): each activation twice */
+    const v128_t vk[4] = {wasm_v128_load(k), wasm_v128_load(k + 8), wasm_v128_load(k + 16), wasm_v128_load(k + 24)};
+    for (int p = 0; p < pixels; p++) dot_tap_pair(taps[p][0] + c, taps[p][0] + c, vk, acc[p]);
+    k += 32;
   }
   const v128_t vs0 = wasm_v128_load(scale), vs1 = wasm_v128_load(scale + 4), vs2 = wasm_v128_load(scale + 8),
                vs3 = wasm_v128_load(scale + 12);
