@@ -54,22 +54,35 @@ size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread,
   return qnn_min_size(qnn_round_up(items, granule), total);
 }
 
+size_t qnn_split_count(size_t units, size_t per_task) {
+  const size_t threads = qnn_thread_count();
+  const size_t count = qnn_divide_round_up(units, per_task > 0 ? per_task : 1);
+  return threads > 1 && count > 1 ? qnn_min_size(qnn_round_up(count, threads), units) : count;
+}
+
 struct ranges {
   qnn_range_fn fn;
   const void* context;
-  size_t total, per_task;
+  size_t total, granule, units, count;
 };
+
+static size_t range_start(const struct ranges* r, size_t task) {
+  return qnn_min_size(qnn_split_start(task, r->count, r->units) * r->granule, r->total);
+}
 
 static void range_task(const void* context, size_t task, uint32_t thread) {
   const struct ranges* r = context;
-  const size_t first = task * r->per_task;
-  r->fn(r->context, first, qnn_min_size(r->per_task, r->total - first), thread);
+  const size_t first = range_start(r, task);
+  r->fn(r->context, first, range_start(r, task + 1) - first, thread);
 }
 
-void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, size_t per_task) {
+void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, size_t granule, size_t tasks_per_thread,
+                            uint64_t item_work, uint64_t task_work) {
   if (total == 0) return;
-  const struct ranges r = {fn, context, total, per_task};
-  qnn_parallelize(range_task, &r, qnn_divide_round_up(total, per_task));
+  const size_t per_task = qnn_items_per_task(total, granule, tasks_per_thread, item_work, task_work);
+  const size_t units = qnn_divide_round_up(total, granule);
+  const struct ranges r = {fn, context, total, granule, units, qnn_split_count(units, qnn_divide_round_up(per_task, granule))};
+  qnn_parallelize(range_task, &r, r.count);
 }
 
 #if defined(__wasm_atomics__)

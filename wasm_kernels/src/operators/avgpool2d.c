@@ -255,5 +255,5 @@ void qnn_run_avgpool2d(const struct qnn_op* base) {
   const struct qnn_avgpool2d_record* r = &op->r;
   const size_t channels = (size_t) r->channels;
   const size_t taps = (size_t) r->batch * r->output_height * r->output_width * r->kernel_height * r->kernel_width * channels;
-  qnn_parallelize_ranges(avgpool2d_channels, op, channels, qnn_items_per_task(channels, 8, 2, taps / channels, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(avgpool2d_channels, op, channels, 8, 2, taps / channels, QNN_TASK_ELEMENTS);
 }

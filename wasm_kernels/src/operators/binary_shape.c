@@ -104,5 +104,5 @@ void binary_run(const struct binary_shape* s, binary_row_fn row, const void* par
   const size_t elements = s->dims[0] * s->dims[1] * s->dims[2] * s->dims[3];
   const struct binary_run_context context = {s, row, params};
   /* whole 64-element runs, so that the SIMD loops see whole vectors */
-  qnn_parallelize_ranges(binary_elements, &context, elements, qnn_items_per_task(elements, 64, 4, 1, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(binary_elements, &context, elements, 64, 4, 1, QNN_TASK_ELEMENTS);
 }

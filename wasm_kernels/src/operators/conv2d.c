@@ -369,7 +369,7 @@ static void gather_rows(const struct conv2d_op* op, size_t first, size_t end) {
  * task gathers the rows it reads. */
 struct conv2d_split {
   const struct conv2d_op* op;
-  size_t tiles_per_task, pixel_tasks, channels_per_task, channel_tasks;
+  size_t tiles, pixel_tasks, blocks, channel_tasks;  /* each split evenly (qnn_split_start) */
 };
 
 static void conv2d_task(const void* context, size_t task, uint32_t thread) {
@@ -378,10 +378,12 @@ static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const size_t mr = op->config->mr, group_channels = op->output_channels / op->groups;
   const size_t g = task / (split->pixel_tasks * split->channel_tasks);
   const size_t rest = task % (split->pixel_tasks * split->channel_tasks);
-  const size_t first_pixel = rest / split->channel_tasks * split->tiles_per_task * mr;
-  const size_t end_pixel = qnn_min_size(op->pixels, first_pixel + split->tiles_per_task * mr);
-  const size_t first_channel = rest % split->channel_tasks * split->channels_per_task;
-  const size_t channels = qnn_min_size(split->channels_per_task, group_channels - first_channel);
+  const size_t pixel_task = rest / split->channel_tasks, channel_task = rest % split->channel_tasks;
+  const size_t first_pixel = qnn_split_start(pixel_task, split->pixel_tasks, split->tiles) * mr;
+  const size_t end_pixel = qnn_min_size(op->pixels, qnn_split_start(pixel_task + 1, split->pixel_tasks, split->tiles) * mr);
+  const size_t first_channel = qnn_split_start(channel_task, split->channel_tasks, split->blocks) * op->config->nr;
+  const size_t channels =
+      qnn_min_size(qnn_split_start(channel_task + 1, split->channel_tasks, split->blocks) * op->config->nr, group_channels) - first_channel;
   if (op->window != NULL) gather_rows(op, first_pixel, end_pixel);
   struct qnn_qs8_minmax_params params = op->params;
   int32_t* correction = op->correction != NULL ? op->correction + thread * CORRECTION_ROWS : NULL;
@@ -422,13 +424,11 @@ void qnn_run_conv2d(const struct qnn_op* base) {
   const uint64_t macs = (uint64_t) op->pixels * op->output_channels * op->input_channels * op->taps;
   const size_t max_tasks = qnn_max_tasks(macs, QNN_TASK_MACS);
   const uint64_t tile_macs = (uint64_t) op->config->mr * op->output_channels * op->input_channels * op->taps;
-  struct conv2d_split split = {op, qnn_items_per_task(tiles, 1, 8, tile_macs, QNN_TASK_MACS), 1, blocks * nr, 1};
-  split.pixel_tasks = qnn_divide_round_up(tiles, split.tiles_per_task);
+  struct conv2d_split split = {op, tiles, qnn_split_count(tiles, qnn_items_per_task(tiles, 1, 8, tile_macs, QNN_TASK_MACS)),
+                               blocks, 1};
   const size_t wanted = qnn_min_size(8 * threads, max_tasks);  /* tasks per op: balance over equal-cost tasks */
   if (threads > 1 && split.pixel_tasks * op->groups < wanted && op->window == NULL) {
-    const size_t blocks_per_task = qnn_divide_round_up(blocks, qnn_divide_round_up(wanted, split.pixel_tasks * op->groups));
-    split.channels_per_task = blocks_per_task * nr;
-    split.channel_tasks = qnn_divide_round_up(blocks, blocks_per_task);
+    split.channel_tasks = qnn_split_count(blocks, qnn_divide_round_up(blocks, qnn_divide_round_up(wanted, split.pixel_tasks * op->groups)));
   }
   qnn_parallelize(conv2d_task, &split, op->groups * split.pixel_tasks * split.channel_tasks);
 }

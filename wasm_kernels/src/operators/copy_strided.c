@@ -182,5 +182,5 @@ void qnn_run_copy_strided(const struct qnn_op* base) {
     split.row_tasks = qnn_divide_round_up(op->dims[4], split.rows_per_task);
   }
   const size_t items = blocks * split.row_tasks;
-  qnn_parallelize_ranges(copy_blocks, &split, items, qnn_items_per_task(items, 1, 4, elements / items, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(copy_blocks, &split, items, 1, 4, elements / items, QNN_TASK_ELEMENTS);
 }

@@ -132,6 +132,5 @@ static void dwconv2d_pixels(const void* context, size_t first, size_t pixels, ui
 
 void qnn_run_dwconv2d(const struct qnn_op* base) {
   const struct dwconv2d_op* op = (const struct dwconv2d_op*) base;
-  qnn_parallelize_ranges(dwconv2d_pixels, op, op->pixels,
-                         qnn_items_per_task(op->pixels, 1, 8, (uint64_t) op->channels * op->taps, QNN_TASK_DW_MACS));
+  qnn_parallelize_ranges(dwconv2d_pixels, op, op->pixels, 1, 8, (uint64_t) op->channels * op->taps, QNN_TASK_DW_MACS);
 }

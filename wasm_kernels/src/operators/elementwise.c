@@ -97,7 +97,7 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
 
 void qnn_run_quantize(const struct qnn_op* base) {
   const struct unary_op* op = (const struct unary_op*) base;
-  qnn_parallelize_ranges(quantize_range, op, op->size, qnn_items_per_task(op->size, 64, 4, 1, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(quantize_range, op, op->size, 64, 4, 1, QNN_TASK_ELEMENTS);
 }
 
 int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {

@@ -66,7 +66,7 @@ static void lut_range(const void* context, size_t first, size_t count, uint32_t 
 
 void qnn_run_lut(const struct qnn_op* base) {
   const struct lut_op* op = (const struct lut_op*) base;
-  qnn_parallelize_ranges(lut_range, op, op->size, qnn_items_per_task(op->size, 64, 4, 1, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(lut_range, op, op->size, 64, 4, 1, QNN_TASK_ELEMENTS);
 }
 
 struct lut_f32_op {
@@ -165,5 +165,5 @@ static void lut_channels_range(const void* context, size_t first, size_t count, 
 
 void qnn_run_lut_channels(const struct qnn_op* base) {
   const struct lut_channels_op* op = (const struct lut_channels_op*) base;
-  qnn_parallelize_ranges(lut_channels_range, op, op->pixels, qnn_items_per_task(op->pixels, 1, 4, op->channels, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(lut_channels_range, op, op->pixels, 1, 4, op->channels, QNN_TASK_ELEMENTS);
 }

@@ -281,5 +281,5 @@ static void resize_rows(const void* context, size_t first, size_t count, uint32_
 void qnn_run_resize(const struct qnn_op* base) {
   const struct resize_op* op = (const struct resize_op*) base;
   const size_t rows = op->batch * op->output_height;
-  qnn_parallelize_ranges(resize_rows, op, rows, qnn_items_per_task(rows, 1, 4, op->output_width * op->channels, QNN_TASK_ELEMENTS));
+  qnn_parallelize_ranges(resize_rows, op, rows, 1, 4, op->output_width * op->channels, QNN_TASK_ELEMENTS);
 }
