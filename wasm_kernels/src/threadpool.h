@@ -28,10 +28,10 @@ void qnn_parallelize_ranges(qnn_range_fn fn, const void* context, size_t total, 
 
 /* How many tasks to cut `units` units into when each should hold about `per_task` of them: made a
  * multiple of the thread count (at most `units`). The threads' slices are runs of consecutive tasks
- * (threadpool.c), so with tasks of equal work every thread's slice holds the same work; with tasks of
- * per_task units and the last one shorter, one thread had a whole task more: 13 tasks of 4 pixel tiles
- * for a 14x14 layer's 49 made 2 threads run 7 and 6 tasks (x1.84 where the op ran x1.95 on layers with
- * thousands of tiles; EfficientNet-Lite0 in Chromium 156, AMD EPYC, 2026-12-06). */
+ * (threadpool.c), so with tasks of equal work every thread's slice holds the same work. With tasks of
+ * per_task units and the last one shorter, a 28x28 layer's 196 pixel tiles made 15 tasks of 13 and one
+ * of 1: slices of 104 and 92 tiles on 2 threads, evened out only by stealing whole tasks (and their
+ * inputs from the other core's cache); the 14x14 layers alike. */
 size_t qnn_split_count(size_t units, size_t per_task);
 
 /* The first unit of task `task` of `units` units cut into `count` tasks whose sizes differ by at most one. */
