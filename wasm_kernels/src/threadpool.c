@@ -135,11 +135,15 @@ static int claim_from(uint32_t t, uint32_t id, uint32_t end, uint32_t* task) {
   return 0;
 }
 
-/* Runs tasks of the announced job, its own slice first, until none is left to claim. */
-static void work(uint32_t thread) {
-  const uint32_t id = (uint32_t) (__atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) >> 32);
+/* Runs tasks of the announced job, its own slice first, until none is left to claim; returns the
+ * announce word it read. A worker waits for the announce word to change from that one: reading it
+ * again after the work, it could read the next job's, announced meanwhile, and wait through that whole
+ * job while the caller ran it alone. */
+static uint64_t work(uint32_t thread) {
+  const uint64_t announce = __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE);
+  const uint32_t id = (uint32_t) (announce >> 32);
   const struct job* job = &pool.slots[id & 1];
-  if (__atomic_load_n(&job->id, __ATOMIC_ACQUIRE) != id) return;
+  if (__atomic_load_n(&job->id, __ATOMIC_ACQUIRE) != id) return announce;
   const qnn_task_fn fn = __atomic_load_n(&job->fn, __ATOMIC_RELAXED);
   const void* context = __atomic_load_n(&job->context, __ATOMIC_RELAXED);
   const uint32_t count = __atomic_load_n(&job->count, __ATOMIC_RELAXED);
@@ -152,6 +156,7 @@ static void work(uint32_t thread) {
       __atomic_fetch_add(&pool.done, 1, __ATOMIC_RELEASE);
     }
   }
+  return announce;
 }
 
 void qnn_parallelize(qnn_task_fn fn, const void* context, size_t count) {
@@ -203,8 +208,7 @@ int32_t QNN_EXPORT(qnn_max_threads)(void) { return QNN_MAX_THREADS; }
  * browser's main thread (it sleeps with memory.atomic.wait32). */
 void QNN_EXPORT(qnn_worker)(int32_t thread) {
   for (;;) {
-    work((uint32_t) thread);
-    const uint64_t seen = __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE);
+    const uint64_t seen = work((uint32_t) thread);
     for (uint32_t spin = 0; spin < SPIN_ITERATIONS && __atomic_load_n(&pool.announce, __ATOMIC_ACQUIRE) == seen &&
                             !__atomic_load_n(&pool.resting, __ATOMIC_ACQUIRE); spin++) {
     }
