@@ -150,6 +150,7 @@ FEW_CHANNEL_WINDOWS = [  # (input channels, kernel, stride, dilation, padding)
     (4, (7, 7), (2, 2), (1, 1), (3, 3, 3, 3)), (2, (2, 3), (1, 2), (2, 1), (1, 0, 0, 1)),
     (5, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1)), (8, (3, 1), (1, 1), (1, 1), (0, 0, 0, 0)),
     (6, (3, 3), (2, 2), (2, 2), (2, 2, 2, 2)), (3, (11, 11), (4, 4), (1, 1), (5, 5, 5, 5)),
+    (2, (3, 3), (1, 1), (1, 2), (1, 1, 1, 1)),  # kernel rows of 6 bytes, never whole in the input (dilated)
 ]
 
 
@@ -157,7 +158,8 @@ FEW_CHANNEL_WINDOWS = [  # (input channels, kernel, stride, dilation, padding)
 @pytest.mark.parametrize("window", FEW_CHANNEL_WINDOWS)
 def test_conv2d_few_input_channels_gathered_into_rows(variant, window):
     """1-8 input channels with a window (RGB first layers): the SIMD variants gather each pixel's
-    window into one row (conv2d.c's im2col, 4- and 8-byte copies or any length) and run a 1x1 IGEMM,
+    window into one row (conv2d.c's im2col: whole kernel rows of 4-16 bytes where they lie whole in the
+    input, else 4- and 8-byte copies or any length per tap) and run a 1x1 IGEMM,
     with OHWI weights and with OIHW weights reordered at packing."""
     ic, k, stride, dilation, padding = window
     case = _case(ic * 100 + k[0], 2, 13, 11, ic, 19, k, stride=stride, dilation=dilation, padding=padding)

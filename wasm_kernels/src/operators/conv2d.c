@@ -59,7 +59,8 @@ struct conv2d_op {
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
   const int8_t** window;    /* NULL: no im2col */
   int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
-  size_t window_taps, window_channels, row_stride;
+  const uint8_t* whole;     /* per pixel, 1: every kernel row of its window is consecutive in the input */
+  size_t window_taps, window_width, window_channels, row_stride;
 };
 
 /* packa + GEMM: the rows packed for one GEMM call, whole tiles of mr (a power-of-two count of them,
@@ -153,8 +154,9 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
   const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
   int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
+  uint8_t* whole = im2col ? qnn_plan_alloc(plan, pixels) : NULL;
   if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
-      (im2col && (row_pointers == NULL || rows == NULL)) ||
+      (im2col && (row_pointers == NULL || rows == NULL || whole == NULL)) ||
       (config->gemm != NULL &&
        !qnn_reserve_scratch(gemm_rows * (size_t) gemm_kc * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
@@ -221,7 +223,15 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
     k_stride = 1;
   }
   if (im2col) {  /* one tap of the window's channels, tap-major as the rows */
-    for (int64_t p = 0; p < pixels; p++) row_pointers[p] = rows + p * row_stride;
+    for (int64_t p = 0; p < pixels; p++) {
+      row_pointers[p] = rows + p * row_stride;
+      const int8_t* const* taps_of_p = indirection + p * window_taps;
+      whole[p] = 1;
+      for (int64_t t = 0; t < window_taps; t++) {
+        const int64_t column = t % r->kernel_width;
+        if (taps_of_p[t] != taps_of_p[t - column] + column * r->input_channels) whole[p] = 0;
+      }
+    }
     if (r->weights_layout == QNN_WEIGHTS_OIHW) {
       int8_t* ohwi = qnn_plan_alloc(plan, (int64_t) r->output_channels * window_taps * r->input_channels);
       if (ohwi == NULL) return QNN_ERROR_OUT_OF_MEMORY;
@@ -248,7 +258,9 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   op->indirection = im2col ? row_pointers : indirection;
   op->window = im2col ? indirection : NULL;
   op->rows = rows;
+  op->whole = whole;
   op->window_taps = (size_t) window_taps;
+  op->window_width = (size_t) r->kernel_width;
   op->window_channels = (size_t) r->input_channels;
   op->row_stride = (size_t) row_stride;
   op->packed = packed;
@@ -347,13 +359,36 @@ static size_t gather_word(size_t taps, size_t kc, size_t row_stride) {
   return word != 0 && (taps - 1) * kc + word <= row_stride ? word : 0;
 }
 
+/* n (4 to 16) bytes, writing at most `room` (>= n) bytes at dst: 16 when there is room for them,
+ * else two words that overlap where n is not a word's multiple. */
+static inline void copy_4_to_16(int8_t* dst, const int8_t* src, size_t n, size_t room) {
+  if (room >= 16) {
+    qnn_memcpy(dst, src, 16);
+  } else if (n >= 8) {
+    uint64_t head, tail;
+    qnn_memcpy(&head, src, 8), qnn_memcpy(&tail, src + n - 8, 8);
+    qnn_memcpy(dst, &head, 8), qnn_memcpy(dst + n - 8, &tail, 8);
+  } else {
+    uint32_t head, tail;
+    qnn_memcpy(&head, src, 4), qnn_memcpy(&tail, src + n - 4, 4);
+    qnn_memcpy(dst, &head, 4), qnn_memcpy(dst + n - 4, &tail, 4);
+  }
+}
+
+/* Where a pixel's kernel rows lie whole in the input (op->whole: undilated and off the padding, so a
+ * row's width x kc bytes are consecutive there as in the row), each is copied as one block of up to
+ * 16 bytes, in order, so what one writes past its end the next overwrites: a first convolution's 3x3
+ * window of 3 channels in 3 copies instead of 9. */
 static void gather_rows(const struct conv2d_op* op, size_t first, size_t end) {
-  const size_t taps = op->window_taps, kc = op->window_channels;
-  const size_t word = gather_word(taps, kc, op->row_stride);
+  const size_t taps = op->window_taps, kc = op->window_channels, width = op->window_width;
+  const size_t word = gather_word(taps, kc, op->row_stride), span = width * kc;
+  const int by_rows = width > 1 && span >= 4 && span <= 16;
   for (size_t p = first; p < end; p++) {
     const int8_t* const* window = op->window + p * taps;
     int8_t* row = op->rows + p * op->row_stride;
-    if (word == 4) {
+    if (by_rows && op->whole[p]) {
+      for (size_t t = 0; t < taps; t += width) copy_4_to_16(row + t * kc, window[t], span, op->row_stride - t * kc);
+    } else if (word == 4) {
       for (size_t t = 0; t < taps; t++) qnn_memcpy(row + t * kc, window[t], 4);
     } else if (word == 8) {
       for (size_t t = 0; t < taps; t++) qnn_memcpy(row + t * kc, window[t], 8);
