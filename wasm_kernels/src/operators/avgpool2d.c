@@ -188,6 +188,8 @@ static void avgpool2d_onnx_float_table_channels(const struct avgpool2d_op* op, s
   }
 }
 
+#define SUM_CHANNELS 16  /* four i32x4 sums: in registers (64 kept them in memory: no faster) */
+
 /* Tasks are ranges of channels (a global pool has one output pixel). */
 static void avgpool2d_channels(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
@@ -215,34 +217,45 @@ static void avgpool2d_channels(const void* context, size_t first, size_t count, 
                                  : r->arithmetic == 2 ? r->input_scale / (r->output_scale * (float) taps)
                                                       : r->scale / (float) taps;
         int8_t* out = op->output + (size_t) ((b * r->output_height + oy) * r->output_width + ox) * channels;
-        for (int32_t c = c_begin; c < c_end; c++) {
-          int32_t sum = padded_sum;
+        /* the window's sums for SUM_CHANNELS channels at a time, tap by tap along the channels (clang
+         * vectorizes it; MobileNetV2's global pool of 7x7x1280 0.06 -> 0.04 ms, where each channel's
+         * sum strode the image one byte per row of channels) */
+        for (int32_t c0 = c_begin; c0 < c_end; c0 += SUM_CHANNELS) {
+          const int32_t n = qnn_min_i32(SUM_CHANNELS, c_end - c0);
+          int32_t sums[SUM_CHANNELS];
+          for (int32_t i = 0; i < n; i++) sums[i] = padded_sum;
           for (int32_t y = w.y_begin; y < w.y_end; y++) {
-            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c;
-            for (int32_t x = w.x_begin; x < w.x_end; x++) sum += row[x * channels];
+            const int8_t* row = op->input + ((b * r->input_height + y) * r->input_width) * channels + c0;
+            for (int32_t x = w.x_begin; x < w.x_end; x++) {
+              const int8_t* tap = row + x * channels;
+              for (int32_t i = 0; i < n; i++) sums[i] += tap[i];
+            }
           }
-          if (r->arithmetic == 4) {
-            /* XNNPACK's mean: s = scale * (1 / n), bias = -n * in_zp * s + out_zp, rint(sum * s + bias) */
-            const float s = r->scale * (1.0f / (float) taps);
-            const float bias = (float) (-taps * r->input_zero_point) * s + (float) r->output_zero_point;
-            float q = (float) (sum - padded_sum) * s + bias;
-            q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
-            out[c] = (int8_t) (int32_t) __builtin_rintf(q);
-          } else if (r->arithmetic == 3) {
-            const float mean = (float) (sum - padded_sum) / (float) taps;
-            const float bias = (float) -r->input_zero_point * r->scale;
-            const float v = mean * r->scale + bias;
-            const float rounded = v >= 0.0f ? __builtin_floorf(v + 0.5f) : -__builtin_floorf(-v + 0.5f);
-            float q = rounded + (float) r->output_zero_point;
-            q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
-            out[c] = (int8_t) (int32_t) q;
-          } else if (same_quantization) {
-            const int32_t half = taps / 2;
-            const int32_t average = taps == 0 ? 0 : (sum >= 0 ? (sum + half) / taps : (sum - half) / taps);
-            out[c] = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);
-          } else {
-            const float f = (float) (sum - taps * r->input_zero_point) * multiplier;
-            out[c] = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+          for (int32_t c = c0; c < c0 + n; c++) {
+            const int32_t sum = sums[c - c0];
+            if (r->arithmetic == 4) {
+              /* XNNPACK's mean: s = scale * (1 / n), bias = -n * in_zp * s + out_zp, rint(sum * s + bias) */
+              const float s = r->scale * (1.0f / (float) taps);
+              const float bias = (float) (-taps * r->input_zero_point) * s + (float) r->output_zero_point;
+              float q = (float) (sum - padded_sum) * s + bias;
+              q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
+              out[c] = (int8_t) (int32_t) __builtin_rintf(q);
+            } else if (r->arithmetic == 3) {
+              const float mean = (float) (sum - padded_sum) / (float) taps;
+              const float bias = (float) -r->input_zero_point * r->scale;
+              const float v = mean * r->scale + bias;
+              const float rounded = v >= 0.0f ? __builtin_floorf(v + 0.5f) : -__builtin_floorf(-v + 0.5f);
+              float q = rounded + (float) r->output_zero_point;
+              q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
+              out[c] = (int8_t) (int32_t) q;
+            } else if (same_quantization) {
+              const int32_t half = taps / 2;
+              const int32_t average = taps == 0 ? 0 : (sum >= 0 ? (sum + half) / taps : (sum - half) / taps);
+              out[c] = (int8_t) qnn_min_i32(qnn_max_i32(average, r->output_min), r->output_max);
+            } else {
+              const float f = (float) (sum - taps * r->input_zero_point) * multiplier;
+              out[c] = qnn_qs8_quantize_clamped(f, r->output_zero_point, r->output_min, r->output_max);
+            }
           }
         }
       }
