@@ -29,6 +29,7 @@ static struct qnn_gemm_config gemm_config;
  * much of its last block empty (igemm NULL: none). */
 static struct qnn_gemm_config narrow_gemm_config;
 static struct qnn_dwconv_config dwconv_config;
+static int madd_fused;
 static int initialized;
 
 #if QNN_VARIANT == 2
@@ -78,6 +79,19 @@ static enum relaxed_dot_kind probe_relaxed_dot(void) {
        : sdot ? RELAXED_DOT_SDOT
        : unsigned_unsaturated ? RELAXED_DOT_UNSIGNED_SATURATE
        : RELAXED_DOT_OTHER;
+}
+#endif
+
+#if QNN_VARIANT == 2
+/* Whether f32x4.relaxed_madd rounds once (a fused multiply-add: V8 and wasmtime on x86 with FMA3,
+ * ARM) or twice (a multiply, then an add). The exact product of (1 + 2^-12)^2 is 1 + 2^-11 + 2^-24;
+ * less 1 + 2^-11 that leaves 2^-24 fused, 0 when the product was rounded first. */
+static int probe_relaxed_madd_fused(void) {
+  static volatile float probe[3] = {1.0f + 0x1.0p-12f, 1.0f + 0x1.0p-12f, -(1.0f + 0x1.0p-11f)};
+  float result[4];
+  wasm_v128_store(result, wasm_f32x4_relaxed_madd(wasm_f32x4_splat(probe[0]), wasm_f32x4_splat(probe[1]),
+                                                  wasm_f32x4_splat(probe[2])));
+  return result[0] == 0x1.0p-24f && result[3] == 0x1.0p-24f;
 }
 #endif
 
@@ -153,7 +167,15 @@ static void init_configs(void) {
       qnn_qs8_dwconv_minmax_fp32_ukernel_3x3s1p2_c16__relaxed, 16, QNN_DWCONV_TAP_QUADS, 0, 0, "qs8-dwconv-c16-relaxed-tap4+3x3s1p2-sdot"};
   }
 #endif
+#if QNN_VARIANT == 2
+  madd_fused = probe_relaxed_madd_fused();
+#endif
   initialized = 1;
+}
+
+int qnn_relaxed_madd_fused(void) {
+  if (!initialized) init_configs();
+  return madd_fused;
 }
 
 const struct qnn_gemm_config* qnn_get_gemm_config(void) {

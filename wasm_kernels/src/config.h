@@ -37,5 +37,8 @@ const struct qnn_gemm_config* qnn_get_gemm_config(void);
 /* The config for a convolution with this many output channels per group. */
 const struct qnn_gemm_config* qnn_get_gemm_config_for(size_t output_channels);
 const struct qnn_dwconv_config* qnn_get_dwconv_config(void);
+/* 1 where the relaxed module's f32x4.relaxed_madd is one fused multiply-add (probed), else 0; the
+ * ADD in onnxruntime's arithmetic (its x86 kernel's FMAs) then computes as that kernel does. */
+int qnn_relaxed_madd_fused(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "operators.h"
 #include "operators/binary_shape.h"
+#include "config.h"
 
 #if defined(__wasm_simd128__)
   #include <wasm_simd128.h>
@@ -141,8 +142,41 @@ static v128_t add_float16_exact(const int8_t* a, const int8_t* b, const struct a
  * way; those where one of them is near a tie are noted (without a branch) and computed again as
  * onnxruntime does after each run of 64. (With the slow path inside the loop, V8 kept none of the
  * loop's constants in registers: it reloaded ten of them every 16 elements.) */
+#if defined(__wasm_relaxed_simd__)
+/* Where relaxed_madd is fused (qnn_relaxed_madd_fused), onnxruntime's own two FMAs per element: no
+ * near-tie check, no float64. */
+static size_t add_float_row_fused(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
+                                  const struct add_float_params* p) {
+  const v128_t a_ratio = wasm_f32x4_splat(p->a_ratio), b_ratio = wasm_f32x4_splat(p->b_ratio);
+  const v128_t fixed = wasm_f32x4_splat(p->fixed), magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t domain_min = wasm_f32x4_splat((float) p->domain_min), domain_max = wasm_f32x4_splat((float) p->domain_max);
+  const v128_t magic_bits_and_offset = wasm_i32x4_splat(INT32_C(0x4B400000) + p->offset);
+  const v128_t offset = wasm_i32x4_splat(p->offset);
+  const v128_t output_min = wasm_i8x16_splat((int8_t) p->output_min), output_max = wasm_i8x16_splat((int8_t) p->output_max);
+  const size_t whole = n & ~(size_t) 15;
+  for (size_t i = 0; i < whole; i += 16) {
+    v128_t xa[4], xb[4], q[4];
+    offset_floats16(a + i, offset, xa);
+    offset_floats16(b + i, offset, xb);
+    for (int k = 0; k < 4; k++) {
+      v128_t v = p->b_first ? wasm_f32x4_relaxed_madd(xb[k], b_ratio, wasm_f32x4_relaxed_madd(xa[k], a_ratio, fixed))
+                            : wasm_f32x4_relaxed_madd(xa[k], a_ratio, wasm_f32x4_relaxed_madd(xb[k], b_ratio, fixed));
+      v = wasm_f32x4_pmin(domain_max, wasm_f32x4_pmax(domain_min, v));
+      q[k] = wasm_i32x4_sub(wasm_f32x4_add(v, magic), magic_bits_and_offset);  /* rint, for |v| < 2^22 */
+    }
+    /* in [-128, 127] (the domain less the offset): the saturating narrows are exact */
+    const v128_t out = wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
+    wasm_v128_store(output + i, wasm_i8x16_min(wasm_i8x16_max(out, output_min), output_max));
+  }
+  return whole;
+}
+#endif
+
 static size_t add_float_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                                     const struct add_float_params* p) {
+#if defined(__wasm_relaxed_simd__)
+  if (qnn_relaxed_madd_fused()) return add_float_row_fused(n, a, b, output, p);
+#endif
   const struct add_fast c = {
     wasm_f32x4_splat(p->a_ratio), wasm_f32x4_splat(p->b_ratio), wasm_f32x4_splat(p->fixed),
     wasm_f32x4_splat((float) p->domain_min), wasm_f32x4_splat((float) p->domain_max), wasm_f32x4_splat(12582912.0f),
