@@ -43,6 +43,7 @@ struct add_float_params {
    * rint of it (0: never). */
   float near_tie;
   int32_t offset, b_first, domain_min, domain_max, output_min, output_max;
+  int32_t fused;  /* qnn_relaxed_madd_fused(), asked when the op is made */
 };
 
 /* TFLite's builtin integer ADD (arithmetic 2): each input's term M((x - x_zp) * 2^20, x_fixed)
@@ -138,13 +139,9 @@ static v128_t add_float16_exact(const int8_t* a, const int8_t* b, const struct a
   return wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3]));
 }
 
-/* 16 elements per iteration, both inputs contiguous; returns how many it did. Every 16 go the fast
- * way; those where one of them is near a tie are noted (without a branch) and computed again as
- * onnxruntime does after each run of 64. (With the slow path inside the loop, V8 kept none of the
- * loop's constants in registers: it reloaded ten of them every 16 elements.) */
 #if defined(__wasm_relaxed_simd__)
-/* Where relaxed_madd is fused (qnn_relaxed_madd_fused), onnxruntime's own two FMAs per element: no
- * near-tie check, no float64. */
+/* Where relaxed_madd is fused (p->fused), onnxruntime's own two FMAs per element: no near-tie check,
+ * no float64. */
 static size_t add_float_row_fused(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                                   const struct add_float_params* p) {
   const v128_t a_ratio = wasm_f32x4_splat(p->a_ratio), b_ratio = wasm_f32x4_splat(p->b_ratio);
@@ -172,10 +169,14 @@ static size_t add_float_row_fused(size_t n, const int8_t* a, const int8_t* b, in
 }
 #endif
 
+/* 16 elements per iteration, both inputs contiguous; returns how many it did. Every 16 go the fast
+ * way; those where one of them is near a tie are noted (without a branch) and computed again as
+ * onnxruntime does after each run of 64. (With the slow path inside the loop, V8 kept none of the
+ * loop's constants in registers: it reloaded ten of them every 16 elements.) */
 static size_t add_float_row_simd128(size_t n, const int8_t* a, const int8_t* b, int8_t* output,
                                     const struct add_float_params* p) {
 #if defined(__wasm_relaxed_simd__)
-  if (qnn_relaxed_madd_fused()) return add_float_row_fused(n, a, b, output, p);
+  if (p->fused) return add_float_row_fused(n, a, b, output, p);
 #endif
   const struct add_fast c = {
     wasm_f32x4_splat(p->a_ratio), wasm_f32x4_splat(p->b_ratio), wasm_f32x4_splat(p->fixed),
@@ -245,6 +246,7 @@ static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_p
   p->domain_max = 127 + p->offset;
   p->output_min = r->output_min;
   p->output_max = r->output_max;
+  p->fused = qnn_relaxed_madd_fused();
   /* The fast form's v and onnxruntime's both lie within a few roundings of the exact x * ra + y * rb +
    * fixed: each of their 2 + 4 roundings is off by at most 2^-24 of a partial sum (x, y in [0, 255]),
    * and no partial sum exceeds `largest`. So where the fast v is 8 * 2^-24 * largest or more from every
