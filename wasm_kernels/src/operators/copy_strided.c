@@ -146,11 +146,16 @@ static void copy_block(const struct copy_strided_op* op, const char* in, char* o
 }
 
 /* Tasks are ranges of (outer block, row range) pairs: the dims[0] x .. x dims[3] outer blocks, each
- * split into row_tasks ranges of dims[4] (an image's NCHW -> NHWC is a single block). */
+ * cut into row_tasks even runs of whole 16s of its dims[4] rows (row_units 16s; an image's NCHW ->
+ * NHWC is a single block), as qnn_parallelize_ranges cuts its items. */
 struct copy_split {
   const struct copy_strided_op* op;
-  size_t row_tasks, rows_per_task;
+  size_t row_tasks, row_units;
 };
+
+static size_t row_start(const struct copy_split* split, size_t task) {
+  return qnn_min_size(qnn_split_start(task, split->row_tasks, split->row_units) * 16, split->op->dims[4]);
+}
 
 static void copy_blocks(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
@@ -158,7 +163,7 @@ static void copy_blocks(const void* context, size_t first, size_t count, uint32_
   const struct copy_strided_op* op = split->op;
   for (size_t item = first; item < first + count; item++) {
     size_t rest = item / split->row_tasks;
-    const size_t first_row = item % split->row_tasks * split->rows_per_task;
+    const size_t row_task = item % split->row_tasks, first_row = row_start(split, row_task);
     const char* in = op->input;
     char* out = op->output;
     for (int k = 3; k >= 0; k--) {
@@ -167,7 +172,7 @@ static void copy_blocks(const void* context, size_t first, size_t count, uint32_
       in += (ptrdiff_t) i * op->input_strides[k];
       out += (ptrdiff_t) i * op->output_strides[k];
     }
-    copy_block(op, in, out, first_row, qnn_min_size(split->rows_per_task, op->dims[4] - first_row));
+    copy_block(op, in, out, first_row, row_start(split, row_task + 1) - first_row);
   }
 }
 
@@ -175,11 +180,11 @@ void qnn_run_copy_strided(const struct qnn_op* base) {
   const struct copy_strided_op* op = (const struct copy_strided_op*) base;
   const size_t blocks = op->dims[0] * op->dims[1] * op->dims[2] * op->dims[3];
   const size_t elements = blocks * op->dims[4] * op->dims[5];
-  struct copy_split split = {op, 1, op->dims[4]};
+  struct copy_split split = {op, 1, qnn_divide_round_up(op->dims[4], 16)};
   if (blocks < 4 * qnn_thread_count()) {
     /* too few blocks to share: split their rows too (whole 16s, for the SIMD loop) */
-    split.rows_per_task = qnn_items_per_task(op->dims[4], 16, 4, op->dims[5], QNN_TASK_ELEMENTS);
-    split.row_tasks = qnn_divide_round_up(op->dims[4], split.rows_per_task);
+    const size_t rows_per_task = qnn_items_per_task(op->dims[4], 16, 4, op->dims[5], QNN_TASK_ELEMENTS);
+    split.row_tasks = qnn_split_count(split.row_units, qnn_divide_round_up(rows_per_task, 16));
   }
   const size_t items = blocks * split.row_tasks;
   qnn_parallelize_ranges(copy_blocks, &split, items, 1, 4, elements / items, QNN_TASK_ELEMENTS);
