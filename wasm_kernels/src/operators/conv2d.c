@@ -463,7 +463,9 @@ void qnn_run_conv2d(const struct qnn_op* base) {
                                blocks, 1};
   const size_t wanted = qnn_min_size(8 * threads, max_tasks);  /* tasks per op: balance over equal-cost tasks */
   if (threads > 1 && split.pixel_tasks * op->groups < wanted && op->window == NULL) {
-    split.channel_tasks = qnn_split_count(blocks, qnn_divide_round_up(blocks, qnn_divide_round_up(wanted, split.pixel_tasks * op->groups)));
+    const size_t per_pixel_task = qnn_divide_round_up(wanted, split.pixel_tasks * op->groups);  /* channel tasks wanted */
+    const size_t blocks_per_task = qnn_divide_round_up(blocks, per_pixel_task);
+    split.channel_tasks = qnn_split_count(blocks, blocks_per_task);
   }
   qnn_parallelize(conv2d_task, &split, op->groups * split.pixel_tasks * split.channel_tasks);
 }
