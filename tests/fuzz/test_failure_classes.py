@@ -8,9 +8,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
-from onnx import AttributeProto
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import qnnweb
 from qnnweb.graph import Graph, Op, Tensor
@@ -123,6 +124,20 @@ def test_onnx_typed_values_outside_their_type():
     zp.ClearField("raw_data")
     zp.int32_data.append(300)   # uint8 zero point 300
     refused(m, r"does not fit uint8")
+
+
+def test_onnx_reshape_zero_past_the_input_rank_is_named():
+    """A 0 in Reshape's shape copies the input's dimension at that position: past the input's rank it
+    named nothing (an IndexError escaped, fuzz seed 45)."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("Reshape", ["q", "shape"], ["r"]),
+             helper.make_node("DequantizeLinear", ["r", "s", "z"], ["y"])]
+    constants = [numpy_helper.from_array(np.array(0.1, np.float32), "s"), numpy_helper.from_array(np.array(0, np.int8), "z"),
+                 numpy_helper.from_array(np.array([1, 4, 0], np.int64), "shape")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], constants)
+    refused(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+            r"Reshape shape \[1, 4, 0\]: the 0 at position 2 copies a dimension the input \[1, 4\] does not have")
 
 
 def test_onnx_negative_initializer_dims():

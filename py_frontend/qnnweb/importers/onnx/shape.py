@@ -111,7 +111,11 @@ class ShapeMixin:
         target = self._scalar_constant(node.input[1], "Reshape shape").values()
 
         def shape_of(shape):
-            out = [shape[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
+            copies = [i for i, d in enumerate(target) if d == 0 and not attrs.get("allowzero", 0)]
+            if copies and copies[-1] >= len(shape):  # a 0 copies the input's dimension at its position
+                raise Skip(f"Reshape shape {list(target)}: the 0 at position {copies[-1]} copies a dimension "
+                           f"the input {list(shape)} does not have")
+            out = [shape[i] if i in copies else d for i, d in enumerate(target)]
             if out.count(-1) == 1:
                 known = _product([d for d in out if d != -1])
                 out[out.index(-1)] = _product(shape) // known if known else 0
