@@ -19,6 +19,7 @@ NPM_BENCH_PACKAGES=("@litertjs/core@2.5.3" "@litertjs/wasm-utils@2.5.3" "onnxrun
 TFLITE_VERSION="2.18.0"
 DATA="$ROOT/data"
 WHEELS="$DATA/wheels"
+DIST="$ROOT/dist"  # the installable qnnweb wheel and sdist
 MODELS="$DATA/models"
 SAMPLES="$DATA/samples"
 WASM_OUT="$ROOT/py_frontend/qnnweb/wasm"
@@ -54,8 +55,10 @@ Usage: ./build.sh COMMAND [ARGS]
                                         pixel-models  segmentation and super-resolution ONNX models (torch + onnxruntime) into data/models
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
-                                        wheel    the qnnweb wheel + data/wheels/manifest.json
-                                        pyodide-bytecode  Pyodide's stdlib and the wheels compiled to .pyc in Pyodide
+                                        wheel    the installable qnnweb wheel and sdist into dist/, a copy of the
+                                                 wheel into data/wheels + data/wheels/manifest.json
+                                        pyodide-bytecode  Pyodide's stdlib and data/wheels compiled to .pyc in Pyodide,
+                                                 the wheels renamed to Pyodide's Python tag (py314-none-any)
                                         pyodide-lock  Pyodide's lock file + the wheels (data/wheels/pyodide-lock.json)
                                         pyodide-snapshot  a Pyodide memory snapshot with qnnweb imported
                                         compress  pre-compressed siblings of Pyodide's files
@@ -235,12 +238,13 @@ setup_pyodide_wheels() {
       "flatbuffers-$fb_version-"*|"tflite-$TFLITE_VERSION-"*|"protobuf-$pb_version-"*) ;;
       *) log "removing stale $(basename "$f")"; rm -f "$f"; continue ;;
     esac
-    # name-version[-build]-python-abi-platform.whl: Pyodide can only take pure-Python py3 ones.
+    # name-version[-build]-python-abi-platform.whl: Pyodide can only take pure-Python py3 ones
+    # (py314 once ./build.sh build pyodide-bytecode has compiled them).
     "$PY" - "$f" <<'EOF' || die "$(basename "$f") is not a pure-Python py3-none-any wheel"
 import sys, os
 parts = os.path.basename(sys.argv[1])[:-4].split("-")
 py, abi, plat = parts[-3:]
-sys.exit(not ("py3" in py.split(".") and abi == "none" and plat == "any"))
+sys.exit(not (any(t.startswith("py3") for t in py.split(".")) and abi == "none" and plat == "any"))
 EOF
   done
 }
@@ -300,11 +304,13 @@ build_kernels() {
 
 qnnweb_version() { "$PY" -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])'; }
 
+# The installable wheel and sdist (dist/: sources and kernels, for CPython), and a copy of the wheel in
+# data/wheels, which pyodide-bytecode turns into Pyodide's (copied again whenever dist's is rebuilt).
 build_wheel() {
   need_venv
   local version wheel
   version="$(qnnweb_version)"
-  wheel="$WHEELS/qnnweb-$version-py3-none-any.whl"
+  wheel="$DIST/qnnweb-$version-py3-none-any.whl"
   local v
   for v in "${VARIANTS[@]}"; do
     [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
@@ -314,19 +320,20 @@ build_wheel() {
   "$PY" tools/onnx_schema.py
   mkdir -p py_frontend/qnnweb/js
   cmp -s web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js || cp web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js
-  if up_to_date "$wheel" py_frontend pyproject.toml README.md; then
-    log "qnnweb wheel up to date"
+  if up_to_date "$wheel" py_frontend pyproject.toml README.md && [ -f "$DIST/qnnweb-$version.tar.gz" ]; then
+    log "qnnweb wheel and sdist up to date"
   else
-    log "building the qnnweb wheel"
+    log "building the qnnweb sdist and wheel"
     local tmp
     tmp="$(mktemp -d)"
-    "$PY" -m pip wheel -q --no-deps --no-build-isolation --wheel-dir "$tmp" . \
-      || { rm -rf "$tmp"; die "building the qnnweb wheel failed"; }
-    mkdir -p "$WHEELS"
-    rm -f "$WHEELS"/qnnweb-*.whl
-    mv "$tmp"/qnnweb-*.whl "$WHEELS"/
+    # (python -m build makes the wheel from the sdist: what the wheel needs is in the sdist too)
+    "$PY" -m build -q --no-isolation --outdir "$tmp" . >"$CACHE/wheel-build.log" 2>&1 \
+      || { tail -c 3000 "$CACHE/wheel-build.log" >&2; rm -rf "$tmp"; die "building the qnnweb sdist and wheel failed"; }
+    mkdir -p "$DIST"
+    rm -f "$DIST"/qnnweb-*.whl "$DIST"/qnnweb-*.tar.gz
+    mv "$tmp"/qnnweb-* "$DIST"/
     rm -rf "$tmp"
-    [ -f "$wheel" ] || die "expected $wheel"
+    [ -f "$wheel" ] && [ -f "$DIST/qnnweb-$version.tar.gz" ] || die "expected $wheel and its sdist"
     # The kernels must ship inside the wheel.
     "$PY" - "$wheel" "${VARIANTS[@]}" <<'EOF' || die "$wheel lacks the .wasm kernels"
 import sys, zipfile
@@ -337,7 +344,13 @@ if missing:
     print("missing in the wheel:", missing, file=sys.stderr)
 sys.exit(bool(missing))
 EOF
-    log "built data/wheels/$(basename "$wheel")"
+    log "built dist/$(basename "$wheel") and dist/qnnweb-$version.tar.gz"
+  fi
+  if [ -z "$(find "$WHEELS" -maxdepth 1 -name "qnnweb-$version-*.whl" -newer "$wheel" -print -quit 2>/dev/null)" ]; then
+    mkdir -p "$WHEELS"
+    rm -f "$WHEELS"/qnnweb-*.whl
+    cp "$wheel" "$WHEELS/"
+    log "copied $(basename "$wheel") into data/wheels"
   fi
   write_manifest
 }
@@ -422,12 +435,15 @@ EOF
 build_pyodide_bytecode() {
   local stdlib="$PYODIDE_DIR/python_stdlib_pyc.zip"
   [ -f "$PYODIDE_DIR/python_stdlib.zip" ] || die "Pyodide is missing: run ./build.sh setup"
+  # the wheels not yet tagged for Pyodide's Python (tools/pyodide_bytecode.mjs compiles and renames them)
+  local tag
+  tag="$("$PY" -c 'import json, sys; major, minor = json.load(open(sys.argv[1]))["info"]["python"].split(".")[:2]
+print(f"py{major}{minor}")' "$PYODIDE_DIR/pyodide-lock.json")"
   local -a todo=()
   local f
   for f in "$WHEELS"/*.whl; do
     [ -e "$f" ] || continue
-    "$PY" -c 'import sys, zipfile; sys.exit(not any(n.endswith(".dist-info/PYODIDE-BYTECODE")
-                                             for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$f" || todo+=("$f")
+    case "$f" in *"-$tag-none-any.whl") ;; *) todo+=("$f") ;; esac
   done
   if [ -f "$stdlib" ] && [ "$stdlib" -nt "$PYODIDE_DIR/.version" ] && [ "${#todo[@]}" -eq 0 ]; then
     log "Pyodide bytecode up to date"
@@ -437,6 +453,7 @@ build_pyodide_bytecode() {
   node tools/pyodide_bytecode.mjs "$PYODIDE_DIR" "$stdlib.tmp" "${todo[@]}" 2>"$CACHE/pyodide-bytecode.log" \
     || { tail -c 3000 "$CACHE/pyodide-bytecode.log" >&2; die "tools/pyodide_bytecode.mjs failed"; }
   mv "$stdlib.tmp" "$stdlib"
+  write_manifest  # the wheels' new names
 }
 
 # Pyodide's lock file plus the wheels (pyodide-lock, tools/pyodide_lockfile.py), after their last rewrite:

@@ -5,10 +5,13 @@
 //
 // - PYODIDE_DIR/python_stdlib.zip -> STDLIB_OUT: every .py replaced by an unchecked hash-based .pyc
 //   (what loadPyodide({stdLibURL}) takes; zipimport loads sourceless .pyc);
-// - each WHEEL is rewritten in place the same way (RECORD updated), with a PYODIDE-BYTECODE file in
-//   its .dist-info naming the Pyodide version; a wheel that has it already is left alone.
+// - each WHEEL is rewritten the same way (RECORD updated), with a PYODIDE-BYTECODE file in its
+//   .dist-info naming the Pyodide version, and renamed to the tag of Pyodide's Python (py314-none-any:
+//   the .pyc are that version's bytecode, so no other CPython's installer may take it for a
+//   pure-Python wheel; pyodide-lock accepts a py3X tag, not pyodide-build's cp3X-none-any); the
+//   original is removed. A wheel that has the marker already (an older build's) is only retagged.
 // A module that does not compile (test data with deliberate syntax errors) keeps its source.
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 const [pyodideDir, stdlibOut, ...wheels] = process.argv.slice(2);
@@ -35,13 +38,29 @@ def record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
+PYTHON_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
+
+
+def retag(wheel_text):
+    """A .dist-info/WHEEL file with its tags replaced by this Python's: one pure-Python wheel."""
+    lines = [line for line in wheel_text.splitlines() if not line.startswith("Tag:")]
+    return "\\n".join(lines + [f"Tag: {PYTHON_TAG}-none-any"]) + "\\n"
+
+
+def bytecode_name(name):
+    """name-version[-build]-python-abi-platform.whl -> the same with this Python's tag."""
+    parts = name[:-len(".whl")].split("-")
+    if parts[-2:] != ["none", "any"]:
+        raise ValueError(f"{name}: not a pure-Python wheel")
+    return "-".join(parts[:-3] + [PYTHON_TAG, "none", "any"]) + ".whl"
+
+
 def convert(data, prefix, wheel):
-    """(new zip bytes, modules compiled) or (None, 0) for a wheel converted before."""
+    """(new zip bytes, modules compiled). A wheel converted before (its marker there) is only retagged."""
     data = data.to_bytes()   # a JavaScript Uint8Array
     zin = zipfile.ZipFile(io.BytesIO(data))
     names = zin.namelist()
-    if wheel and any(n.endswith(".dist-info/" + MARKER) for n in names):
-        return None, 0
+    converted_before = any(n.endswith(".dist-info/" + MARKER) for n in names)
     entries, compiled = [], 0
     for info in zin.infolist():
         body = zin.read(info)
@@ -52,11 +71,14 @@ def convert(data, prefix, wheel):
                 compiled += 1
             except SyntaxError:
                 pass
+        if wheel and info.filename.endswith(".dist-info/WHEEL"):
+            body = retag(body.decode()).encode()
         entries.append((info, body))
     if wheel:
         dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/RECORD"))
-        entries.append((zipfile.ZipInfo(dist_info + "/" + MARKER, (2020, 1, 1, 0, 0, 0)),
-                        f"pyodide {sys.version.split()[0]}\\n".encode()))
+        if not converted_before:
+            entries.append((zipfile.ZipInfo(dist_info + "/" + MARKER, (2020, 1, 1, 0, 0, 0)),
+                            f"pyodide {sys.version.split()[0]}\\n".encode()))
         rows = [[i.filename, record_hash(b), str(len(b))] for i, b in entries if not i.filename.endswith("/RECORD")]
         out = io.StringIO()
         csv.writer(out, lineterminator="\\n").writerows(rows + [[dist_info + "/RECORD", "", ""]])
@@ -76,15 +98,15 @@ function run(src, dst, prefix, wheel) {
   const proxy = convert(new Uint8Array(readFileSync(src)), prefix, wheel);
   const [data, compiled] = proxy.toJs();
   proxy.destroy();
-  if (data === null || data === undefined) {
-    console.log(`${path.basename(src)}: bytecode already`);
-    return;
-  }
   writeFileSync(dst, data);
+  if (dst !== src) unlinkSync(src);
   console.log(`${path.basename(dst)}: ${compiled} modules compiled by Pyodide ${version}`);
 }
 
 const sitePackages = pyodide.runPython("import sysconfig; sysconfig.get_paths()['purelib']");
 const stdlibZip = pyodide.runPython("import sys; next(p for p in sys.path if p.endswith('.zip'))");
 run(path.join(pyodideDir, "python_stdlib.zip"), stdlibOut, stdlibZip + "/", false);
-for (const wheel of wheels) run(wheel, wheel, sitePackages + "/", true);
+const bytecodeName = pyodide.globals.get("bytecode_name");
+for (const wheel of wheels) {
+  run(wheel, path.join(path.dirname(wheel), bytecodeName(path.basename(wheel))), sitePackages + "/", true);
+}

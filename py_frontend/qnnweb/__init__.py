@@ -15,7 +15,6 @@ from .kernels import VARIANTS, supported_variants
 from .compiled import CompiledModel, is_compiled
 from .model import Model, TensorInfo, compile_graph
 
-__version__ = "0.1.0"
 __all__ = ["load", "load_async", "init", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
            "QuantizationModeError", "KernelError", "VARIANTS", "supported_variants", "image"]
 
@@ -106,6 +105,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "__version__":  # read when asked: importlib.metadata imports ~100 modules
+        from .version import package_version
+
+        return package_version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -2,22 +2,12 @@
 
 import numpy as np
 import qnnweb
-from ai_edge_litert.interpreter import Interpreter
+from qnnweb.cli.reference_litert import litert_outputs
 
 
 def litert(data, *inputs):
     """The first output of ai-edge-litert (XNNPACK delegate, one thread) on ``inputs``."""
     return litert_outputs(data, *inputs)[0]
-
-
-def litert_outputs(data, *inputs):
-    """Every output of ai-edge-litert (XNNPACK delegate, one thread) on ``inputs``."""
-    interpreter = Interpreter(model_content=data, num_threads=1)
-    interpreter.allocate_tensors()
-    for detail, x in zip(interpreter.get_input_details(), inputs):
-        interpreter.set_tensor(detail["index"], x)
-    interpreter.invoke()
-    return [interpreter.get_tensor(d["index"]) for d in interpreter.get_output_details()]
 
 
 def assert_matches_litert(data, *inputs):

@@ -1,0 +1,58 @@
+"""Command-line options several commands share, and the model they load."""
+
+from .. import load
+from ..kernels import VARIANTS
+from .errors import UsageError
+from .files import read_bytes
+
+
+def add_model(parser):
+    parser.add_argument("model", metavar="MODEL", help="a .tflite, .onnx or compiled .qnn file")
+
+
+def add_input_shapes(parser):
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                        help="size a dynamic input, e.g. input=1,3,224,224 (repeat for several inputs)")
+
+
+def add_runtime(parser):
+    """Which kernels run the model and on how many threads."""
+    add_input_shapes(parser)
+    parser.add_argument("--variant", choices=VARIANTS, help="kernel variant (default: the best this engine validates)")
+    parser.add_argument("--threads", type=positive_int, help="threads running the kernels (default 1)")
+
+
+def add_inputs(parser):
+    parser.add_argument("--input", action="append", default=[], metavar="FILE",
+                        help="an image (preprocessed as the metadata says) or a .npy array, one per model input "
+                             "in order; without it the inputs are random (seed 0)")
+    parser.add_argument("--zeros", action="store_true", help="without --input: zeros instead of random inputs")
+    parser.add_argument("--metadata", metavar="JSON",
+                        help="the model's sidecar (labels, preprocess...); default: MODEL's stem + .json beside it")
+
+
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def input_shapes(values):
+    """{name: [dims]} from NAME=D0,D1,... options."""
+    shapes = {}
+    for value in values:
+        name, sep, dims = value.partition("=")
+        try:
+            shapes[name] = [int(d) for d in dims.split(",")]
+        except ValueError:
+            sep = ""
+        if not sep or not name or any(d < 1 for d in shapes.get(name, [0])):
+            raise UsageError(f"--input-shape {value!r}: expected NAME=D0,D1,... with positive sizes")
+    return shapes
+
+
+def load_model(args, data=None):
+    """The model of ``args.model`` (its bytes ``data`` if read already) with the runtime options."""
+    data = read_bytes(args.model) if data is None else data
+    return load(data, args.variant, input_shapes=input_shapes(args.input_shape) or None, threads=args.threads)
