@@ -43,7 +43,7 @@ PYTHON_TAG = f"py{sys.version_info.major}{sys.version_info.minor}"
 
 def retag(wheel_text):
     """A .dist-info/WHEEL file with its tags replaced by this Python's: one pure-Python wheel."""
-    lines = [line for line in wheel_text.splitlines() if not line.startswith("Tag:")]
+    lines = [line for line in wheel_text.splitlines() if line.strip() and not line.startswith("Tag:")]
     return "\\n".join(lines + [f"Tag: {PYTHON_TAG}-none-any"]) + "\\n"
 
 
@@ -99,7 +99,7 @@ function run(src, dst, prefix, wheel) {
   const [data, compiled] = proxy.toJs();
   proxy.destroy();
   writeFileSync(dst, data);
-  if (dst !== src) unlinkSync(src);
+  if (wheel && dst !== src) unlinkSync(src); // renamed (the stdlib's source stays: it is the input)
   console.log(`${path.basename(dst)}: ${compiled} modules compiled by Pyodide ${version}`);
 }
 
