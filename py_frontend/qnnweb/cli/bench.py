@@ -5,25 +5,19 @@ import math
 import statistics
 import time
 
-from .files import read_bytes, read_metadata
-from .inputs import model_inputs
-from .options import add_inputs, add_model, add_runtime, load_model, positive_int
+from .options import add_model_run, model_with_inputs, positive_int
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser("bench", help="time whole inferences of a model", description=__doc__)
-    add_model(parser)
-    add_inputs(parser)
-    add_runtime(parser)
+    add_model_run(parser)
     parser.add_argument("--runs", type=positive_int, default=20, metavar="N", help="timed inferences (default 20)")
     parser.add_argument("--warmup", type=int, default=3, metavar="N", help="untimed inferences first (default 3)")
     parser.set_defaults(func=run)
 
 
 def run(args):
-    data = read_bytes(args.model)
-    with load_model(args, data) as model:
-        inputs, origin = model_inputs(model, args.input, read_metadata(args.model, data, args.metadata), args.zeros)
+    with model_with_inputs(args) as (model, inputs, origin, _):
         for _ in range(args.warmup):
             model.run(*inputs)
         times = []

@@ -5,17 +5,14 @@ largest difference (in quanta for integer outputs) and the share of bit-exact el
 
 from ..compiled import is_compiled
 from .errors import UsageError
-from .files import read_bytes, read_metadata
-from .inputs import model_inputs
-from .options import add_inputs, add_model, add_runtime, load_model
+from .files import read_bytes
+from .options import add_model_run, model_with_inputs
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser("check", help="compare a model's outputs with onnxruntime / ai-edge-litert",
                                    description=__doc__)
-    add_model(parser)
-    add_inputs(parser)
-    add_runtime(parser)
+    add_model_run(parser)
     parser.set_defaults(func=run)
 
 
@@ -23,8 +20,7 @@ def run(args):
     data = read_bytes(args.model)
     if is_compiled(data):
         raise UsageError(f"{args.model} is a compiled model: check its TFLite or ONNX source")
-    with load_model(args, data) as model:
-        inputs, origin = model_inputs(model, args.input, read_metadata(args.model, data, args.metadata), args.zeros)
+    with model_with_inputs(args) as (model, inputs, origin, _):
         ours = model.run(*inputs)
         fmt = model.info()["format"]
         names = [info.name for info in model.inputs]

@@ -1,9 +1,12 @@
 """Command-line options several commands share, and the model they load."""
 
+import contextlib
+
 from .. import load
 from ..kernels import VARIANTS
 from .errors import UsageError
-from .files import read_bytes
+from .files import read_bytes, read_metadata
+from .inputs import model_inputs
 
 
 def add_model(parser):
@@ -13,6 +16,13 @@ def add_model(parser):
 def add_input_shapes(parser):
     parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=D0,D1,...",
                         help="size a dynamic input, e.g. input=1,3,224,224 (repeat for several inputs)")
+
+
+def add_model_run(parser):
+    """The options of the commands that run a model: the model, its inputs, kernels and threads."""
+    add_model(parser)
+    add_inputs(parser)
+    add_runtime(parser)
 
 
 def add_runtime(parser):
@@ -56,3 +66,13 @@ def load_model(args, data=None):
     """The model of ``args.model`` (its bytes ``data`` if read already) with the runtime options."""
     data = read_bytes(args.model) if data is None else data
     return load(data, args.variant, input_shapes=input_shapes(args.input_shape) or None, threads=args.threads)
+
+
+@contextlib.contextmanager
+def model_with_inputs(args):
+    """(the model, its inputs, where they came from, its metadata) of a command that runs it; closed after."""
+    data = read_bytes(args.model)
+    metadata = read_metadata(args.model, data, args.metadata)
+    with load_model(args, data) as model:
+        inputs, origin = model_inputs(model, args.input, metadata, args.zeros)
+        yield model, inputs, origin, metadata

@@ -1,16 +1,12 @@
 """``qnnweb profile MODEL``: every op of the plan timed on its own (``Model.profile``): its kernel
 family, output shape, median time and GMAC/s; ``--by-family`` sums them per family, slowest first."""
 
-from .files import read_bytes, read_metadata
-from .inputs import model_inputs
-from .options import add_inputs, add_model, add_runtime, load_model, positive_int
+from .options import add_model_run, model_with_inputs, positive_int
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser("profile", help="time every op of a model", description=__doc__)
-    add_model(parser)
-    add_inputs(parser)
-    add_runtime(parser)
+    add_model_run(parser)
     parser.add_argument("--repeats", type=positive_int, default=10, metavar="N",
                         help="inferences each op's median is taken over (default 10)")
     parser.add_argument("--by-family", action="store_true", help="one row per kernel family instead of per op")
@@ -18,9 +14,7 @@ def add_parser(subparsers):
 
 
 def run(args):
-    data = read_bytes(args.model)
-    with load_model(args, data) as model:
-        inputs, origin = model_inputs(model, args.input, read_metadata(args.model, data, args.metadata), args.zeros)
+    with model_with_inputs(args) as (model, inputs, origin, _):
         print(f"{args.model}: {origin}; {model.variant}, {model.threads} thread(s), median of {args.repeats}")
         if args.by_family:
             families = model.profile_by_family(*inputs, repeats=args.repeats)

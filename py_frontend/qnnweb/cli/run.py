@@ -5,25 +5,18 @@ without --input."""
 import re
 
 from ..image import dequantize, top_k
-from .files import read_bytes, read_metadata
-from .inputs import model_inputs
-from .options import add_inputs, add_model, add_runtime, load_model
+from .options import add_model_run, model_with_inputs, positive_int
 
 
 def add_parser(subparsers):
     parser = subparsers.add_parser("run", help="run a model once and print its outputs", description=__doc__)
-    add_model(parser)
-    add_inputs(parser)
-    add_runtime(parser)
-    parser.add_argument("--top", type=int, default=5, metavar="K", help="classes to print for a classifier (default 5)")
+    add_model_run(parser)
+    parser.add_argument("--top", type=positive_int, default=5, metavar="K", help="classes to print for a classifier (default 5)")
     parser.set_defaults(func=run)
 
 
 def run(args):
-    data = read_bytes(args.model)
-    metadata = read_metadata(args.model, data, args.metadata)
-    with load_model(args, data) as model:
-        inputs, origin = model_inputs(model, args.input, metadata, args.zeros)
+    with model_with_inputs(args) as (model, inputs, origin, metadata):
         outputs = model.run(*inputs)
         print(f"{args.model}: {origin}; {model.variant}, {model.threads} thread(s)")
         labels = metadata.get("labels")
