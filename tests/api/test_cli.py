@@ -79,12 +79,13 @@ def test_compile_to_a_named_file_with_given_metadata(models, tmp_path):
     assert CompiledModel.from_bytes(out.read_bytes()).metadata == {"labels": ["a", "b"], "task": "classification"}
 
 
-def test_info_lists_inputs_outputs_and_ops_by_kind(models):
-    result = qnnweb_command("info", models("visual_wake_words.tflite"))
+def test_info_lists_inputs_outputs_ops_by_kind_and_the_kernels_picked(models):
+    result = qnnweb_command("info", models("visual_wake_words.tflite"), "--variant", "scalar")
     assert result.returncode == 0, result.stderr
     assert "input_1: float32 [1, 96, 96, 3]" in result.stdout and "Identity: float32 [1, 2]" in result.stdout
     assert "ops: 33" in result.stdout and "CONV_2D: 14" in result.stdout and "DEPTHWISE_CONV_2D: 13" in result.stdout
-    assert result.stdout.strip().endswith("supported: yes")
+    assert "supported: yes\nvariant: scalar (wasmtime), 1 thread(s)\n" in result.stdout
+    assert "gemm kernel: qs8-gemm-" in result.stdout and "arena: 138240 bytes" in result.stdout
 
 
 def test_info_of_an_unsupported_model_prints_it_and_its_problems(models, tmp_path):
