@@ -85,7 +85,7 @@ def test_info_lists_inputs_outputs_ops_by_kind_and_the_kernels_picked(models):
     assert "input_1: float32 [1, 96, 96, 3]" in result.stdout and "Identity: float32 [1, 2]" in result.stdout
     assert "ops: 33" in result.stdout and "CONV_2D: 14" in result.stdout and "DEPTHWISE_CONV_2D: 13" in result.stdout
     assert "supported: yes\nvariant: scalar (wasmtime), 1 thread(s)\n" in result.stdout
-    assert "gemm kernel: qs8-gemm-" in result.stdout and "arena: 138240 bytes" in result.stdout
+    assert "gemm kernel: qs8-igemm-2x4c1-scalar" in result.stdout and "arena: 138240 bytes" in result.stdout
 
 
 def test_info_of_an_unsupported_model_prints_it_and_its_problems(models, tmp_path):
