@@ -132,6 +132,8 @@ export interface ModelInfo {
 
 /** A loaded model: one plan in one kernel instance. */
 export class Model {
+  /** load() makes models. */
+  protected constructor(exports: Kernels, meta: CompiledMetadata, body: Uint8Array, variant: Variant);
   /** the kernel instance the model runs in */
   readonly exports: Kernels;
   readonly variant: Variant;
