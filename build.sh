@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # qnnweb: set up, build, serve and test. Run `./build.sh help` for the commands.
-# Everything it makes lives in git-ignored folders: .venv/, .cache/, data/, py_frontend/qnnweb/wasm/*.wasm.
+# Everything it makes lives in git-ignored folders: .venv/, .cache/, data/, build/, dist/,
+# py_frontend/qnnweb/wasm/*.wasm.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -62,6 +63,8 @@ Usage: ./build.sh COMMAND [ARGS]
                                         pyodide-lock  Pyodide's lock file + the wheels (data/wheels/pyodide-lock.json)
                                         pyodide-snapshot  a Pyodide memory snapshot with qnnweb imported
                                         compress  pre-compressed siblings of Pyodide's files
+                                        npm      the npm package (web/package.json: runtime, image, vision,
+                                                 their .d.ts, the kernels) packed into dist/qnnweb-VERSION.tgz
   bench [--model PATH ...] [ARGS]     setup + build if needed, then benchmark qnnweb against LiteRT.js and
                                       ONNX Runtime Web in headless Chromium (tools/bench.py --help):
                                       [--engines qnnweb,litert,ort] [--variants relaxed,simd128,scalar]
@@ -355,6 +358,28 @@ EOF
   write_manifest
 }
 
+# The npm package qnnweb (web/package.json; tools/npm_package.py assembles it in build/npm: the runtime,
+# image and vision modules with their .d.ts, the kernels, pyproject.toml's version), packed into dist/.
+build_npm() {
+  need_venv
+  local version tarball v
+  version="$(qnnweb_version)"
+  tarball="$ROOT/dist/qnnweb-$version.tgz"
+  local -a kernels=()
+  for v in "${VARIANTS[@]}"; do kernels+=("$WASM_OUT/qnnweb-$v.wasm"); done
+  if up_to_date "$tarball" web/package.json web/README.md web/qnnweb*.js web/qnnweb*.d.ts "${kernels[@]}" \
+       pyproject.toml tools/npm_package.py; then
+    log "npm package up to date"
+    return 0
+  fi
+  "$PY" tools/npm_package.py "$ROOT/build/npm" "${kernels[@]}" || die "tools/npm_package.py failed"
+  mkdir -p "$ROOT/dist"
+  rm -f "$ROOT"/dist/qnnweb-*.tgz
+  (cd "$ROOT/build/npm" && npm pack --silent --pack-destination "$ROOT/dist" >/dev/null) || die "npm pack failed"
+  [ -f "$tarball" ] || die "npm pack left no $tarball"
+  log "built dist/$(basename "$tarball")"
+}
+
 write_manifest() {
   "$PY" - "$WHEELS" <<'EOF'
 import json, sys
@@ -499,7 +524,7 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-lock pyodide-snapshot compress)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-lock pyodide-snapshot compress npm)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -514,7 +539,8 @@ cmd_build() {
       pyodide-lock) build_pyodide_lock ;;
       pyodide-snapshot) build_pyodide_snapshot ;;
       compress) build_compress ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress)" ;;
+      npm) build_npm ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress, npm)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

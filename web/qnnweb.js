@@ -1,7 +1,7 @@
 // qnnweb's JavaScript runtime: runs a compiled model (.qnn, written by qnnweb.compile or served by
 // the qnnweb server under /models/NAME.qnn) on the kernel modules, without Python.
 //
-//   import * as qnnweb from "/static/qnnweb.js";
+//   import * as qnnweb from "/static/qnnweb.js";   // or "qnnweb" (the npm package, web/package.json)
 //   const model = await qnnweb.load("/models/efficientnet_lite0_u8s8.qnn");   // URL, Response or bytes
 //   const [scores] = model.run(input);          // a typed array per input (or {name: array})
 //   model.info();                               // variant, threads, inputs, outputs, memory, timings
@@ -44,8 +44,11 @@ export function supportedVariants() {
   return VARIANTS.filter((v) => ok(v) && (v !== "relaxed" || ok("simd128")));
 }
 
+/** Where the kernel modules are by default: kernels/ beside this module's folder. The qnnweb server
+ * serves this module as /static/qnnweb.js and the kernels under /kernels/ (under any prefix); the npm
+ * package has lib/qnnweb.js and kernels/. */
 export function defaultKernelsURL() {
-  return new URL("../kernels/", import.meta.url).href; // this module is /static/qnnweb.js (under any prefix)
+  return new URL("../kernels/", import.meta.url).href;
 }
 
 const modules = new Map(); // url -> Promise<WebAssembly.Module>: compiled once per page
@@ -385,7 +388,7 @@ export class Model {
 /** Load a compiled model (URL, Response, ArrayBuffer or typed array). Options: `variant` forces
  * one ("relaxed", "simd128", "scalar"; an error if this engine cannot run it), `threads` (default
  * defaultThreads(); info().threads says how many run and threads_note why fewer), `kernelsURL` is
- * where qnnweb-VARIANT[-threads].wasm are served (default /kernels/ of this module's origin). The
+ * where qnnweb-VARIANT[-threads].wasm are served (default defaultKernelsURL()). The
  * kernel download starts while the model downloads. */
 export async function load(source, { variant = null, threads = null, kernelsURL = defaultKernelsURL() } = {}) {
   const supported = supportedVariants();

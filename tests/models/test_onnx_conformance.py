@@ -1,6 +1,6 @@
 """ONNX's own node tests for quantization operators (shipped in PyPI onnx==1.17.0), run through
 qnnweb for every variant. Every case passes, or raises UnsupportedModelError and is listed with its
-reason in the README's conformance table; nothing else is acceptable.
+reason in docs/supported-models.md's conformance table; nothing else is acceptable.
 
 qnnweb needs static quantization: the tests feed scales, zero points and weights as model inputs,
 so every input but the first becomes a constant (initializer) before loading.
@@ -20,7 +20,7 @@ import qnnweb
 NODE_TESTS = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 PATTERN = re.compile(r"^test_(qlinear|quantizelinear|dequantizelinear|convinteger|matmulinteger|dynamicquantizelinear)")
 CASES = sorted(p.name for p in NODE_TESTS.iterdir() if PATTERN.match(p.name))
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFORMANCE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "supported-models.md"
 # onnx 1.17.0's expected outputs for these forget to saturate to -128 (onnxruntime is right):
 # compare with onnxruntime instead (see ../shared/FIXTURES.md).
 WRONG_EXPECTED = {"test_qlinearmatmul_2D_int8_float16", "test_qlinearmatmul_2D_int8_float32",
@@ -28,8 +28,8 @@ WRONG_EXPECTED = {"test_qlinearmatmul_2D_int8_float16", "test_qlinearmatmul_2D_i
 
 
 def documented_unsupported():
-    """{case: reason} from the README's table of conformance cases qnnweb does not run."""
-    rows = re.findall(r"^\| `(test_\w+)` \| (.+?) \|$", README.read_text(), flags=re.MULTILINE)
+    """{case: reason} from docs/supported-models.md's table of conformance cases qnnweb does not run."""
+    rows = re.findall(r"^\| `(test_\w+)` \| (.+?) \|$", CONFORMANCE_PAGE.read_text(), flags=re.MULTILINE)
     return dict(rows)
 
 
@@ -70,9 +70,9 @@ def test_conformance(case):
     try:
         models = [qnnweb.load(data, variant=variant) for variant in qnnweb.VARIANTS]
     except qnnweb.UnsupportedModelError as error:
-        assert case in documented, f"{case} is not supported ({error}) but not listed in the README table"
+        assert case in documented, f"{case} is not supported ({error}) but not listed in docs/supported-models.md"
         return
-    assert case not in documented, f"{case} runs: remove it from the README's table of unsupported cases"
+    assert case not in documented, f"{case} runs: remove it from docs/supported-models.md's table of unsupported cases"
     if case in WRONG_EXPECTED:
         session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
         expected = session.run(None, {model.graph.input[0].name: inputs[0]})
