@@ -9,7 +9,7 @@ WHEELS_DIR/manifest.json (name, version, sha256, imports, dependencies), made by
 ones, Pyodide's under its version), so `loadPyodide({lockFileURL, packages: ["qnnweb"]})` and
 `pyodide.loadPackage("qnnweb")` work.
 
-Run after the wheels' last change (./build.sh build pyodide-bytecode rewrites them in place): the
+Run after the wheels' last change (./build.sh build pyodide-bytecode rewrites and renames them): the
 sha256 recorded here is what Pyodide checks each download against.
 """
 

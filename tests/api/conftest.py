@@ -1,18 +1,7 @@
 """The ``qnnweb`` command and the built packages, run as a user runs them: in subprocesses."""
 
-import os
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
-
-
-def require(path, how="run ./build.sh build"):
-    if not path.exists():
-        pytest.fail(f"{path} is missing: {how}")
-    return path
+from built_files import DATA_DIR, require
 
 
 @pytest.fixture(scope="session")

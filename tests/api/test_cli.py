@@ -11,7 +11,7 @@ import tomllib
 
 import numpy as np
 import pytest
-from conftest import REPO
+from built_files import REPO
 from models.test_errors import set_opcode
 from tflite.BuiltinOperator import BuiltinOperator
 
@@ -152,8 +152,8 @@ def test_run_npy_input_prints_the_outputs(models, tmp_path):
 def test_run_without_input_says_random_or_zeros(models):
     result = qnnweb_command("run", models("visual_wake_words.tflite"), "--variant", "scalar", "--threads", "2")
     assert result.returncode == 0 and "random inputs (seed 0" in result.stdout and "scalar, 2 thread(s)" in result.stdout
-    result = qnnweb_command("run", models("visual_wake_words.tflite"), "--zeros")
-    assert result.returncode == 0 and "zero inputs" in result.stdout
+    result = qnnweb_command("run", models("visual_wake_words.tflite"), "--zeros", "--input-shape", "input_1=2,96,96,3")
+    assert result.returncode == 0 and "zero inputs" in result.stdout and "Identity: float32 [2, 2]" in result.stdout
 
 
 def test_profile_times_every_op(models):

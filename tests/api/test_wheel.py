@@ -11,7 +11,7 @@ import tarfile
 import tomllib
 import zipfile
 
-from conftest import DATA_DIR, REPO, require
+from built_files import DATA_DIR, REPO, require
 from packaging.tags import sys_tags
 from packaging.utils import parse_wheel_filename
 

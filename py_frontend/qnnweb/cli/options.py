@@ -52,19 +52,19 @@ def input_shapes(values):
     """{name: [dims]} from NAME=D0,D1,... options."""
     shapes = {}
     for value in values:
-        name, sep, dims = value.partition("=")
+        name, _, dims = value.partition("=")
         try:
-            shapes[name] = [int(d) for d in dims.split(",")]
+            shape = [int(d) for d in dims.split(",")]
         except ValueError:
-            sep = ""
-        if not sep or not name or any(d < 1 for d in shapes.get(name, [0])):
+            shape = []
+        if not name or not shape or min(shape) < 1:
             raise UsageError(f"--input-shape {value!r}: expected NAME=D0,D1,... with positive sizes")
+        shapes[name] = shape
     return shapes
 
 
-def load_model(args, data=None):
-    """The model of ``args.model`` (its bytes ``data`` if read already) with the runtime options."""
-    data = read_bytes(args.model) if data is None else data
+def load_model(args, data):
+    """The model (``data``: the bytes of ``args.model``) with the runtime options."""
     return load(data, args.variant, input_shapes=input_shapes(args.input_shape) or None, threads=args.threads)
 
 
