@@ -1,4 +1,6 @@
-"""onnxruntime as the ONNX reference, run so that it computes what the ONNX standard says.
+"""onnxruntime as the ONNX reference, run so that it computes what the ONNX standard says: what
+``qnnweb check`` compares an ONNX model with, and the model tests too (tests/reference/onnxruntime_session.py).
+Needs onnx and onnxruntime, which qnnweb itself does not.
 
 Two things stand between onnxruntime's CPU kernels and the standard's arithmetic on x86:
 
@@ -6,9 +8,9 @@ Two things stand between onnxruntime's CPU kernels and the standard's arithmetic
    ties differently. ``session.qdqisint8allowed=1`` keeps them int8.
 2. uint8 activations (onnxruntime's default "u8s8", and u8 weights): MLAS's u8 paths differ by CPU and
    are not always exact. Where it multiplies u8 x s8 with ``vpmaddubsw`` (AVX2, and AMD EPYC with
-   AVX512-VNNI but no AVX-VNNI, seen 2026-12-01), pairs of products saturate at int16, so convolutions
+   AVX512-VNNI but no AVX-VNNI), pairs of products saturate at int16, so convolutions
    with large inputs are off by up to 99 quanta (onnxruntime documents it: "reduce_range ... on non-VNNI
-   machines"); on an AMD EPYC with both AVX-VNNI and AVX512-VNNI (2026-12-02) no pair saturates (a
+   machines"); on an AMD EPYC with both AVX-VNNI and AVX512-VNNI no pair saturates (a
    QLinearConv of 255s by 127s, and random u8 x s8 / u8 x u8 QLinearConvs, come out exact), yet 4 of the differential test's 300 uint8 cases came out up
    to 2 quanta off at a Conv or LeakyRelu, where their int8 twins are bit-exact with qnnweb. So every
    model with uint8 tensors runs as its exact int8 twin, on every CPU: each uint8 tensor becomes int8
@@ -17,7 +19,7 @@ Two things stand between onnxruntime's CPU kernels and the standard's arithmetic
    outputs are shifted back.
    One kernel is not domain-free: MLAS's QLinearMul adds the output zero point in float32 before it
    rounds (rint(product * ratio + zc)), and that sum rounds differently for zc = 128 + z than for z
-   (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved 327 of its 1000 logits, 2026-12-05);
+   (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved 327 of its 1000 logits);
    qnnweb computes it in the model's domain, as onnxruntime does on the uint8 model. With
    ``uint8_muls=True`` the twin keeps each quantized Mul in uint8, bridged to and from the int8
    tensors around it by exact integer casts (_keep_muls_uint8): that computes onnxruntime's uint8
@@ -35,7 +37,7 @@ from onnx import TensorProto, numpy_helper
 
 def session_options(threads=1, spinning=True):
     """``spinning=False``: the intra-op threads sleep as soon as a run ends instead of spinning on (~25 ms of
-    a core after each run on a 2-core machine, 2026-12-05), for a session timed among other engines."""
+    a core after each run on a 2-core machine), for a session timed among other engines."""
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.qdqisint8allowed", "1")
