@@ -94,7 +94,7 @@ class Model:
             kernel_names = {"gemm": _cstring(host, host.call("qnn_gemm_kernel_name")),
                             "dwconv": _cstring(host, host.call("qnn_dwconv_kernel_name"))}
         except BaseException:
-            host.close()
+            host.close()  # a model that did not load leaves no worker threads behind
             raise
         self._host, self._plan, self._arena = host, plan, arena
         self._graph, self._compiled, self._steps = graph, compiled, compiled.steps
