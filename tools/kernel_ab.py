@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 import qnnweb
-import qnnweb.kernels
-import qnnweb.model
+from qnnweb.compiled import CompiledModel, is_compiled
 from qnnweb.host.wasmtime_host import WasmtimeHost
+from qnnweb.model import Model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
@@ -46,9 +46,9 @@ class RecordingHost(WasmtimeHost):
 
 def record(model_path, variant, wasm):
     data = Path(wasm).read_bytes()
-    qnnweb.kernels.wasm_bytes = lambda variant, threaded=False: data
-    qnnweb.model.host_class = lambda: RecordingHost
-    model = qnnweb.load(model_path, variant)
+    source = Path(model_path).read_bytes()   # a TFLite, ONNX or .qnn model
+    compiled = CompiledModel.from_bytes(source if is_compiled(source) else qnnweb.compile(source))
+    model = Model(compiled, variant, host=RecordingHost, kernel_bytes=lambda variant, threaded=False: data)
     info = model.inputs[0]
     rng = np.random.default_rng(0)
     x = (rng.random(info.shape, dtype=np.float32) if info.dtype == "float32"
@@ -64,8 +64,8 @@ def record(model_path, variant, wasm):
     assert inputs, "the input write is not in the log"
     output = model.outputs[0]
     return {"wasm": base64.b64encode(data).decode(), "log": log, "plan": run[2][0], "inputs": inputs,
-            "ops": [[family, macs, f"{shape} K={info.get('input_channels', '-')}"]    # compiled.py's rows
-                    for _, _, _, _, shape, family, macs, info in model._steps],
+            "ops": [[step.family, step.macs, f"{step.output_shape} K={step.details.get('input_channels', '-')}"]
+                    for step in model._steps],
             "output": [model._arena + output.offset, output.nbytes], "kernel": model.kernels["gemm"]}
 
 

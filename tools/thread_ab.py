@@ -132,9 +132,9 @@ def main(argv=None):
         result.update(ops=[one, two], threads=ops["threads"])
         print(f"ops one by one ({count}, threads {ops['threads']}): {sum(one):.2f} / {sum(two):.2f} ms, "
               f"x{sum(one) / sum(two):.3f}; lost against half the 1-thread time: {sum(two) - sum(one) / 2:.2f} ms")
-        steps = qnnweb.load(args.model, "simd128")._steps  # compiled.py's rows: the op's shape and family
+        steps = qnnweb.load(args.model, "simd128")._steps
         for i in sorted(range(count), key=lambda i: one[i] / 2 - two[i])[:args.ops]:
-            label = f"{steps[i][5]} {list(steps[i][4])}" if i < len(steps) else "?"
+            label = f"{steps[i].family} {list(steps[i].output_shape)}" if i < len(steps) else "?"
             print(f"  {i:3d} {label:40s} {one[i]:7.3f} {two[i]:7.3f} ms  x{one[i] / two[i]:.2f}"
                   f"  lost {1000 * (two[i] - one[i] / 2):4.0f} us")
     return result

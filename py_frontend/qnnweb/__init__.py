@@ -13,7 +13,7 @@ from . import image
 from .errors import KernelError, ModelError, QuantizationModeError, UnsupportedModelError
 from .kernels import VARIANTS, supported_variants
 from .compiled import CompiledModel, is_compiled
-from .model import Model, TensorInfo, compile_graph
+from .model import Model, Reloader, TensorInfo, compile_graph
 
 __all__ = ["load", "load_async", "init", "compile", "describe", "Model", "TensorInfo", "ModelError", "UnsupportedModelError",
            "QuantizationModeError", "KernelError", "VARIANTS", "supported_variants", "image"]
@@ -64,13 +64,14 @@ def load(source, variant=None, keep_intermediates=False, input_shapes=None, thre
                                  "pass them to qnnweb.compile")
             return Model(CompiledModel.from_bytes(data), variant, threads=threads)
         graph = import_model(data, input_shapes)
-        model = Model.from_graph(graph, variant, keep_intermediates, threads)
 
-    def reload(shapes, variant, threads):  # model.reshape: the same file for other input shapes
-        return load(data, variant, keep_intermediates, {**(input_shapes or {}), **shapes}, threads)
+        def recompile(shapes):  # model.reshape, a dynamic batch: the same file for other input shapes
+            with _collector_paused():
+                other = import_model(data, {**(input_shapes or {}), **shapes})
+                return compile_graph(other, keep_intermediates), other
 
-    model._dynamic, model._reload = graph.source.get("dynamic", {}), reload
-    return model
+        return Model.from_graph(graph, variant, keep_intermediates, threads,
+                                reloader=Reloader(recompile, graph.source.get("dynamic", {})))
 
 
 def compile(source, metadata=None, keep_intermediates=False, input_shapes=None):

@@ -28,6 +28,7 @@ import json
 import struct
 import sys
 import zlib
+from typing import NamedTuple
 
 from .errors import ModelError
 from .graph import DTYPE_SIZES, tensor_info
@@ -47,10 +48,23 @@ def is_compiled(data):
     return len(data) >= 4 and bytes(data[:4]) == MAGIC
 
 
+class PlanStep(NamedTuple):
+    """One record of the plan, as error messages and profiles name it (a list in a .qnn file's
+    metadata, in this order)."""
+
+    kind: str            # the record's kind: "conv2d", "lut", ...
+    op_index: int        # the source op it lowers (-1: an op a pass made)
+    op_type: str         # that op's type ("CONV_2D", "Conv"...), or the kind for an op a pass made
+    output: str          # the output tensor's name
+    output_shape: list
+    family: str          # ``op_family``'s: the kind, or a convolution's window and stride
+    macs: int            # multiply-accumulates (convolutions only, else 0)
+    details: dict        # a convolution's DETAIL_FIELDS, else empty
+
+
 class CompiledModel:
     """``arena_bytes``; ``inputs`` / ``outputs`` and ``intermediates`` (name -> tensor dict, with
-    its arena ``offset``); ``steps`` (one [kind, op index, op type, output name, output shape, family,
-    MACs, details] per record, for error messages and profiles); ``batches`` (constants bytes,
+    its arena ``offset``); ``steps`` (a ``PlanStep`` per record, for error messages and profiles); ``batches`` (constants bytes,
     records bytes, record count, relocation word indices); ``staging`` (constants bytes, records
     bytes) to allocate once; ``describe`` (the source's summary); ``metadata`` (labels, preprocess...)."""
 
@@ -114,7 +128,8 @@ class CompiledModel:
             body = memoryview(data)[HEADER.size + meta_bytes:]
             batches = [_batch(body, entry) for entry in meta["batches"]]
             staging = tuple(int(n) for n in meta["staging"])
-            model = cls(int(meta["arena_bytes"]), meta["inputs"], meta["outputs"], meta["steps"], batches, staging,
+            steps = [PlanStep(*step) for step in meta["steps"]]
+            model = cls(int(meta["arena_bytes"]), meta["inputs"], meta["outputs"], steps, batches, staging,
                         meta["describe"], meta.get("metadata"), meta.get("intermediates"))
             for t in model.inputs + model.outputs:
                 _check_tensor(t, model.arena_bytes)
@@ -190,7 +205,7 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
         f = step.fields
         details = {k: f[k] for k in DETAIL_FIELDS if k in f} if step.kind in ("conv2d", "dwconv2d") else {}
         index, op_type = step.op or (-1, step.kind)
-        table.append([step.kind, index, op_type, output.name, list(output.shape), family, macs, details])
+        table.append(PlanStep(step.kind, index, op_type, output.name, list(output.shape), family, macs, details))
     if count:
         batches.append((bytes(constants), bytes(records), count, relocations))
 

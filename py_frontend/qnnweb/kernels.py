@@ -3,6 +3,8 @@
 import functools
 from importlib import resources
 
+from .host import host_class as current_host_class
+
 VARIANTS = ("relaxed", "simd128", "scalar")   # best first
 
 
@@ -23,24 +25,23 @@ def _module_file(name):
 
 
 @functools.lru_cache(maxsize=None)
-def supported_variants(host_class=None):
+def supported_variants(host_class=None, module_bytes=wasm_bytes):
     """The kernel variants this WebAssembly engine (``host_class``: by default the one qnnweb runs
-    on here) validates, best first."""
+    on here) validates, best first; ``module_bytes``: ``(variant, threaded) -> bytes`` (default: the
+    shipped modules)."""
     if host_class is None:
-        from .host import host_class as current
-
-        host_class = current()
-    return tuple(v for v in VARIANTS if host_class.validate(wasm_bytes(v)))
+        host_class = current_host_class()
+    return tuple(v for v in VARIANTS if host_class.validate(module_bytes(v)))
 
 
-def select_variant(host_class, requested=None):
+def select_variant(host_class, requested=None, module_bytes=wasm_bytes):
     """The requested variant if this engine validates it, else the best one it validates."""
     if requested is not None:
-        if not host_class.validate(wasm_bytes(requested)):
+        if not host_class.validate(module_bytes(requested)):
             raise RuntimeError(f"this WebAssembly engine does not support the {requested} kernels "
-                               f"(it supports: {', '.join(supported_variants(host_class)) or 'none'})")
+                               f"(it supports: {', '.join(supported_variants(host_class, module_bytes)) or 'none'})")
         return requested
-    supported = supported_variants(host_class)
+    supported = supported_variants(host_class, module_bytes)
     if not supported:
         raise RuntimeError("this WebAssembly engine validates none of qnnweb's kernel modules")
     return supported[0]

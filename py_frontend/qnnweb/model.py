@@ -3,6 +3,7 @@
 import array
 import sys
 import time
+from typing import Callable, NamedTuple
 
 from . import kernels
 from .errors import KernelError, ModelError, UnsupportedModelError
@@ -48,43 +49,63 @@ def compile_graph(graph, keep_intermediates=False, metadata=None):
                          describe=graph.describe())
 
 
+class Reloader(NamedTuple):
+    """What a model loaded from its source needs to load again for other input shapes (``reshape``,
+    a dynamic batch in a feed)."""
+
+    compile: Callable  # {input name: shape} -> (the CompiledModel for those shapes, its graph)
+    dynamic: dict      # the input axes that may change: {input name: [axes]}
+
+
 class Model:
     """One compiled model in one kernel module instance. ``graph`` (the imported source) is kept
-    for tests and debugging when the model was loaded from its source rather than a .qnn file."""
+    for tests and debugging when the model was loaded from its source rather than a .qnn file.
 
-    def __init__(self, compiled, variant=None, graph=None, threads=None):
-        self._graph = graph
-        self._compiled = compiled
-        self._described = compiled.describe
-        self.metadata = compiled.metadata
-        host = host_class()
-        self.variant = kernels.select_variant(host, variant)
-        requested = host.default_threads() if threads is None else _thread_count(threads)
-        count, self.threads_note = host.available_threads(requested, self.variant)
-        self._host = host(kernels.wasm_bytes(self.variant, count > 1), threads=count)
-        self.threads = self._host.threads
-        self._steps = compiled.steps
+    ``host``: the host class that runs the kernels (default: this Python's, ``host.host_class()``);
+    ``kernel_bytes``: ``(variant, threaded) -> the module's bytes`` (default ``kernels.wasm_bytes``),
+    e.g. a candidate build a tool or test runs instead of the shipped modules; ``reloader``: how to
+    load the model again for other input shapes (None: its shapes are fixed)."""
+
+    def __init__(self, compiled, variant=None, graph=None, threads=None, *, host=None, kernel_bytes=None,
+                 reloader=None):
+        self._host_class = host_class() if host is None else host
+        self._kernel_bytes = kernels.wasm_bytes if kernel_bytes is None else kernel_bytes
+        self._reloader = reloader
+        self.variant = kernels.select_variant(self._host_class, variant, self._kernel_bytes)
+        requested = self._host_class.default_threads() if threads is None else _thread_count(threads)
+        count, self.threads_note = self._host_class.available_threads(requested, self.variant)
+        self._load(compiled, graph, count)
+
+    @classmethod
+    def from_graph(cls, graph, variant=None, keep_intermediates=False, threads=None, **options):
+        """Compile an imported graph and load it (what ``qnnweb.load`` does with a model file);
+        ``options``: ``Model``'s keywords (host, kernel_bytes, reloader)."""
+        return cls(compile_graph(graph, keep_intermediates), variant, graph=graph, threads=threads, **options)
+
+    def _load(self, compiled, graph, threads):
+        """Instantiate the kernels on ``threads`` threads and build ``compiled``'s plan in them; from
+        then on the model runs that (an instance it ran before is the caller's to close). If this
+        fails the model is as it was, and the new instance leaves no worker threads behind."""
+        host = self._host_class(self._kernel_bytes(self.variant, threads > 1), threads=threads)
         try:
-            self._plan = self._build_plan(compiled)
+            plan = self._build_plan(host, compiled, graph)
+            arena = host.call("qnn_plan_arena", plan)
+            weight_bytes = host.call("qnn_plan_packed_bytes", plan)
+            kernel_names = {"gemm": _cstring(host, host.call("qnn_gemm_kernel_name")),
+                            "dwconv": _cstring(host, host.call("qnn_dwconv_kernel_name"))}
         except BaseException:
-            self._host.close()  # a model that did not load leaves no worker threads behind
+            host.close()  # a model that did not load leaves no worker threads behind
             raise
-        self._arena = self._host.call("qnn_plan_arena", self._plan)
+        self._host, self._plan, self._arena = host, plan, arena
+        self._graph, self._compiled, self._steps = graph, compiled, compiled.steps
+        self._described, self.metadata = compiled.describe, compiled.metadata
+        self.threads = host.threads
         self.inputs = [TensorInfo(t) for t in compiled.inputs]
         self.outputs = [TensorInfo(t) for t in compiled.outputs]
         self.arena_bytes = compiled.arena_bytes
-        self.weight_bytes = self._host.call("qnn_plan_packed_bytes", self._plan)
-        self.kernels = {"gemm": self._cstring(self._host.call("qnn_gemm_kernel_name")),
-                        "dwconv": self._cstring(self._host.call("qnn_dwconv_kernel_name"))}
+        self.weight_bytes = weight_bytes
+        self.kernels = kernel_names
         self.last_run_ms = None
-        # qnnweb.load sets these for a model loaded from its source: which input axes are dynamic
-        # ({name: [axes]}) and how to load it again for other input shapes
-        self._dynamic, self._reload = {}, None
-
-    @classmethod
-    def from_graph(cls, graph, variant=None, keep_intermediates=False, threads=None):
-        """Compile an imported graph and load it (what ``qnnweb.load`` does with a model file)."""
-        return cls(compile_graph(graph, keep_intermediates), variant, graph=graph, threads=threads)
 
     def close(self):
         """Ends the model's worker threads and lets its kernel module and memory go (a closed model
@@ -100,16 +121,19 @@ class Model:
     def __exit__(self, *exc):
         self.close()
 
-    def _build_plan(self, compiled):
-        if self._host.call("qnn_abi_version") != ABI_VERSION:
-            raise ModelError(f"the kernel module implements ABI version {self._host.call('qnn_abi_version')}, "
+    @staticmethod
+    def _build_plan(host, compiled, graph):
+        """The plan of ``compiled`` built in ``host``'s kernel module. ``graph`` None: the model came
+        from a .qnn file, whose constants' addresses the kernels trust (see ``_call_kernels``)."""
+        if host.call("qnn_abi_version") != ABI_VERSION:
+            raise ModelError(f"the kernel module implements ABI version {host.call('qnn_abi_version')}, "
                              f"this frontend writes version {ABI_VERSION}: rebuild with ./build.sh build")
-        plan = self._host.call("qnn_plan_create", len(compiled.steps), compiled.arena_bytes)
+        plan = host.call("qnn_plan_create", len(compiled.steps), compiled.arena_bytes)
         if plan == 0:
             raise ModelError(f"the model does not fit in WebAssembly memory ({compiled.arena_bytes} bytes of "
-                             f"activations): {self._kernel_message()}")
+                             f"activations): {_kernel_message(host)}")
         constants_bytes, records_bytes = compiled.staging
-        staging = self._host.call("qnn_alloc", constants_bytes + records_bytes)
+        staging = host.call("qnn_alloc", constants_bytes + records_bytes)
         if staging == 0:
             raise MemoryError("out of WebAssembly memory for the weight staging buffer")
         added_before = 0
@@ -121,37 +145,21 @@ class Model:
                 words[w] += staging   # constant fields hold offsets into the batch's constants
             if sys.byteorder != "little":
                 words.byteswap()
-            self._host.write(staging, constants)
-            self._host.write(staging + constants_bytes, words.tobytes())
-            added = self._call_kernels("qnn_plan_add_records", plan, staging + constants_bytes, count)
+            host.write(staging, constants)
+            host.write(staging + constants_bytes, words.tobytes())
+            added = _call_kernels(host, graph is None, "qnn_plan_add_records", plan, staging + constants_bytes, count)
             if added != count:
                 # The lowering let through a record the kernels' own checks refuse: name the op.
-                kind, index, op_type, output = compiled.steps[added_before + added][:4]
-                error = UnsupportedModelError([(index, op_type, f"the kernels refused its {kind} record "
-                                                                f"(output '{output}'): {self._kernel_message()}")])
+                step = compiled.steps[added_before + added]
+                error = UnsupportedModelError([(step.op_index, step.op_type,
+                                                f"the kernels refused its {step.kind} record "
+                                                f"(output '{step.output}'): {_kernel_message(host)}")])
                 # what the plan had asked for by then (arena, packed weights, indirection buffers of the
                 # ops before): planned memory, not a leak (tests/fuzz judges peak memory against it)
-                error.planned_bytes = compiled.arena_bytes + self._host.call("qnn_plan_packed_bytes", plan)
+                error.planned_bytes = compiled.arena_bytes + host.call("qnn_plan_packed_bytes", plan)
                 raise error
             added_before += count
         return plan
-
-    def _call_kernels(self, name, *args):
-        """A call that reads constants at addresses a .qnn file gave: a file crafted to point outside
-        memory makes the module trap, which is reported as a corrupt model."""
-        try:
-            return self._host.call(name, *args)
-        except Exception as exc:
-            if self._graph is None and type(exc).__name__ in ("Trap", "WasmtimeError", "JsException"):
-                raise ModelError(f"compiled model corrupt: the kernels trapped while loading it ({exc})") from None
-            raise
-
-    def _cstring(self, address):
-        data = self._host.read(address, 256)
-        return data[:data.index(0)].decode() if 0 in data else data.decode()
-
-    def _kernel_message(self):
-        return self._cstring(self._host.call("qnn_error_message"))
 
     def run(self, *inputs, **feeds):
         """Run one inference. Takes one buffer per model input (numpy arrays, bytes, array.array,
@@ -168,7 +176,7 @@ class Model:
         status = self._host.call("qnn_run", self._plan)
         self.last_run_ms = (time.perf_counter() - start) * 1000.0
         if status != 0:
-            raise KernelError(self._kernel_message())
+            raise KernelError(_kernel_message(self._host))
         return [self._output(info) for info in self.outputs]
 
     def _ordered(self, inputs, feeds):
@@ -197,31 +205,31 @@ class Model:
 
     def _reshape_for(self, inputs):
         """Reload for the feeds' shapes where they differ in dynamic dimensions only."""
-        if not self._dynamic:
+        dynamic = {} if self._reloader is None else self._reloader.dynamic
+        if not dynamic:
             return
         shapes = {}
         for info, x in zip(self.inputs, inputs):
-            axes = self._dynamic.get(info.name)
+            axes = dynamic.get(info.name)
             shape = _shape_of(x)
             if not axes or shape is None or shape == info.shape or len(shape) != len(info.shape):
                 continue
             if all(a == b or k in axes for k, (a, b) in enumerate(zip(shape, info.shape))):
                 shapes[info.name] = list(shape)
         if shapes:
-            self.reshape({**{i.name: list(i.shape) for i in self.inputs if i.name in self._dynamic}, **shapes})
+            self.reshape({**{i.name: list(i.shape) for i in self.inputs if i.name in dynamic}, **shapes})
 
     def reshape(self, input_shapes):
         """Loads the model again for other input shapes ({input name: shape}; a TFLite model changes
         only its batch, an ONNX model its symbolic dimensions), in place: the same variant and thread
         count. Only a model loaded from its source (not a .qnn) can."""
-        if self._reload is None:
+        if self._reloader is None:
             raise ValueError("a compiled (.qnn) model's input shapes are fixed when it is compiled: "
                              "pass input_shapes to qnnweb.compile")
-        dynamic, reload = self._dynamic, self._reload
-        fresh = reload(input_shapes, self.variant, self.threads)
-        self.close()
-        self.__dict__.update(fresh.__dict__)
-        self._dynamic, self._reload = dynamic, reload
+        compiled, graph = self._reloader.compile(input_shapes)
+        old = self._host
+        self._load(compiled, graph, self.threads)
+        old.close()
 
     def profile(self, *inputs, repeats=10):
         """Per-op timing: `repeats` inferences on these inputs, each op timed on its own call, in plan
@@ -240,12 +248,12 @@ class Model:
                 status = self._host.call("qnn_run_ops", self._plan, i, 1)
                 times[i].append((time.perf_counter() - start) * 1000.0)
                 if status != 0:
-                    raise KernelError(self._kernel_message())
+                    raise KernelError(_kernel_message(self._host))
         rows = []
         for i, (step, t) in enumerate(zip(self._steps, times)):
-            kind, _, _, output, shape, family, macs, details = step
-            rows.append({"index": i, "kind": kind, "output": output, "shape": list(shape), "details": details,
-                         "family": family, "macs": macs, "ms": sorted(t)[len(t) // 2]})
+            rows.append({"index": i, "kind": step.kind, "output": step.output, "shape": list(step.output_shape),
+                         "details": step.details, "family": step.family, "macs": step.macs,
+                         "ms": sorted(t)[len(t) // 2]})
         return rows
 
     def profile_by_family(self, *inputs, repeats=10):
@@ -307,6 +315,26 @@ def _arena_message(graph, offsets, arena_bytes):
                       for t in largest)
     return (f"the model needs {arena_bytes} bytes of activation memory, more than WebAssembly's 32-bit memory "
             f"can give it (largest tensors: {names})")
+
+
+def _call_kernels(host, from_file, name, *args):
+    """A call that reads constants at addresses a .qnn file gave (``from_file``): a file crafted to
+    point outside memory makes the module trap, which is reported as a corrupt model."""
+    try:
+        return host.call(name, *args)
+    except Exception as exc:
+        if from_file and type(exc).__name__ in ("Trap", "WasmtimeError", "JsException"):
+            raise ModelError(f"compiled model corrupt: the kernels trapped while loading it ({exc})") from None
+        raise
+
+
+def _cstring(host, address):
+    data = host.read(address, 256)
+    return data[:data.index(0)].decode() if 0 in data else data.decode()
+
+
+def _kernel_message(host):
+    return _cstring(host, host.call("qnn_error_message"))
 
 
 def _thread_count(threads):

@@ -233,6 +233,27 @@ def test_tflite_scales_without_zero_points_are_named():
     refused(bytes(data), rf"'{re.escape(name)}' has 1 quantization scales but 0 zero points")
 
 
+def test_tflite_int8_tensors_without_quantization_are_named():
+    """An int8 PAD whose input and output lost their quantization tables (both vectors empty: fuzz, an
+    IndexError in passes.fold_pads, which read the zero point of the PAD's input): the validation every
+    pass relies on refuses int8 tensors without quantization parameters, naming the tensor."""
+    from tflite.Model import Model
+
+    data = tflite_seed()
+    model = Model.GetRootAs(bytes(data), 0)
+    sg = model.Subgraphs(0)
+    pad = next(op for op in map(sg.Operators, range(sg.OperatorsLength()))
+               if model.OperatorCodes(op.OpcodeIndex()).DeprecatedBuiltinCode() == 34)   # PAD
+    names = []
+    for index in (pad.Inputs(0), pad.Outputs(0)):
+        tensor = sg.Tensors(index)
+        quantization = tensor.Quantization()
+        for slot in (8, 10):   # QuantizationParameters.scale, .zero_point: their lengths to 0
+            struct.pack_into("<I", data, quantization._tab.Vector(quantization._tab.Offset(slot)) - 4, 0)
+        names.append(tensor.Name().decode())
+    refused(bytes(data), rf"'{re.escape(names[0])}' is int8 without quantization parameters")
+
+
 def test_pad_of_tensors_without_zero_points_is_reported():
     """The IR as the mutant had it (no tensor has a zero point): fold_pads leaves the PAD alone and
     lowering names its input."""

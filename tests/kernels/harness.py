@@ -74,17 +74,18 @@ class GraphBuilder:
 THREAD_COUNTS = itertools.cycle((2, 3))
 
 
-def run(builder, variant, *inputs, fmt="tflite"):
+def run(builder, variant, *inputs, fmt="tflite", kernel_bytes=None):
     """Lower and run the graph on ``variant``; returns the list of numpy outputs. ``fmt`` is the
     graph's format ("tflite" or "onnx"): ops follow that format's reference runtime's arithmetic.
-    The outputs are checked bit-identical with the same graph run on several threads."""
+    ``kernel_bytes``: Model's (other builds of the modules). The outputs are checked bit-identical
+    with the same graph run on several threads."""
     graph = builder.graph(fmt)
     compiled = compile_graph(graph)
-    model = Model(compiled, variant, graph=graph)
+    model = Model(compiled, variant, graph=graph, kernel_bytes=kernel_bytes)
     assert model.variant == variant
     outputs = model.run(*inputs)
     threads = next(THREAD_COUNTS)
-    with Model(compiled, variant, graph=graph, threads=threads) as threaded:
+    with Model(compiled, variant, graph=graph, threads=threads, kernel_bytes=kernel_bytes) as threaded:
         assert threaded.threads == threads
         threaded._host.call("qnn_split_finely", 1)
         for single, multi in zip(outputs, threaded.run(*inputs)):
@@ -95,7 +96,7 @@ def run(builder, variant, *inputs, fmt="tflite"):
 # ----------------------------------------------------------------------------- one-op runners
 
 def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(1, 1), dilation=(1, 1),
-           padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None, w_zp=0):
+           padding=(0, 0, 0, 0), activation="NONE", depthwise=False, bias_scales=None, w_zp=0, kernel_bytes=None):
     """CONV_2D (w: OHWI) or DEPTHWISE_CONV_2D (w: [1, KH, KW, C*M]); padding (top, bottom, left, right);
     w_zp: the weights' zero point, per tensor (an int) or per output channel (a sequence)."""
     n, ih, iw, _ = x.shape
@@ -118,7 +119,7 @@ def conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride=(
     yi = g.output((n, oh, ow, oc), "int8", y_scale, y_zp)
     g.op("DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", inputs, [yi], stride=tuple(stride),
          dilation=tuple(dilation), padding=list(padding), activation=activation)
-    return run(g, variant, x)[0]
+    return run(g, variant, x, kernel_bytes=kernel_bytes)[0]
 
 
 def weight_quantization(w_scales, w_zp, channels):

@@ -10,9 +10,10 @@ from reference import int8 as ref
 
 
 def check_conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding,
-                 activation):
+                 activation, kernel_bytes=None):
     expected = ref.conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding, activation)
-    got = H.conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding, activation)
+    got = H.conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding, activation,
+                   kernel_bytes=kernel_bytes)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
 

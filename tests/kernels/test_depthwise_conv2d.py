@@ -9,11 +9,12 @@ import harness as H
 from reference import int8 as ref
 
 
-def check_dwconv(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding, activation):
+def check_dwconv(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding, activation,
+                 kernel_bytes=None):
     expected = ref.depthwise_conv2d(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding,
                                     activation)
     got = H.conv2d(variant, x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, stride, dilation, padding,
-                   activation, depthwise=True)
+                   activation, depthwise=True, kernel_bytes=kernel_bytes)
     assert got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
 

@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, NamedTuple
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 
 import harness as H
 from qnnweb import kernels
+from qnnweb.model import Model
 from reference import int8 as ref
 from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
@@ -65,13 +67,21 @@ def relaxed_form(request, tmp_path_factory):
     return (out / "qnnweb-relaxed.wasm").read_bytes(), (name, dw_name, bound)
 
 
+class Forced(NamedTuple):
+    kernel_bytes: Callable  # Model's kernel_bytes: the form for the relaxed variant on one thread, else the shipped module
+    gemm: str               # the kernels the form runs
+    dwconv: str
+    bound: tuple            # (the weights' range, the activations' range) exact on wasmtime
+
+
 @pytest.fixture
-def forced_relaxed(relaxed_form, monkeypatch):
+def forced_relaxed(relaxed_form):
     data, form = relaxed_form
-    real = kernels.wasm_bytes
-    monkeypatch.setattr(kernels, "wasm_bytes", lambda variant, threaded=False:
-                        data if variant == "relaxed" and not threaded else real(variant, threaded))
-    return form
+
+    def kernel_bytes(variant, threaded=False):
+        return data if variant == "relaxed" and not threaded else kernels.wasm_bytes(variant, threaded)
+
+    return Forced(kernel_bytes, *form)
 
 
 def into(values, bounds):
@@ -91,7 +101,7 @@ def bounded(case, bound):
 
 
 def test_forced_form_is_bit_exact(forced_relaxed):
-    bound = forced_relaxed[2]
+    bound = forced_relaxed.bound
     cases = [
         dict(args=_case(1, 1, 7, 5, 3, 8, (1, 1)), w_zp=0),
         dict(args=_case(2, 1, 9, 9, 24, 19, (3, 3), padding=(1, 1, 1, 1), x_zp=127), w_zp=0),
@@ -103,7 +113,7 @@ def test_forced_form_is_bit_exact(forced_relaxed):
         if bound != (FULL, FULL):
             args, w_zp = bounded(args, bound), 0   # a weight zero point would widen the range again
         expected = ref.conv2d(**args, w_zp=w_zp)
-        got = H.conv2d("relaxed", **args, w_zp=w_zp)
+        got = H.conv2d("relaxed", **args, w_zp=w_zp, kernel_bytes=forced_relaxed.kernel_bytes)
         np.testing.assert_array_equal(got, expected)
     # the largest products the ranges allow: x - x_zp = -255 (-127 in [0, 127]), w = the largest magnitude
     (w_lo, w_hi), (x_lo, x_hi) = bound
@@ -112,44 +122,43 @@ def test_forced_form_is_bit_exact(forced_relaxed):
     scales = (H.f32(0.001),)
     y_scale = H.output_scale_for(H.f32(0.05), 0.001, 360, 1 / 8)
     np.testing.assert_array_equal(
-        H.conv2d("relaxed", x, H.f32(0.05), x_hi, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)),
+        H.conv2d("relaxed", x, H.f32(0.05), x_hi, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1),
+                 kernel_bytes=forced_relaxed.kernel_bytes),
         ref.conv2d(x, H.f32(0.05), x_hi, w, scales, None, y_scale, -128, padding=(1, 1, 1, 1)))
 
 
 def test_forced_form_is_the_one_running(forced_relaxed):
-    from qnnweb.model import Model
-
     g = H.GraphBuilder()
     xi = g.input((1, 4), "int8", 0.1, 0)
     wi = g.constant(np.ones((3, 4), np.int8), "int8", (0.1,), (0,))
     yi = g.output((1, 3), "int8", 0.2, 0)
     g.op("FULLY_CONNECTED", [xi, wi], [yi], activation="NONE", weights_format=0)
-    assert Model.from_graph(g.graph(), "relaxed").info()["kernels"] == {
-        "gemm": forced_relaxed[0], "dwconv": forced_relaxed[1]}
+    assert Model.from_graph(g.graph(), "relaxed", kernel_bytes=forced_relaxed.kernel_bytes).info()["kernels"] == {
+        "gemm": forced_relaxed.gemm, "dwconv": forced_relaxed.dwconv}
 
 
 @settings(max_examples=H.examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=conv_cases())
 def test_forced_form_convolutions(forced_relaxed, case):
-    check_conv2d("relaxed", **bounded(case, forced_relaxed[2]))
+    check_conv2d("relaxed", **bounded(case, forced_relaxed.bound), kernel_bytes=forced_relaxed.kernel_bytes)
 
 
 @settings(max_examples=H.examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=dwconv_cases())
 def test_forced_form_depthwise(forced_relaxed, case):
     """Every tap count (ks % 4 = 0..3 for the four-tap kernel), channel tiles, multipliers."""
-    check_dwconv("relaxed", **bounded(case, forced_relaxed[2]))
+    check_dwconv("relaxed", **bounded(case, forced_relaxed.bound), kernel_bytes=forced_relaxed.kernel_bytes)
 
 
 def test_forced_form_depthwise_3x3_stride1(forced_relaxed):
     """The 3x3 stride-1 pair kernel: pairs inside rows, a row's odd last pixel alone, pairs never across
     rows or images, every padding, partial channel tiles."""
-    bound = forced_relaxed[2]
+    bound = forced_relaxed.bound
     for seed, (n, ih, iw, c, padding) in enumerate([
             (1, 5, 5, 16, (1, 1, 1, 1)), (2, 4, 7, 17, (1, 1, 1, 1)), (1, 6, 3, 40, (0, 0, 0, 0)),
             (1, 3, 9, 8, (0, 2, 2, 0)), (3, 1, 1, 33, (1, 1, 1, 1)), (1, 8, 6, 144, (1, 1, 0, 1))]):
         check_dwconv("relaxed", **bounded(_dw_case(seed, n, ih, iw, c, 1, (3, 3), padding=padding, activation="RELU6"),
-                                          bound))
+                                          bound), kernel_bytes=forced_relaxed.kernel_bytes)
 
 
 def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
@@ -162,7 +171,7 @@ def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
     of them, so the middle pixels (the padding taps add nothing) reach the largest |acc| of each
     sign; with the full activation range that is the operator's bound itself. The IGEMM and both
     relaxed depthwise kernels."""
-    (w_lo, w_hi), (x_lo, x_hi) = forced_relaxed[2]
+    (w_lo, w_hi), (x_lo, x_hi) = forced_relaxed.bound
     x = np.array([x_lo, x_hi], np.int8).reshape(2, 1, 1, 1) * np.ones((1, 5, 5, 40), np.int8)
     extremes = np.where(np.arange(24) % 2 == 0, w_lo, w_hi).astype(np.int8)
     convolutions = [  # (weights, depthwise, stride): the IGEMM, the depthwise pair kernel and the four-tap one
@@ -179,6 +188,7 @@ def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
                 y_scale = H.f32(x_scale * w_scale * largest / product)
                 args = (xs, x_scale, x_zp, w, (w_scale,), None, y_scale, -100, stride)
                 np.testing.assert_array_equal(
-                    H.conv2d("relaxed", *args, padding=(1, 1, 1, 1), activation="RELU", depthwise=depthwise),
+                    H.conv2d("relaxed", *args, padding=(1, 1, 1, 1), activation="RELU", depthwise=depthwise,
+                             kernel_bytes=forced_relaxed.kernel_bytes),
                     reference(*args, padding=(1, 1, 1, 1), activation="RELU"),
                     err_msg=f"depthwise {depthwise}, stride {stride}, x_zp {x_zp}, largest product {product}")

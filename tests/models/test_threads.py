@@ -121,7 +121,7 @@ def test_a_model_the_kernels_refuse_leaves_no_threads(compiled, monkeypatch):
 
     from qnnweb.model import Model
 
-    def refuse(self, compiled):
+    def refuse(*args):
         raise qnnweb.ModelError("refused")
 
     monkeypatch.setattr(Model, "_build_plan", refuse)

@@ -16,7 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 from qnnweb_server import Settings, create_app
 from qnnweb_server.api.deps import get_describer
-from qnnweb_server.core import catalog
+from qnnweb_server.core import model_files, safe_files
 from server_folders import GOOD, FakeDescriber, Server, load_test, settle
 
 
@@ -88,9 +88,9 @@ def test_a_rewrite_keeping_size_and_mtime_changes_the_etag(client: TestClient, f
 
 def test_a_model_gone_after_the_folder_was_listed_is_404(client: TestClient, folders: Settings,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    listed = catalog.list_models(folders.models_dir)   # the listing a request took, then the file goes
+    listed = model_files.list_models(folders.models_dir)   # the listing a request took, then the file goes
     (folders.models_dir / "good.tflite").unlink()
-    monkeypatch.setattr(catalog, "list_models", lambda _: listed)
+    monkeypatch.setattr(model_files, "list_models", lambda _: listed)
     for url in ("/models/good.tflite", "/api/models/good.tflite", "/models/good.tflite.qnn"):
         assert client.get(url).status_code == 404, url
     files = [m["file"] for m in client.get("/api/models").json()["models"]]
@@ -107,7 +107,7 @@ def test_concurrent_cold_listings_describe_each_model_once(folders: Settings) ->
     assert all(r.status_code == 200 for r in listings)
     assert len({json.dumps(r.json(), sort_keys=True) for r in listings}) == 1
     # one parse per file (alias.tflite is a symlink to good.tflite: the same file), not 20
-    assert describer.calls == len({m.path for m in catalog.list_models(folders.models_dir)}) == 2
+    assert describer.calls == len({m.path for m in model_files.list_models(folders.models_dir)}) == 2
 
 
 def test_a_warm_listing_of_1000_models_reads_no_folder_and_parses_nothing(folders: Settings,
@@ -122,8 +122,8 @@ def test_a_warm_listing_of_1000_models_reads_no_folder_and_parses_nothing(folder
     with TestClient(app) as client:
         first = client.get("/api/models").json()["models"]
         scans, parses = [], describer.calls
-        real_scan = catalog._scan
-        monkeypatch.setattr(catalog, "_scan", lambda root: scans.append(root) or real_scan(root))
+        real_scan = safe_files._scan
+        monkeypatch.setattr(safe_files, "_scan", lambda root: scans.append(root) or real_scan(root))
         start = time.perf_counter()
         again = client.get("/api/models").json()["models"]
         seconds = time.perf_counter() - start

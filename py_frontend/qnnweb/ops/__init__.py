@@ -71,6 +71,7 @@ WINDOW_OPTIONS = {
 OPTION_SHAPES = {"stride": (2, 1), "dilation": (2, 1), "kernel": (2, 1), "padding": (4, 0)}
 MAX_WINDOW = 1 << 24            # any stride / dilation / kernel / padding above this is a corrupt file
 MAX_TENSOR_BYTES = (1 << 31) - 1  # WebAssembly memory is 32-bit: no tensor can be larger
+QUANTIZED_DTYPES = ("int8", "uint8")
 
 
 def _window_problem(op):
@@ -99,6 +100,11 @@ def tensor_problem(tensor, role="tensor"):
     if tensor.nbytes > MAX_TENSOR_BYTES:
         return (f"{role} '{tensor.name}' of shape {list(tensor.shape)} needs {tensor.nbytes} bytes: more than "
                 "WebAssembly's 32-bit memory holds")
+    if tensor.dtype in QUANTIZED_DTYPES and not tensor.scale:
+        # qnnweb's int8 arithmetic (padding with the zero point, requantization) needs both; every pass
+        # and lowering may read scale[0] and zero_point[0] of an int8 tensor once this check passed.
+        return (f"{role} '{tensor.name}' is {tensor.dtype} without quantization parameters (scale and "
+                "zero point); qnnweb runs int8 and uint8 tensors as quantized values")
     if len(tensor.zero_point) != len(tensor.scale):   # TFLite's interpreter refuses such a file as well
         return (f"{role} '{tensor.name}' has {len(tensor.scale)} quantization scales but "
                 f"{len(tensor.zero_point)} zero points; they come in pairs")

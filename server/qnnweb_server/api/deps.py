@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from qnnweb_server.core.catalog import Describer
+from qnnweb_server.core.records import Describer
 from qnnweb_server.core.config import Settings, get_settings
 
 

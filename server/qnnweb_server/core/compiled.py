@@ -15,7 +15,7 @@ from importlib import util
 from pathlib import Path
 from urllib.parse import quote
 
-from qnnweb_server.core import catalog
+from qnnweb_server.core import model_files
 from qnnweb_server.core.versions import FileVersion, open_version
 
 COMPILED_MAGIC = b"QNNW"  # qnnweb.compiled.MAGIC: the first bytes of a .qnn file
@@ -58,7 +58,7 @@ def cache_key(version: FileVersion, metadata: dict) -> str:
     return f"{version.sha256}-{frontend_fingerprint()}-{sidecar}"
 
 
-def compiled_url(model: catalog.ModelFile, version: FileVersion, metadata: dict) -> str:
+def compiled_url(model: model_files.ModelFile, version: FileVersion, metadata: dict) -> str:
     """The URL of the compiled model, versioned by its key: a page that got it from the listing can
     cache the file for good (the response is `immutable` when `v` is the current key)."""
     if model.format == "qnn":  # compiled already: the file itself
@@ -70,14 +70,14 @@ def compiled_url(model: catalog.ModelFile, version: FileVersion, metadata: dict)
         return url
 
 
-def compiled_path(model: catalog.ModelFile, cache_dir: Path) -> tuple[Path, str] | None:
+def compiled_path(model: model_files.ModelFile, cache_dir: Path) -> tuple[Path, str] | None:
     """The .qnn file of ``model`` (compiling it first if needed) and its cache key (the ETag); None
     if the model is gone. One compilation per model version at a time: concurrent requests wait."""
     version = open_version(model.path)
     if version is None:
         return None
     with version:
-        metadata, _ = catalog.read_sidecar(model)
+        metadata, _ = model_files.read_sidecar(model)
         key = cache_key(version, metadata)
         path = cache_dir / f"{key}.qnn"
         failed = cache_dir / f"{key}.error"
@@ -113,7 +113,7 @@ def precompile_all(settings) -> dict[str, str | None]:
     """Compile every model of the models folder now (what ``python -m qnnweb_server`` does in the
     background at start-up): {file: None, or why it cannot be compiled}."""
     outcome: dict[str, str | None] = {}
-    for model in catalog.list_models(settings.models_dir):
+    for model in model_files.list_models(settings.models_dir):
         if model.format == "qnn":
             continue
         try:

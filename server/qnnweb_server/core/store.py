@@ -1,6 +1,6 @@
 """Changes to the models folder (uploads, sidecars, deletions): atomic, serialized and logged.
 
-An upload is written to a temporary dotfile in the models folder (the catalog never lists dotfiles)
+An upload is written to a temporary dotfile in the models folder (no folder listing shows dotfiles)
 while its sha256 is computed, fsynced, then renamed over its target and the folder fsynced: a crash
 at any point leaves the old version or the new one, never a part of a file. Writers hold an
 exclusive ``flock`` on the folder's ``.write.lock`` while they check a precondition (exists? the
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qnnweb_server.core import catalog
+from qnnweb_server.core.safe_files import safe_file
 from qnnweb_server.core.versions import open_version
 
 log = logging.getLogger("qnnweb_server.changes")
@@ -139,19 +139,19 @@ def folder_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-NOT_SERVED = ""  # what current_sha256 says of an entry the catalog does not serve (a symlink leading out)
+NOT_SERVED = ""  # what current_sha256 says of an entry the server does not serve (a symlink leading out)
 
 
 def current_sha256(folder: Path, name: str) -> str | None:
     """The sha256 of the file the server serves as ``name``; None if there is no entry of that name,
-    ``NOT_SERVED`` if there is one the catalog does not serve (it is replaced as a link, never followed)."""
+    ``NOT_SERVED`` if there is one the server does not serve (it is replaced as a link, never followed)."""
     try:
         st = os.lstat(folder / name)
     except FileNotFoundError:
         return None
     if stat.S_ISDIR(st.st_mode):
         raise Conflict(f"{name} is a folder")
-    path = catalog.safe_file(folder, name, {os.path.splitext(name)[1].lower()})
+    path = safe_file(folder, name, {os.path.splitext(name)[1].lower()})
     version = None if path is None else open_version(path)
     if version is None:
         return NOT_SERVED

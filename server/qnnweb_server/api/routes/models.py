@@ -11,7 +11,9 @@ from fastapi.responses import FileResponse
 from qnnweb_server.api.deps import DescriberDep, RootDep, SettingsDep
 from qnnweb_server.api.responses import serve_version
 from qnnweb_server.api.schemas import ModelInfo, ModelList
-from qnnweb_server.core import catalog, compiled
+from qnnweb_server.core import compiled, model_files, records
+from qnnweb_server.core.kernels import kernels_digest
+from qnnweb_server.core.safe_files import open_safe_file
 from qnnweb_server.core.versions import open_version
 
 router = APIRouter(prefix="/models", tags=["models"])
@@ -27,8 +29,8 @@ IMMUTABLE_CACHE_CONTROL = "public, max-age=31536000, immutable"
 def list_models(settings: SettingsDep, describe: DescriberDep, root: RootDep) -> Response:
     """Every model in the models folder. A model that cannot be parsed, or whose sidecar is invalid, is
     listed with `error`."""
-    records = (record_json(m, describe, root) for m in catalog.list_models(settings.models_dir))
-    digest = catalog.kernels_digest(settings.kernels_dir)
+    records = (record_json(m, describe, root) for m in model_files.list_models(settings.models_dir))
+    digest = kernels_digest(settings.kernels_dir)
     kernels = json.dumps(None if digest is None else f"{root}/kernels/{digest}/").encode()
     return Response(b'{"models":[' + b",".join(r for r in records if r is not None) + b'],"kernels_url":' + kernels
                     + b"}", media_type="application/json")
@@ -37,7 +39,7 @@ def list_models(settings: SettingsDep, describe: DescriberDep, root: RootDep) ->
 @router.get("/{name}", response_model=ModelInfo, responses={404: {"description": "No such model"}})
 def get_model(name: str, settings: SettingsDep, describe: DescriberDep, root: RootDep) -> Response:
     """One model's record, by file name (`x.tflite`) or by name (`x`)."""
-    model = catalog.find_model(settings.models_dir, name)
+    model = model_files.find_model(settings.models_dir, name)
     record = None if model is None else record_json(model, describe, root)
     if record is None:
         raise HTTPException(status_code=404, detail="no such model")
@@ -50,9 +52,9 @@ _records: dict[tuple, tuple[tuple, bytes]] = {}
 _records_lock = threading.Lock()
 
 
-def record_json(model: catalog.ModelFile, describe: catalog.Describer, root: str = "") -> bytes | None:
+def record_json(model: model_files.ModelFile, describe: records.Describer, root: str = "") -> bytes | None:
     """The model's record as ModelInfo JSON (its URLs under ``root``), None if the model is gone."""
-    identity = catalog.record_identity(model)
+    identity = records.record_identity(model)
     if identity is None:
         return None
     versions, stable = identity[:2], identity[2]
@@ -61,7 +63,7 @@ def record_json(model: catalog.ModelFile, describe: catalog.Describer, root: str
         cached = _records.get(slot)
     if cached is not None and cached[0] == versions:
         return cached[1]
-    record = catalog.model_record(model, describe, root)
+    record = records.model_record(model, describe, root)
     if record is None:
         return None
     data = ModelInfo.model_validate(record).model_dump_json().encode()
@@ -82,8 +84,8 @@ def download_kernel_version(digest: str, name: str, request: Request, settings: 
     """A kernel module of the version `/api/models` names (`kernels_url`): `immutable`. Once the
     modules have been rebuilt the old digest is a 404. `/kernels/{name}` is always the current one."""
     version = None
-    if catalog.kernels_digest(settings.kernels_dir) == digest:
-        version = catalog.open_safe_file(settings.kernels_dir, name, {".wasm"})
+    if kernels_digest(settings.kernels_dir) == digest:
+        version = open_safe_file(settings.kernels_dir, name, {".wasm"})
     if version is None:
         raise HTTPException(status_code=404, detail="no such kernel module in this version: see /api/models")
     return serve_version(request, version, "application/wasm", IMMUTABLE_CACHE_CONTROL)
@@ -106,14 +108,14 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
     `/models/x.onnx.qnn` or `/models/x.qnn`. Compiled once per model version, then served from disk;
     the ETag changes with the model, its sidecar and the qnnweb frontend. With `v` equal to that
     ETag (the listing's `compiled_url` has it) the response may be cached for good (`immutable`)."""
-    own = catalog.find_model(settings.models_dir, f"{name}.qnn")
+    own = model_files.find_model(settings.models_dir, f"{name}.qnn")
     if own is not None and own.format == "qnn":  # a model uploaded compiled: the file itself
         version = open_version(own.path)
         if version is None:
             raise HTTPException(status_code=404, detail="no such model")
         cache_control = IMMUTABLE_CACHE_CONTROL if v == version.sha256 else MODEL_CACHE_CONTROL
         return serve_version(request, version, "application/octet-stream", cache_control)
-    model = catalog.find_model(settings.models_dir, name)
+    model = model_files.find_model(settings.models_dir, name)
     if model is None:
         raise HTTPException(status_code=404, detail="no such model")
     try:
@@ -141,7 +143,7 @@ def download_compiled_model(name: str, request: Request, settings: SettingsDep, 
 def download_model(name: str, request: Request, settings: SettingsDep) -> Response:
     """The model file. Its strong ETag is the quoted sha256 of its bytes. A model replaced during the
     download is sent whole in the version the request found."""
-    model = catalog.find_model(settings.models_dir, name)
+    model = model_files.find_model(settings.models_dir, name)
     version = None if model is None else open_version(model.path)
     if version is None:
         raise HTTPException(status_code=404, detail="no such model")

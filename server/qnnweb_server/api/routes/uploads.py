@@ -11,8 +11,9 @@ from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 
 from qnnweb_server.api.deps import DescriberDep, RootDep, SettingsDep, WriterDep
 from qnnweb_server.api.routes.models import record_json
-from qnnweb_server.core import catalog, sidecars, store
+from qnnweb_server.core import model_files, sidecars, store
 from qnnweb_server.core.compiled import is_compiled_model
+from qnnweb_server.core.records import Describer
 
 router = APIRouter(prefix="/models", tags=["uploads"], dependencies=[WriterDep])
 
@@ -34,14 +35,14 @@ def _client(request: Request) -> str | None:
 
 
 def _name(name: str) -> str:
-    problem = catalog.model_name_problem(name)
+    problem = model_files.model_name_problem(name)
     if problem:
         raise HTTPException(status_code=400, detail=problem)
     return name
 
 
 def _record(settings: Any, describe: Any, file: str, root: str) -> bytes:
-    model = catalog.find_model(settings.models_dir, file)
+    model = model_files.find_model(settings.models_dir, file)
     record = None if model is None else record_json(model, describe, root)
     if record is None:  # deleted again at once by another client
         raise HTTPException(status_code=404, detail="no such model")
@@ -111,10 +112,10 @@ async def put_model(
                     headers={"ETag": f'"{upload.sha256}"', "Location": f"{root}/api/models/{quote(name, safe='')}"})
 
 
-def _model_problem(name: str, data: bytes, describe: catalog.Describer) -> str | None:
+def _model_problem(name: str, data: bytes, describe: Describer) -> str | None:
     """Why ``data`` cannot be the model ``name``: the parser's message, or a format other than the
     suffix says."""
-    expected = catalog.MODEL_SUFFIXES[name[name.rfind("."):].lower()]
+    expected = model_files.MODEL_SUFFIXES[name[name.rfind("."):].lower()]
     if expected == "qnn" and not is_compiled_model(data):
         return f"{name}: not a model compiled by qnnweb.compile (no 'QNNW' header)"
     try:
@@ -142,7 +143,7 @@ def delete_model(name: str, request: Request, settings: SettingsDep,
         raise _refuse(exc) from None
     store.record_change(settings.data_dir, "delete", name, _client(request), sha256=sha256)
     stem = name[:name.rfind(".")]
-    if not any(m.name == stem for m in catalog.list_models(folder)):
+    if not any(m.name == stem for m in model_files.list_models(folder)):
         try:
             store.delete(folder, f"{stem}.json")
             store.record_change(settings.data_dir, "delete-meta", f"{stem}.json", _client(request))
@@ -165,7 +166,7 @@ async def put_meta(name: str, request: Request, settings: SettingsDep, describe:
     """Set a model's sidecar (`<stem>.json`: labels, description, source, preprocess, output; other
     keys are kept and go into the compiled model's metadata), written atomically. `name` is the
     model's file name or stem."""
-    model = catalog.find_model(settings.models_dir, name)
+    model = model_files.find_model(settings.models_dir, name)
     if model is None:
         raise HTTPException(status_code=404, detail="no such model")
     body = bytearray()
@@ -187,7 +188,7 @@ async def put_meta(name: str, request: Request, settings: SettingsDep, describe:
                responses={204: {"description": "Deleted"}, **_AUTH, 404: {"description": "No such model or sidecar"}})
 def delete_meta(name: str, request: Request, settings: SettingsDep) -> Response:
     """Remove a model's sidecar."""
-    model = catalog.find_model(settings.models_dir, name)
+    model = model_files.find_model(settings.models_dir, name)
     if model is None or model.sidecar is None:
         raise HTTPException(status_code=404, detail="no such sidecar")
     try:

@@ -12,7 +12,9 @@ from fastapi.responses import FileResponse
 from qnnweb_server.api.deps import RootDep, SettingsDep
 from qnnweb_server.api.responses import not_modified, serve_version
 from qnnweb_server.api.schemas import WheelList
-from qnnweb_server.core import catalog
+from qnnweb_server.core import wheels
+from qnnweb_server.core.pyodide_snapshot import pyodide_snapshot
+from qnnweb_server.core.safe_files import open_safe_file
 from qnnweb_server.static import IMMUTABLE, REVALIDATE, package_version
 
 router = APIRouter(prefix="/wheels", tags=["wheels"])
@@ -27,18 +29,18 @@ def list_wheels(settings: SettingsDep, root: RootDep) -> dict:
     installed and qnnweb imported (`loadPyodide({_loadSnapshot})`, as `/static/pyodide-start.js`
     does), or null."""
     try:
-        names = catalog.wheel_names(settings.wheels_dir)
-    except catalog.WheelsError as exc:
+        names = wheels.wheel_names(settings.wheels_dir)
+    except wheels.WheelsError as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from exc
     urls, digests = [], []
     for name in names:
-        version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
+        version = open_safe_file(settings.wheels_dir, name, {".whl"})
         if version is None:
             raise HTTPException(status_code=503, detail=f"wheel {name} disappeared: run ./build.sh build")
         with version:
             urls.append(f"{root}/wheels/{version.sha256}/{quote(name)}")
             digests.append((name, version.sha256))
-    snapshot = catalog.pyodide_snapshot(settings.pyodide_dir, digests)
+    snapshot = pyodide_snapshot(settings.pyodide_dir, digests)
     return {"wheels": urls, "snapshot": snapshot and f"{root}/pyodide/{quote(snapshot)}"}
 
 
@@ -57,9 +59,9 @@ def pyodide_lock(request: Request, settings: SettingsDep, root: RootDep) -> Resp
     ETag is the sha256 of its bytes."""
     version = package_version(settings.pyodide_dir)
     try:
-        lock = catalog.pyodide_lock(settings.wheels_dir, lambda name, digest: f"{root}/wheels/{digest}/{quote(name)}",
+        lock = wheels.pyodide_lock(settings.wheels_dir, lambda name, digest: f"{root}/wheels/{digest}/{quote(name)}",
                                     f"{root}/pyodide/{version}/" if version else f"{root}/pyodide/")
-    except catalog.WheelsError as exc:
+    except wheels.WheelsError as exc:
         raise HTTPException(status_code=503, detail=str(exc)) from exc
     body = json.dumps(lock, separators=(",", ":")).encode()
     headers = {"ETag": f'"{hashlib.sha256(body).hexdigest()}"', "Cache-Control": REVALIDATE}
@@ -79,7 +81,7 @@ def pyodide_lock(request: Request, settings: SettingsDep, root: RootDep) -> Resp
 def download_wheel(name: str, request: Request, settings: SettingsDep) -> Response:
     """One wheel file, its current version; its strong ETag is the quoted sha256 of its bytes (revisits
     get a 304)."""
-    version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
+    version = open_safe_file(settings.wheels_dir, name, {".whl"})
     if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
     return serve_version(request, version, "application/zip", REVALIDATE)
@@ -94,7 +96,7 @@ def download_wheel(name: str, request: Request, settings: SettingsDep) -> Respon
 def download_wheel_version(digest: str, name: str, request: Request, settings: SettingsDep) -> Response:
     """One version of a wheel, named by its sha256 (the URLs of `/api/wheels`): `immutable`. A version
     that is no longer there is a 404 (`/api/wheels` lists the current ones)."""
-    version = catalog.open_safe_file(settings.wheels_dir, name, {".whl"})
+    version = open_safe_file(settings.wheels_dir, name, {".whl"})
     if version is None:
         raise HTTPException(status_code=404, detail="no such wheel")
     try:
