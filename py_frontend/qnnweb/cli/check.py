@@ -20,7 +20,7 @@ def run(args):
     data = read_bytes(args.model)
     if is_compiled(data):
         raise UsageError(f"{args.model} is a compiled model: check its TFLite or ONNX source")
-    with model_with_inputs(args) as (model, inputs, origin, _):
+    with model_with_inputs(args, data) as (model, inputs, origin, _):
         ours = model.run(*inputs)
         fmt = model.info()["format"]
         names = [info.name for info in model.inputs]

@@ -69,9 +69,10 @@ def load_model(args, data):
 
 
 @contextlib.contextmanager
-def model_with_inputs(args):
-    """(the model, its inputs, where they came from, its metadata) of a command that runs it; closed after."""
-    data = read_bytes(args.model)
+def model_with_inputs(args, data=None):
+    """(the model, its inputs, where they came from, its metadata) of a command that runs it (``data``:
+    the model's bytes if read already); the model is closed after."""
+    data = read_bytes(args.model) if data is None else data
     metadata = read_metadata(args.model, data, args.metadata)
     with load_model(args, data) as model:
         inputs, origin = model_inputs(model, args.input, metadata, args.zeros)
