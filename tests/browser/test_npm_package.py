@@ -1,7 +1,7 @@
 """The npm package (dist/qnnweb-VERSION.tgz, made by ./build.sh build npm) as a JavaScript user gets it:
 npm installs the tarball into a scratch project, a plain static server (Python's http.server, not the
 qnnweb server) serves that folder cross-origin isolated, and a page in headless Chromium imports the
-package by its `exports` (an import map of them). A model compiled by CPython gives the very bytes
+package by its `exports` (an import map of them). A model compiled by the `qnnweb compile` command gives the very bytes
 CPython gives, in every variant the engine validates, on one thread and on two, with the kernels
 found inside the package; each module exports what its .d.ts declares; the demo pages do not ship."""
 
@@ -13,6 +13,7 @@ import http.server
 import json
 import re
 import subprocess
+import sys
 import tarfile
 import threading
 import tomllib
@@ -57,7 +58,7 @@ def tarball():
 @pytest.fixture(scope="module")
 def project(tarball, tmp_path_factory):
     """A scratch npm project with the tarball installed, an index.html whose import map is the package's
-    `exports`, and model.qnn (CPython's qnnweb.compile of MODEL)."""
+    `exports`, and model.qnn (made by the `qnnweb compile` command, as a page's author makes it)."""
     root = tmp_path_factory.mktemp("npm-project")
     (root / "package.json").write_text(json.dumps({"name": "qnnweb-npm-test", "private": True, "type": "module"}))
     # offline: the package has no dependencies, so npm needs nothing but the tarball
@@ -69,7 +70,8 @@ def project(tarball, tmp_path_factory):
                for key, target in manifest["exports"].items() if isinstance(target, dict)}
     importmap = json.dumps({"imports": imports})
     (root / "index.html").write_text(f'<!doctype html>\n<script type="importmap">{importmap}</script>\n')
-    (root / "model.qnn").write_bytes(qnnweb.compile(MODEL))
+    subprocess.run([sys.executable, "-m", "qnnweb", "compile", str(MODEL), "-o", str(root / "model.qnn")],
+                   check=True, capture_output=True)
     return root
 
 
