@@ -1,9 +1,10 @@
 """The npm package (dist/qnnweb-VERSION.tgz, made by ./build.sh build npm) as a JavaScript user gets it:
 npm installs the tarball into a scratch project, a plain static server (Python's http.server, not the
 qnnweb server) serves that folder cross-origin isolated, and a page in headless Chromium imports the
-package by its `exports` (an import map of them). A model compiled by the `qnnweb compile` command gives the very bytes
-CPython gives, in every variant the engine validates, on one thread and on two, with the kernels
-found inside the package; each module exports what its .d.ts declares; the demo pages do not ship."""
+package by its `exports` (an import map of them). A model compiled by the `qnnweb compile` command
+gives the very bytes CPython gives, in every variant the engine validates, on one thread and on two,
+with the kernels found inside the package; each module exports what its .d.ts declares; the demo
+pages do not ship."""
 
 from __future__ import annotations
 
