@@ -238,28 +238,39 @@ def test_a_variable_without_an_initial_value_is_refused():
         resource_variables(*_variable_graph([], [], main_ops))
 
 
-def test_the_javascript_runtime_resets_the_same_state(streams, compiled, tmp_path):
-    """web/qnnweb.js (in Node, on the scalar kernels): the same outputs over the stream, and after
-    reset() the same outputs again."""
-    stream = streams["okay_nabu"]
-    calls = stream.calls[:120]
-    (tmp_path / "model.qnn").write_bytes(compiled["okay_nabu"])
-    (tmp_path / "calls.bin").write_bytes(b"".join(call.tobytes() for call in calls))
-    script = tmp_path / "stream.mjs"
-    script.write_text(f"""
-import {{ readFileSync }} from "node:fs";
-import {{ pathToFileURL }} from "node:url";
-const qnnweb = await import(pathToFileURL({json.dumps(str(WEB / "qnnweb.js"))}));
-const kernels = await qnnweb.instantiateKernelsFromBytes(readFileSync({json.dumps(str(KERNELS / "qnnweb-scalar.wasm"))}));
-const {{ meta, body }} = qnnweb.parseCompiled(new Uint8Array(readFileSync("{tmp_path / 'model.qnn'}")));
+# Node: qnnweb.js on the scalar kernels, a .qnn and the calls' bytes (argv); prints the outputs of the
+# stream, then of the stream again after reset().
+NODE_STREAM = """
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const [runtime, kernelsPath, modelPath, callsPath] = process.argv.slice(2);
+const qnnweb = await import(pathToFileURL(runtime));
+const kernels = qnnweb.instantiateKernelsFromBytes(readFileSync(kernelsPath));
+const { meta, body } = qnnweb.parseCompiled(new Uint8Array(readFileSync(modelPath)));
 const model = new qnnweb.Model(kernels, meta, body, "scalar");
-const calls = new Int8Array(readFileSync("{tmp_path / 'calls.bin'}").buffer.slice(0));
-const stream = () => Array.from({{ length: calls.length / 120 }}, (_, k) => model.run(calls.subarray(120 * k, 120 * k + 120))[0][0]);
+const bytes = readFileSync(callsPath);
+const calls = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+const size = model.inputs[0].nbytes;
+const stream = () => Array.from({ length: calls.length / size },
+  (_, k) => model.run(calls.subarray(size * k, size * (k + 1)))[0][0]);
 const first = stream();
 model.reset();
-console.log(JSON.stringify({{ first, again: stream() }}));
-""")
-    done = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+console.log(JSON.stringify({ first, again: stream() }));
+"""
+
+
+def test_the_javascript_runtime_resets_the_same_state(streams, compiled, tmp_path):
+    """web/qnnweb.js (in Node, on the scalar kernels) gives the same outputs over the stream, and the
+    same again after reset()."""
+    stream = streams["okay_nabu"]
+    calls = stream.calls[:120]
+    paths = {name: tmp_path / name for name in ("stream.mjs", "model.qnn", "calls.bin")}
+    paths["stream.mjs"].write_text(NODE_STREAM)
+    paths["model.qnn"].write_bytes(compiled["okay_nabu"])
+    paths["calls.bin"].write_bytes(b"".join(call.tobytes() for call in calls))
+    arguments = [paths["stream.mjs"], WEB / "qnnweb.js", KERNELS / "qnnweb-scalar.wasm", paths["model.qnn"],
+                 paths["calls.bin"]]
+    done = subprocess.run(["node", *map(str, arguments)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     outputs = json.loads(done.stdout)
     assert outputs["first"] == stream.expected[:120] and outputs["again"] == stream.expected[:120]

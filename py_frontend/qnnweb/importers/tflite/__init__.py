@@ -16,10 +16,10 @@ from ..flatbuffer_table import Table, field_offsets, scalars_at, table_at
 from .folding import fold_shape_arithmetic
 from .options import OPTIONS, options_reader
 from .quantization import detection_inputs_in_float, quantized_float_islands, require_full_integer
-from .variables import resource_variables
 from .reader import (MODEL_BUFFERS, MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, OPERATOR_FIELDS, SUBGRAPH_INPUTS,
                      SUBGRAPH_OPERATORS, SUBGRAPH_OUTPUTS, SUBGRAPH_TENSORS, builtin_code, custom_op, model_source,
                      read_tensor, set_batch)
+from .variables import resource_variables
 
 _U8 = struct.Struct("<B").unpack_from
 _U32 = struct.Struct("<I").unpack_from

@@ -77,4 +77,3 @@ def _initial_values(index, tensors, ops, problems):
             problems.append((op.index, f"{op.type} {where}", "qnnweb runs initialisation subgraphs that assign "
                              "constants to variables (VAR_HANDLE, ASSIGN_VARIABLE of a constant) only"))
     return values
-
