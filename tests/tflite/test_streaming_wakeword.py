@@ -278,3 +278,10 @@ def test_the_javascript_runtime_resets_the_same_state(streams, compiled, tmp_pat
 
 def test_the_typescript_declarations_have_reset():
     assert "  reset(): void;" in (WEB / "qnnweb.d.ts").read_text()
+
+
+def test_a_qnn_file_whose_state_lies_outside_the_arena_is_refused(compiled):
+    model = CompiledModel.from_bytes(compiled["okay_nabu"])
+    model.state[0] = model.state[0]._replace(offset=model.arena_bytes)
+    with pytest.raises(qnnweb.ModelError, match=f"state '{model.state[0].name}' lies outside the arena"):
+        CompiledModel.from_bytes(model.to_bytes())
