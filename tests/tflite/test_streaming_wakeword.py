@@ -22,10 +22,10 @@ from pymicro_wakeword import MicroWakeWord, MicroWakeWordFeatures
 import qnnweb
 from qnnweb.compiled import CompiledModel
 from qnnweb.errors import UnsupportedModelError
+from qnnweb.exporters import export_tflite
 from qnnweb.graph import Op, Tensor
 from qnnweb.importers import import_model
 from qnnweb.importers.tflite.variables import resource_variables
-from qnnweb.model import compile_graph
 from qnnweb.ops import lower
 from qnnweb.planner import plan_memory
 
@@ -285,3 +285,9 @@ def test_a_qnn_file_whose_state_lies_outside_the_arena_is_refused(compiled):
     model.state[0] = model.state[0]._replace(offset=model.arena_bytes)
     with pytest.raises(qnnweb.ModelError, match=f"state '{model.state[0].name}' lies outside the arena"):
         CompiledModel.from_bytes(model.to_bytes())
+
+
+def test_the_exporter_refuses_a_model_with_state():
+    graph = import_model((MODELS_DIR / "okay_nabu.tflite").read_bytes())
+    with pytest.raises(qnnweb.ModelError, match="resource variables"):
+        export_tflite(graph)
