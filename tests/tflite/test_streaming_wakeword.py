@@ -195,7 +195,7 @@ def test_the_calls_are_made_as_the_package_makes_them(streams):
     assert package == pytest.approx(sliding_means(builtin, detector.sliding_window_size), abs=1e-7)
 
 
-def test_state_memory_is_never_shared(streams):
+def test_state_memory_is_never_shared():
     """The planner gives every variable bytes no other tensor uses: a run writes them only by ASSIGN."""
     graph = import_model((MODELS_DIR / "okay_nabu.tflite").read_bytes())
     steps = lower(graph)
@@ -209,9 +209,9 @@ def test_state_memory_is_never_shared(streams):
 
 
 def _variable_graph(init_ops, init_tensors, main_ops):
-    handle = Tensor(0, "handle", (), "resource")
-    value = Tensor(1, "value", (1, 2), "int8", (0.5,), (0,))
-    tensors = [handle, value]
+    """``resource_variables``'s arguments for a main subgraph of a resource tensor (0) and an int8 [1, 2]
+    activation (1), and an initialisation subgraph (1) of ``init_tensors`` and ``init_ops``."""
+    tensors = [Tensor(0, "handle", (), "resource"), Tensor(1, "value", (1, 2), "int8", (0.5,), (0,))]
 
     def read_subgraph(_):
         return None, init_tensors, init_ops
