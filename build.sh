@@ -128,6 +128,9 @@ setup_system() {
   have node || missing+=(nodejs)
   have npm || missing+=(npm)
   have tar || missing+=(tar)
+  # speech for the wake-word tests (tests/tflite/test_streaming_wakeword.py)
+  have espeak-ng || missing+=(espeak-ng)
+  have sox || missing+=(sox)
   if [ "${#missing[@]}" -gt 0 ]; then
     # Ubuntu has no deb 'chromium' (a snap stub at most): take what apt offers.
     local -a pkgs=() p

@@ -101,6 +101,9 @@ export interface CompiledMetadata {
   describe: { format: string; inputs: unknown[]; outputs: unknown[]; ops: { index: number; type: string }[] };
   /** what qnnweb.compile(metadata=...) stored: labels, preprocessing, task... */
   metadata?: Record<string, unknown>;
+  /** a streaming model's resource variables: where each lives in the arena and the bytes (base64) a
+   * stream starts from (absent: the model keeps no state between runs) */
+  state?: { name: string; offset: number; initial: string }[];
 }
 
 /** Where load() spent its time, in ms. */
@@ -148,6 +151,9 @@ export class Model {
   /** One inference: returns one new typed array per output (its dtype), or fills and returns
    * `outputs` when given (as the inputs: one, a list or by name). */
   run(inputs: TensorArgs, outputs?: TensorArgs): TensorArray[];
+  /** Starts a new stream: a streaming model (one with resource variables, e.g. a wake-word model)
+   * forgets what earlier runs left in its state, as if just loaded; other models have nothing to reset. */
+  reset(): void;
   /** Ends the model's worker threads (it still runs afterwards, on one thread). */
   close(): void;
   info(): ModelInfo;

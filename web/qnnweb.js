@@ -291,10 +291,26 @@ export class Model {
       }
     }
     this._meta = meta;
+    this._state = (meta.state || []).map(({ name, offset, initial }) => {
+      const bytes = Uint8Array.from(atob(initial), (c) => c.charCodeAt(0));
+      if (!(offset >= 0 && offset + bytes.length <= meta.arena_bytes)) {
+        throw new ModelError(`compiled model corrupt: state '${name}' lies outside the arena`);
+      }
+      return { offset, bytes };
+    });
     this.plan = buildPlan(exports, meta, body);
     this.arena = exports.qnn_plan_arena(this.plan);
     this.lastRunMs = null;
     this.loadTimes = null;
+    this.reset();
+  }
+
+  /** Starts a new stream: a streaming model (resource variables, e.g. a wake-word model) forgets
+   * what earlier runs left in its state, as if just loaded: the initial bytes are written again
+   * where the Python frontend's Model.reset() writes them. Other models have nothing to reset. */
+  reset() {
+    const memory = this.exports.memory.buffer;
+    for (const { offset, bytes } of this._state) new Uint8Array(memory, this.arena + offset, bytes.length).set(bytes);
   }
 
   /** Typed arrays given per tensor of `tensors` (the model's inputs or outputs): one, an array of them,

@@ -24,6 +24,8 @@ File layout (little endian; README "Compiled models"):
 """
 
 import array
+import base64
+import binascii
 import json
 import struct
 import sys
@@ -62,18 +64,28 @@ class PlanStep(NamedTuple):
     details: dict        # a convolution's DETAIL_FIELDS, else empty
 
 
+class StateTensor(NamedTuple):
+    """A resource variable's memory: its arena offset and the bytes a stream starts from."""
+
+    name: str
+    offset: int
+    initial: bytes
+
+
 class CompiledModel:
     """``arena_bytes``; ``inputs`` / ``outputs`` and ``intermediates`` (name -> tensor dict, with
     its arena ``offset``); ``steps`` (a ``PlanStep`` per record, for error messages and profiles); ``batches`` (constants bytes,
     records bytes, record count, relocation word indices); ``staging`` (constants bytes, records
-    bytes) to allocate once; ``describe`` (the source's summary); ``metadata`` (labels, preprocess...)."""
+    bytes) to allocate once; ``describe`` (the source's summary); ``metadata`` (labels, preprocess...);
+    ``state`` (a ``StateTensor`` per resource variable: the memory kept from one run to the next)."""
 
     def __init__(self, arena_bytes, inputs, outputs, steps, batches, staging, describe, metadata=None,
-                 intermediates=None):
+                 intermediates=None, state=()):
         self.arena_bytes, self.inputs, self.outputs = arena_bytes, inputs, outputs
         self.steps, self.batches, self.staging = steps, batches, staging
         self.describe, self.metadata = describe, metadata or {}
         self.intermediates = intermediates
+        self.state = list(state)
 
     def to_bytes(self):
         body, entries = bytearray(), []
@@ -103,6 +115,9 @@ class CompiledModel:
             "describe": self.describe,
             "metadata": self.metadata,
             "intermediates": self.intermediates,
+            # bytes a stream starts from, written at the variable's arena offset by load and reset
+            "state": [{"name": s.name, "offset": s.offset, "initial": base64.b64encode(s.initial).decode()}
+                      for s in self.state],
         }
 
     @classmethod
@@ -129,13 +144,18 @@ class CompiledModel:
             batches = [_batch(body, entry) for entry in meta["batches"]]
             staging = tuple(int(n) for n in meta["staging"])
             steps = [PlanStep(*step) for step in meta["steps"]]
+            state = [StateTensor(s["name"], int(s["offset"]), base64.b64decode(s["initial"], validate=True))
+                     for s in meta.get("state", [])]
             model = cls(int(meta["arena_bytes"]), meta["inputs"], meta["outputs"], steps, batches, staging,
-                        meta["describe"], meta.get("metadata"), meta.get("intermediates"))
+                        meta["describe"], meta.get("metadata"), meta.get("intermediates"), state)
             for t in model.inputs + model.outputs:
                 _check_tensor(t, model.arena_bytes)
+            for s in state:
+                if not 0 <= s.offset <= model.arena_bytes - len(s.initial):
+                    raise ModelError(f"compiled model corrupt: state '{s.name}' lies outside the arena")
         except ModelError:
             raise
-        except (ValueError, KeyError, TypeError, IndexError) as exc:
+        except (ValueError, KeyError, TypeError, IndexError, binascii.Error) as exc:
             raise ModelError(f"compiled model corrupt: bad metadata ({type(exc).__name__}: {exc})") from None
         if sum(count for _, _, count, _ in batches) != len(model.steps):
             raise ModelError("compiled model corrupt: its batches and its steps disagree on the number of records")
@@ -218,9 +238,10 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
         for t in tensors:
             if t.index in offsets:
                 intermediates[t.name] = entry(t.index)   # the last tensor of a name wins, as in the graph
+    state = [StateTensor(tensors[i].name, offsets[i], bytes(initial)) for i, initial in graph.variables.items()]
     return CompiledModel(arena_bytes, [entry(i) for i in graph.inputs], [entry(i) for i in graph.outputs], table,
                          batches, (constants_capacity, RECORDS_BYTES), describe or graph.describe(), metadata,
-                         intermediates)
+                         intermediates, state)
 
 
 def op_family(step):

@@ -68,6 +68,9 @@ class Graph:
     # ONNX: "dims" {input/output name: [int | dim name | None]}, "metadata" {...};
     # TFLite: "shape_signature" {tensor index: [...]}, "signatures" [{"key", "inputs", "outputs"}]}
     source: dict = field(default_factory=dict)
+    # resource variables (TFLite's VAR_HANDLE): {tensor index: initial bytes}. Their memory is theirs
+    # alone and keeps its bytes from one run to the next; Model.reset() writes the initial bytes again.
+    variables: dict = field(default_factory=dict)
 
     def consumers(self, tensor_index):
         return [op for op in self.ops if tensor_index in op.inputs]

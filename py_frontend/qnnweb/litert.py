@@ -206,7 +206,9 @@ class Interpreter:
         return self._model.intermediate(t.name)
 
     def reset_all_variables(self):
-        pass  # qnnweb's models have no variable tensors
+        # LiteRT resets the tensors flagged is_variable (old LSTM state), which qnnweb's models have none of;
+        # resource variables (VAR_HANDLE) keep their values there as here: Model.reset() starts a new stream
+        pass
 
     def num_subgraphs(self):
         return 1

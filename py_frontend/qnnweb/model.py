@@ -106,6 +106,13 @@ class Model:
         self.weight_bytes = weight_bytes
         self.kernels = kernel_names
         self.last_run_ms = None
+        self.reset()
+
+    def reset(self):
+        """Starts a new stream: a model with state (a streaming TFLite model's resource variables)
+        forgets what earlier runs left in it, as if just loaded. Nothing to do for other models."""
+        for state in self._compiled.state:
+            self._host.write(self._arena + state.offset, state.initial)
 
     def close(self):
         """Ends the model's worker threads and lets its kernel module and memory go (a closed model

@@ -2,7 +2,8 @@
 
 Every activation tensor gets a byte offset in one arena. Two tensors share bytes only if their
 lifetimes (first write .. last read, in step order) do not overlap; an op's output never shares
-with its inputs because both are live at that step.
+with its inputs because both are live at that step. A resource variable (``Graph.variables``) lives
+through the whole run, so its bytes are its own and survive from one run to the next.
 
 Greedy by size: tensors are placed largest first, each at the lowest offset where it fits among the
 already placed tensors whose lifetimes overlap its own. Only those matter, and an interval index over
@@ -123,6 +124,9 @@ def plan_memory(steps, graph, keep_all=False):
         for t in tensors:
             touch(t, i)
     for t in graph.outputs:
+        touch(t, len(steps))
+    for t in graph.variables:   # state kept between runs: live before the first step and after the last
+        touch(t, -1)
         touch(t, len(steps))
 
     nbytes = {}

@@ -28,6 +28,9 @@ def transpose_last_two(data, outer, rows, columns):
 
 
 def tflite_ready(graph):
+    if graph.variables:
+        raise ModelError("a model with resource variables (a streaming model's state) cannot be written to TFLite: "
+                         "the exporter writes one subgraph, without VAR_HANDLE and CALL_ONCE")
     tensors = [dataclasses.replace(t) for t in graph.tensors]
     ops = []
 

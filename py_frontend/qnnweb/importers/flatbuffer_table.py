@@ -70,6 +70,9 @@ class Table:
     def Get(self, flags, at):
         return flags.packer_type.unpack_from(self.bytes, at)[0]
 
+    def String(self, at):
+        return string_at(self.bytes, at)
+
     def scalars(self, slot, fmt, what, limit=1 << 26):
         """A vector of scalars (struct format ``fmt``), or () when absent."""
         start, n = self._vector(slot)

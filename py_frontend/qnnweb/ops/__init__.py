@@ -58,7 +58,7 @@ ARITY = {
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
-    "DETECTION_POSTPROCESS": (3, 3, 4),
+    "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -143,7 +143,7 @@ def _role(k, inputs):
 
 def lower(graph):
     from . import (conv, detection, elementwise, pooling, prelu, resize, shape, slicing, softmax,  # noqa: F401
-                   unary)  # (registers lowerings)
+                   unary, variables)  # (registers lowerings)
 
     problems, steps, checked = [], [], {}
     for op in graph.ops:

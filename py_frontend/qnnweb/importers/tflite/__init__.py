@@ -19,6 +19,7 @@ from .quantization import detection_inputs_in_float, quantized_float_islands, re
 from .reader import (MODEL_BUFFERS, MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, OPERATOR_FIELDS, SUBGRAPH_INPUTS,
                      SUBGRAPH_OPERATORS, SUBGRAPH_OUTPUTS, SUBGRAPH_TENSORS, builtin_code, custom_op, model_source,
                      read_tensor, set_batch)
+from .variables import resource_variables
 
 _U8 = struct.Struct("<B").unpack_from
 _U32 = struct.Struct("<I").unpack_from
@@ -47,6 +48,32 @@ def _read(data, input_shapes):
     codes = model.tables(MODEL_OPERATOR_CODES, "operator code")
     opcodes = [builtin_code(code) for code in codes]
     buffers = model.tables(MODEL_BUFFERS, "buffer")
+
+    def read_subgraph(table):
+        return _read_subgraph(buf, table, codes, opcodes, buffers)
+
+    tensor_positions, tensors, ops = read_subgraph(subgraph)
+    graph_inputs = list(subgraph.scalars(SUBGRAPH_INPUTS, "i", "input"))
+    graph_outputs = list(subgraph.scalars(SUBGRAPH_OUTPUTS, "i", "output"))
+    for t in graph_inputs + graph_outputs:
+        if not 0 <= t < len(tensors):
+            raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
+    source = model_source(model, tensor_positions, tensors, graph_inputs, graph_outputs, input_shapes)
+    if input_shapes:
+        set_batch(tensors, graph_inputs, input_shapes)
+    if ops and not any(t.quantized and t.dtype in ("int8", "uint8") for t in tensors):
+        raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize it "
+                         "first: TensorFlow's converter with full-integer post-training quantization, or "
+                         "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
+    require_full_integer(tensors, ops)
+    ops, variables = resource_variables(tensors, ops, subgraphs, read_subgraph)
+    ops = quantized_float_islands(tensors, fold_shape_arithmetic(tensors, ops), graph_outputs)
+    ops = detection_inputs_in_float(tensors, ops)
+    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source, variables)
+
+
+def _read_subgraph(buf, subgraph, codes, opcodes, buffers):
+    """A subgraph's tensor table positions, its tensors and its ops (options read)."""
     tensor_positions = subgraph.table_positions(SUBGRAPH_TENSORS, "tensor")
     tensors = [read_tensor(buf, pos, i, buffers) for i, pos in enumerate(tensor_positions)]
     ops = []
@@ -71,20 +98,4 @@ def _read(data, input_shapes):
             table = Table(buf, table_at(buf, pos + options_at)) if options_at and stored_type == options_type else None
             options = read(options_reader(options_class, table), tensors, inputs)
         ops.append(Op(i, op_type, inputs, outputs, options))
-
-    graph_inputs = list(subgraph.scalars(SUBGRAPH_INPUTS, "i", "input"))
-    graph_outputs = list(subgraph.scalars(SUBGRAPH_OUTPUTS, "i", "output"))
-    for t in graph_inputs + graph_outputs:
-        if not 0 <= t < len(tensors):
-            raise ModelError(f"corrupt TFLite flatbuffer: graph input/output refers to tensor {t}")
-    source = model_source(model, tensor_positions, tensors, graph_inputs, graph_outputs, input_shapes)
-    if input_shapes:
-        set_batch(tensors, graph_inputs, input_shapes)
-    if ops and not any(t.quantized and t.dtype in ("int8", "uint8") for t in tensors):
-        raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize it "
-                         "first: TensorFlow's converter with full-integer post-training quantization, or "
-                         "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
-    require_full_integer(tensors, ops)
-    ops = quantized_float_islands(tensors, fold_shape_arithmetic(tensors, ops), graph_outputs)
-    ops = detection_inputs_in_float(tensors, ops)
-    return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source)
+    return tensor_positions, tensors, ops

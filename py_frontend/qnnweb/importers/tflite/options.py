@@ -6,6 +6,7 @@ import struct
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.AddOptions import AddOptions
 from tflite.BuiltinOptions import BuiltinOptions
+from tflite.CallOnceOptions import CallOnceOptions
 from tflite.ConcatenationOptions import ConcatenationOptions
 from tflite.Conv2DOptions import Conv2DOptions
 from tflite.DepthToSpaceOptions import DepthToSpaceOptions
@@ -29,6 +30,7 @@ from tflite.SplitVOptions import SplitVOptions
 from tflite.StridedSliceOptions import StridedSliceOptions
 from tflite.SubOptions import SubOptions
 from tflite.TransposeConvOptions import TransposeConvOptions
+from tflite.VarHandleOptions import VarHandleOptions
 
 from ..flatbuffer_table import Table
 
@@ -103,6 +105,12 @@ def _transpose_conv_options(o, tensors, inputs):
     return options
 
 
+def _variable_options(o, tensors, inputs):
+    """A resource variable's name: TFLite keys variables by (container, shared_name)."""
+    container, shared = ((name or b"").decode("utf-8", "replace") for name in (o.Container(), o.SharedName()))
+    return {"variable": f"{container}/{shared}" if container else shared}
+
+
 def _resize_options(o, tensors, inputs):
     return {"align_corners": bool(o.AlignCorners()), "half_pixel_centers": bool(o.HalfPixelCenters())}
 
@@ -142,4 +150,7 @@ OPTIONS = {
     "RESIZE_BILINEAR": (ResizeBilinearOptions, BuiltinOptions.ResizeBilinearOptions, _resize_options),
     "RESIZE_NEAREST_NEIGHBOR": (ResizeNearestNeighborOptions, BuiltinOptions.ResizeNearestNeighborOptions,
                                 _resize_options),
+    "VAR_HANDLE": (VarHandleOptions, BuiltinOptions.VarHandleOptions, _variable_options),
+    "CALL_ONCE": (CallOnceOptions, BuiltinOptions.CallOnceOptions,
+                  lambda o, t, i: {"init_subgraph": o.InitSubgraphIndex()}),
 }
