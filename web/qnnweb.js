@@ -16,7 +16,8 @@
 // The file format is documented in py_frontend/qnnweb/compiled.py and the README.
 
 export const VARIANTS = ["relaxed", "simd128", "scalar"];
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;  // the newest it reads; files without state are version 1 (see compiled.py)
+const STATELESS_FORMAT_VERSION = 1;
 export const ABI_VERSION = 10; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
 
 const HEADER_BYTES = 32;
@@ -199,9 +200,9 @@ export function parseCompiled(bytes) {
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const [version, abi, crc, metaBytes, bodyBytes] = [4, 8, 12, 16, 20].map((at) => view.getUint32(at, true));
-  if (version !== FORMAT_VERSION) {
-    throw new ModelError(`compiled model format version ${version}; this runtime reads version ${FORMAT_VERSION}: ` +
-      "compile the model again with qnnweb.compile");
+  if (version < STATELESS_FORMAT_VERSION || version > FORMAT_VERSION) {
+    throw new ModelError(`compiled model format version ${version}; this runtime reads versions ` +
+      `${STATELESS_FORMAT_VERSION} to ${FORMAT_VERSION}: compile the model again with qnnweb.compile`);
   }
   if (abi !== ABI_VERSION) {
     throw new ModelError(`the compiled model was made for kernel ABI version ${abi}; this runtime's kernels are ` +

@@ -37,7 +37,10 @@ from .graph import DTYPE_SIZES, tensor_info
 from .records import ABI_VERSION, CONSTANT_FIELDS, FIELD_WORDS, RECORDS, TENSOR_FIELDS, pack_record, record_words
 
 MAGIC = b"QNNW"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # the newest this qnnweb reads and writes
+STATELESS_FORMAT_VERSION = 1  # a file without resource-variable state is written as version 1, so runtimes from
+                              # before state read it; one with state is version 2, which they refuse by name
+                              # instead of running it with its state never initialised
 HEADER = struct.Struct("<4sIIIII8x")
 
 # Staging for one batch of records: their constants (or one step's, if larger) and the records.
@@ -102,7 +105,8 @@ class CompiledModel:
         meta += bytes(-len(meta) % 16)
         rest = struct.pack("<II8x", len(meta), len(body)) + meta + body
         crc = zlib.crc32(rest)
-        return MAGIC + struct.pack("<III", FORMAT_VERSION, ABI_VERSION, crc) + rest
+        version = FORMAT_VERSION if self.state else STATELESS_FORMAT_VERSION
+        return MAGIC + struct.pack("<III", version, ABI_VERSION, crc) + rest
 
     def _meta(self, batches):
         return {
@@ -127,9 +131,10 @@ class CompiledModel:
         if len(data) < HEADER.size or data[:4] != MAGIC:
             raise ModelError("not a compiled qnnweb model (no 'QNNW' header)")
         _, version, abi, crc, meta_bytes, body_bytes = HEADER.unpack_from(data)
-        if version != FORMAT_VERSION:
-            raise ModelError(f"compiled model format version {version}; this qnnweb reads version "
-                             f"{FORMAT_VERSION}: compile the model again with qnnweb.compile")
+        if not STATELESS_FORMAT_VERSION <= version <= FORMAT_VERSION:
+            raise ModelError(f"compiled model format version {version}; this qnnweb reads versions "
+                             f"{STATELESS_FORMAT_VERSION} to {FORMAT_VERSION}: compile the model again with "
+                             "qnnweb.compile")
         if abi != ABI_VERSION:
             raise ModelError(f"the compiled model was made for kernel ABI version {abi}; this qnnweb's kernels are "
                              f"version {ABI_VERSION}: compile the model again with qnnweb.compile")

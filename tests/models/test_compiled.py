@@ -9,6 +9,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import pymicro_wakeword
 import pytest
 
 import qnnweb
@@ -104,7 +105,8 @@ def test_damaged_files_are_model_errors(vww_compiled):
     data = vww_compiled
     cases = {
         "not a model qnnweb can read": b"QNNX" + data[4:],
-        "format version 2": with_header(data, version=2),
+        "format version 3": with_header(data, version=3),
+        "format version 0": with_header(data, version=0),
         "kernel ABI version 0": with_header(data, abi=0),
         "truncated": data[:-100],
         "checksum": data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
@@ -118,6 +120,15 @@ def test_damaged_files_are_model_errors(vww_compiled):
             qnnweb.load(bad, "scalar")
     with pytest.raises(qnnweb.ModelError, match="compile the model again"):
         qnnweb.load(with_header(data, abi=0))
+
+
+def test_format_version_says_whether_the_file_has_state(vww_compiled):
+    """Files without resource-variable state stay version 1 (older runtimes read them); the wake-word
+    models' files, whose state an older runtime would leave uninitialised, are version 2."""
+    assert struct.unpack_from("<I", vww_compiled, 4)[0] == 1
+    wake_word = Path(pymicro_wakeword.__file__).parent / "models" / "okay_nabu.tflite"
+    stateful = qnnweb.compile(wake_word)
+    assert struct.unpack_from("<I", stateful, 4)[0] == 2
 
 
 def test_crafted_files_never_crash_the_loader(vww_compiled):
