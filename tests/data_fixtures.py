@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
 PHOTOS = ["grace_hopper.jpg", "chelsea.png", "coffee.png", "astronaut.png", "rocket.jpg"]
 

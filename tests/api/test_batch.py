@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter
 from onnx import helper
-from onnx_quantized import float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 

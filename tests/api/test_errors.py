@@ -165,7 +165,7 @@ def test_every_unsupported_onnx_node_is_listed_even_downstream():
     """Elu, then Neg and InstanceNormalization after it: all three are named (the later ones are not
     hidden because their input comes from an op that cannot run)."""
     from onnx import helper
-    from onnx_quantized import float_model, quantized
+    from qnnweb_dev.onnx_quantized import float_model, quantized
 
     rng = np.random.default_rng(0)
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Elu", ["c"], ["e"]),
@@ -183,7 +183,7 @@ def test_every_unsupported_onnx_node_is_listed_even_downstream():
 
 def test_float_onnx_model_says_it_is_not_quantized():
     from onnx import helper
-    from onnx_quantized import float_model
+    from qnnweb_dev.onnx_quantized import float_model
 
     model = float_model([helper.make_node("Relu", ["x"], ["y"])], [("x", [1, 4])], [("y", [1, 4])])
     with pytest.raises(qnnweb.ModelError, match="not quantized.*quantize_static"):
@@ -191,7 +191,7 @@ def test_float_onnx_model_says_it_is_not_quantized():
 
 
 def test_float_tflite_model_says_it_is_not_quantized():
-    from tflite_builder import ModelBuilder
+    from qnnweb_dev.tflite_builder import ModelBuilder
 
     m = ModelBuilder()
     x, y = m.tensor("x", [1, 4], "float32"), m.tensor("y", [1, 4], "float32")
@@ -202,7 +202,7 @@ def test_float_tflite_model_says_it_is_not_quantized():
 
 def _small_float_onnx():
     from onnx import helper
-    from onnx_quantized import float_model
+    from qnnweb_dev.onnx_quantized import float_model
 
     rng = np.random.default_rng(0)
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
@@ -227,7 +227,7 @@ def test_dynamically_quantized_onnx_model_says_what_it_is(tmp_path):
 
 @pytest.mark.parametrize("activation", ["QUInt16", "QInt16"])
 def test_16_bit_onnx_activations_say_what_they_are(activation):
-    from onnx_quantized import quantized
+    from qnnweb_dev.onnx_quantized import quantized
 
     rng = np.random.default_rng(1)
     data = quantized(_small_float_onnx(), [{"x": rng.uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32)}] * 4,

@@ -11,7 +11,7 @@ import pytest
 import qnnweb
 import qnnweb.onnxruntime
 from onnx import helper
-from onnx_quantized import float_model, output_quantum, quantized
+from qnnweb_dev.onnx_quantized import float_model, output_quantum, quantized
 
 MODULES = [pytest.param(onnxruntime, id="onnxruntime"), pytest.param(qnnweb.onnxruntime, id="qnnweb.onnxruntime")]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import qnnweb
 from onnx import helper
-from onnx_quantized import float_model, quantized
+from qnnweb_dev.onnx_quantized import float_model, quantized
 
 
 def two_input_model():

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 from browser_pages import DATA_DIR, PREFIX, REPO, DemoPage, open_page  # noqa: F401 (open_page: the tests' helper)
 
-sys.path.insert(0, str(REPO / "tools"))
-from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (the one Chromium launch setup, the bench's too)
+from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # the one Chromium launch setup, the bench's too
 
 PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodide"))
 VARIANTS = ["scalar", "simd128", "relaxed"]

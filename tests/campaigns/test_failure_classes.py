@@ -1,4 +1,4 @@
-"""One regression test per failure class the mutation fuzzer found (tests/fuzz/), each a hand-made
+"""One regression test per failure class the mutation fuzzer found (tools/qnnweb_dev/fuzz/), each a hand-made
 minimal case: the model must be refused with a qnnweb.ModelError that says why, never another
 exception, and never after allocating what a corrupt size claims."""
 
@@ -21,8 +21,9 @@ from qnnweb.ops.common import float32
 from qnnweb.passes import fold_pads
 from qnnweb.planner import plan_memory
 from qnnweb.records import pack_record
+from qnnweb_dev.fuzz.campaign import SEEDS_DIR
 
-SEEDS = Path(__file__).resolve().parent / "seeds"
+SEEDS = SEEDS_DIR
 
 
 def onnx_seed(name="conv_chain_qdq_u8"):

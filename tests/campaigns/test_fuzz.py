@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from campaign import campaign, format_summary, load_seeds  # noqa: E402
+from qnnweb_dev.fuzz.campaign import campaign, format_summary, load_seeds
 
 CASES = int(os.environ.get("QNNWEB_FUZZ_CASES", "700"))   # about 2 minutes on a 2-core machine
 SEED = 20260101
@@ -30,7 +28,7 @@ def test_seeds_load():
 def test_fuzz_sample(tmp_path):
     seeds = load_seeds()
     if not any(fmt == "onnx" for fmt, _ in seeds.values()) or not any(fmt == "tflite" for fmt, _ in seeds.values()):
-        pytest.fail("seed models are missing (tests/fuzz/seeds/)")
+        pytest.fail("seed models are missing (tools/qnnweb_dev/fuzz/seeds/)")
     summary = campaign(CASES, seed=SEED, workers=1, timeout=60.0, seeds=seeds, out_dir=tmp_path / "fuzz")
     print(format_summary(summary))
     assert summary["failures"] == 0, (

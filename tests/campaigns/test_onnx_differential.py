@@ -27,8 +27,8 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "py_frontend"))
     import qnnweb
 
-from .generator import make_case
-from .runner import run_case
+from qnnweb_dev.differential.generator import make_case
+from qnnweb_dev.differential.runner import run_case
 
 SEED = 20261201
 CASES = int(os.environ.get("QNNWEB_DIFFTEST_CASES", "300"))

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 import harness as H
 from qnnweb import kernels
 from qnnweb.model import Model
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases

@@ -2,7 +2,7 @@
 own domain, its kernel's first operand a vector, so an input that its broadcasting hands over as a
 per-span scalar goes second (the order of the FMAs changes the last bit), and each broadcasting form
 is checked. A plain onnxruntime session is the
-reference here: QLinearAdd has no u8s8 product to saturate (tests/reference/onnxruntime_session.py)."""
+reference here: QLinearAdd has no u8s8 product to saturate (tools/qnnweb_dev/reference/onnxruntime_session.py)."""
 
 import numpy as np
 import onnxruntime

@@ -1,4 +1,4 @@
-"""Whole architectures (tools/converters/architectures.py): the workload families beyond classification
+"""Whole architectures (tools/models/converters/architectures.py): the workload families beyond classification
 (DeepLabV3 on MobileNetV2 at output stride 16, an SSDLite FPN detector, a CartoonGAN generator, ESPCN, a tiny
 YOLO, the same under YOLOv8's whole Detect head) and MobileNetV3-Small at 224 (hard-swish, squeeze-excite); seeded weights, BatchNorm statistics from the
 calibration photos; exported by torch.onnx and quantized by onnxruntime's quantize_static (QDQ, per-channel
@@ -7,9 +7,8 @@ onnxruntime's (DeepLab's bilinear upsampling too: qnnweb follows onnxruntime's f
 CartoonGAN's ConvTranspose, which onnxruntime computes in float32 with CPU-dependent rounding, within one
 quantum), on two photos; a failure reports the share within one quantum (the scale of the int8 tensor the
 output is dequantized from) and the share bit-exact. Their TFLite twins (litert-torch + ai-edge-quantizer)
-are fixtures of tests/models/test_converter_tflite.py."""
+are fixtures of tests/tflite/test_converter_tflite.py."""
 
-import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -18,14 +17,12 @@ import numpy as np
 import onnx
 import pytest
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
-sys.path.insert(0, str(TOOLS))
-import prepare_onnx_models as pom  # noqa: E402  (tools/ is a folder of scripts)
-from converters.architectures import ARCHITECTURES, build  # noqa: E402
+from models import prepare_onnx_models as pom
+from models.converters.architectures import ARCHITECTURES, build
 
 SAMPLES = ["chelsea.png", "coffee.png"]
 
@@ -97,7 +94,7 @@ def output_quanta(data):
 # onnxruntime runs the QDQ ConvTranspose in float32 (DequantizeLinear, MLAS's float GEMM + col2im,
 # QuantizeLinear), whose rounding depends on the CPU's MLAS kernels: an exact sum 1.3e-6 quanta from a
 # tie (-120.4999987) rounds to -121 on an Intel Xeon with AVX-512 (2026-12-04) and to -120, as qnnweb's
-# exact integer sum does, on an AMD EPYC with AVX2. There the bar is the one of tests/models/
+# exact integer sum does, on an AMD EPYC with AVX2. There the bar is the one of tests/onnx/
 # test_onnx_conv_transpose.py: within one quantum, bit-exact elsewhere.
 FLOAT_IN_ONNXRUNTIME = {"cartoongan"}
 

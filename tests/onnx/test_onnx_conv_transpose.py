@@ -6,7 +6,7 @@ between convolutions and as the last op. Within one quantum of onnxruntime in ev
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 RNG = np.random.default_rng(55)
 H, W, C = 5, 6, 8

@@ -9,8 +9,8 @@ import onnx
 import pytest
 import qnnweb
 from onnx import helper
-from onnx_quantized import float_model, output_quantum, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import float_model, output_quantum, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 RNG = np.random.default_rng(21)

@@ -8,8 +8,8 @@ apart on a few values), so the tensors here hold a multiple of 4 elements."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 from test_onnx_quantizer_forms import feeds
 
 import qnnweb

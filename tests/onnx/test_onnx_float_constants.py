@@ -9,7 +9,7 @@ QuantizeLinear saturates), and a constant divisor holding 0 is a named error."""
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 import qnnweb
 

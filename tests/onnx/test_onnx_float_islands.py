@@ -1,5 +1,5 @@
 """onnxruntime quantizer outputs whose arithmetic is not one int8 op after another, each against
-onnxruntime (tests/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
+onnxruntime (tools/qnnweb_dev/reference/onnxruntime_session.py): grouped convolutions, asymmetric weights quantized
 per channel (QLinearConv, depthwise too), float ops the QOperator form leaves at the model's end or
 before its first QuantizeLinear, runs of them (through reshapes, transposes and slices, with a PRelu, a Pad
 after them, one read both quantized and by the next float op), and MaxPool with dilations."""
@@ -7,8 +7,8 @@ after them, one read both quantized and by the next float op), and MaxPool with 
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 from test_onnx_quantizer_forms import assert_matches, feeds
 
 import qnnweb
@@ -345,7 +345,7 @@ def test_float_op_read_quantized_and_by_another_float_op(activation, first, seco
     the convolution's int8 output (the second one of both ops composed; per channel after a PRelu), as
     onnxruntime computes them in float32: bit-exact (difftest s20261247-c4723, -c8566; refused before: "its
     float output is used in float")."""
-    from onnx_quantized import assert_matches_onnxruntime
+    from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime
 
     w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
     w2 = RNG.normal(0, 0.5, (5, 8, 1, 1)).astype(np.float32)

@@ -8,7 +8,7 @@ dequantized operands for every pair of int8 values (a float32 lut2d table), bit-
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 RNG = np.random.default_rng(77)

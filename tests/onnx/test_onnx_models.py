@@ -5,7 +5,7 @@ onnxruntime runs with `session.qdqisint8allowed=1`, which keeps int8 QDQ models 
 x86 it rewrites int8 activations to uint8 (S8->U8), and that path rounds ties differently, which
 EfficientNet's large scale ratios amplify (measured: 2722 of 7000 logits one quantum off, 139 more).
 With it, and for the uint8 models anyway, qnnweb's outputs here are identical to onnxruntime's.
-Where this CPU's onnxruntime saturates u8 x s8 products (tests/reference/onnxruntime_session.py), the
+Where this CPU's onnxruntime saturates u8 x s8 products (tools/qnnweb_dev/reference/onnxruntime_session.py), the
 uint8 models run in onnxruntime as their exact int8 twins."""
 
 import json
@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 from PIL import Image
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 

@@ -1,12 +1,12 @@
 """Forms onnxruntime's quantizer writes that the demo models do not show, each against onnxruntime
-(tests/reference/onnxruntime_session.py): constant operands in uint8 with any zero point, constants
+(tools/qnnweb_dev/reference/onnxruntime_session.py): constant operands in uint8 with any zero point, constants
 broadcast onto feature maps (an NHWC tensor inside qnnweb), error reports of whole models."""
 
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 

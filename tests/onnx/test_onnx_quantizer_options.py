@@ -1,5 +1,5 @@
 """quantize_static options that change the graph it writes, each against onnxruntime, bit-exact, every variant.
-A sweep of the quantizer's modes over tools/converters/architectures.py (2026-12-05) found qnnweb refusing
+A sweep of the quantizer's modes over tools/models/converters/architectures.py (2026-12-05) found qnnweb refusing
 these forms on real architectures (each test below fails on the importer before that session):
 
 - AddQDQPairToWeight: the weights stay float behind QuantizeLinear -> DequantizeLinear; onnxruntime folds the
@@ -17,7 +17,7 @@ import onnx
 import onnxruntime
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 import qnnweb
 

@@ -9,7 +9,7 @@ rounding there could move a tie."""
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 RNG = np.random.default_rng(77)
 N, C, H, W = 1, 6, 5, 7

@@ -10,8 +10,8 @@ import numpy as np
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 from qnnweb.exporters import export_tflite
@@ -133,7 +133,7 @@ LAYOUT_CASES = {
 
 
 # uint8 activations, except through QLinearAdd: qnnweb adds in the uint8 domain as onnxruntime does on the
-# uint8 model, while the reference runs the model's int8 twin (tests/reference/onnxruntime_session.py),
+# uint8 model, while the reference runs the model's int8 twin (tools/qnnweb_dev/reference/onnxruntime_session.py),
 # whose QLinearAdd rounds a near-tie the other way now and then (seen: 1 element of 240)
 LAYOUT_FORMS = [(case, activation) for case in sorted(LAYOUT_CASES) for activation in ("QUInt8", "QInt8")
                 if activation == "QInt8" or "add" not in case]

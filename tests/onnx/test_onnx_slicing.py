@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import qnnweb
 from onnx import helper, numpy_helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 from qnnweb.compiled import CompiledModel
 from qnnweb.exporters import export_tflite
 from qnnweb.importers import import_model
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 RNG = np.random.default_rng(33)

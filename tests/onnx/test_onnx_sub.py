@@ -7,7 +7,7 @@ float32 result the output, as in a detector's box decoding) and Div as well: a f
 import numpy as np
 import pytest
 from onnx import helper
-from onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 RNG = np.random.default_rng(88)

@@ -8,8 +8,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnx_quantized import float_model, quantized
-from reference.onnxruntime_session import ReferenceSession
+from qnnweb_dev.onnx_quantized import float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 

@@ -1,6 +1,6 @@
 """int8 TFLite models made by Google's current tools (litert-torch + ai-edge-quantizer) against LiteRT.
 
-The fixtures under tests/data/tflite/ are made by tools/converters/make_tflite_fixtures.py (`./build.sh
+The fixtures under tests/data/tflite/ are made by tools/models/converters/make_tflite_fixtures.py (`./build.sh
 tflite-fixtures`, which needs the converter environment CI does not have): MobileNetV2, EfficientNet-Lite0
 and MobileNetV3-Small with recipe static_wi8_ai8, whole DeepLabV3 / SSDLite-FPN / CartoonGAN / ESPCN / tiny-YOLO
 architectures (arch/), MediaPipe's Face Mesh, BlazeFace and Iris (trained float

@@ -7,10 +7,10 @@ from importlib import import_module
 import numpy as np
 import pytest
 import qnnweb
-from litert_check import assert_matches_litert
+from qnnweb_dev.litert_check import assert_matches_litert
 from qnnweb import UnsupportedModelError
 from tflite.BuiltinOptions import BuiltinOptions
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 OPTIONS = {"DEPTH_TO_SPACE": (BuiltinOptions.DepthToSpaceOptions, import_module("tflite.DepthToSpaceOptions")),
            "SPACE_TO_DEPTH": (BuiltinOptions.SpaceToDepthOptions, import_module("tflite.SpaceToDepthOptions"))}

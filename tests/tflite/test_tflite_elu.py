@@ -3,8 +3,8 @@ and zero points and at scale pairs whose results fall on rounding ties, in every
 
 import numpy as np
 import pytest
-from litert_check import assert_matches_litert
-from tflite_builder import ModelBuilder
+from qnnweb_dev.litert_check import assert_matches_litert
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 ALL_VALUES = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
 RNG = np.random.default_rng(17)

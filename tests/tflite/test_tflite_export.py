@@ -9,7 +9,7 @@ from tflite.Model import Model as TFLiteModel
 import qnnweb
 from qnnweb.exporters import export_tflite
 from qnnweb.importers import import_model
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 def litert_run(data, x):
@@ -133,7 +133,7 @@ def test_onnx_elu_exports_only_with_alpha_one(alpha):
     """TFLite's ELU has no alpha: an ONNX Elu with alpha 1 exports as ELU (a float island: DEQUANTIZE, ELU,
     QUANTIZE), another alpha is refused with the reason rather than written as alpha 1."""
     from onnx import helper
-    from onnx_quantized import float_model, quantized
+    from qnnweb_dev.onnx_quantized import float_model, quantized
 
     rng = np.random.default_rng(3)
     w = rng.normal(0, 0.5, (4, 3, 1, 1)).astype(np.float32)

@@ -4,10 +4,10 @@ byte for byte against ai-edge-litert (XNNPACK's float kernels) in every variant.
 
 import numpy as np
 import pytest
-from litert_check import assert_matches_litert
+from qnnweb_dev.litert_check import assert_matches_litert
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.BuiltinOptions import BuiltinOptions
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 RNG = np.random.default_rng(1204)
 SHAPE = [1, 7, 9, 3]

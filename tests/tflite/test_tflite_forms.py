@@ -11,7 +11,7 @@ import qnnweb
 from ai_edge_litert.interpreter import Interpreter
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite.TensorType import TensorType
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 ConcatenationOptions, PackOptions, ShapeOptions, StridedSliceOptions = (
     import_module(f"tflite.{name}")

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import qnnweb
 from qnnweb import UnsupportedModelError
-from litert_check import assert_matches_litert
-from tflite_builder import ModelBuilder
+from qnnweb_dev.litert_check import assert_matches_litert
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8)
 

@@ -10,9 +10,9 @@ from importlib import import_module
 import numpy as np
 import pytest
 import qnnweb
-from litert_check import assert_matches_litert, litert
+from qnnweb_dev.litert_check import assert_matches_litert, litert
 from tflite.BuiltinOptions import BuiltinOptions
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 REDUCER = import_module("tflite.ReducerOptions")
 

@@ -5,9 +5,9 @@ quantized PRELU) on every input value, every variant, bit-exact."""
 import numpy as np
 import pytest
 import qnnweb
-from litert_check import assert_matches_litert
+from qnnweb_dev.litert_check import assert_matches_litert
 from qnnweb import UnsupportedModelError
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 
 def prelu_model(dtype, channels, alpha_shape, alpha, x_q, y_q, alpha_q, height=16):

@@ -8,12 +8,12 @@ from importlib import import_module
 import numpy as np
 import pytest
 import qnnweb
-from litert_check import assert_matches_litert
+from qnnweb_dev.litert_check import assert_matches_litert
 from qnnweb import UnsupportedModelError
 from qnnweb.exporters import export_tflite
 from qnnweb.importers import import_model
 from tflite.BuiltinOptions import BuiltinOptions
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 
 OPTIONS = {"RESIZE_BILINEAR": (BuiltinOptions.ResizeBilinearOptions, import_module("tflite.ResizeBilinearOptions")),
            "RESIZE_NEAREST_NEIGHBOR": (BuiltinOptions.ResizeNearestNeighborOptions,

@@ -10,10 +10,10 @@ import struct
 import numpy as np
 import pytest
 import qnnweb
-from litert_check import assert_matches_litert
+from qnnweb_dev.litert_check import assert_matches_litert
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite.Padding import Padding
-from tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder
 from importlib import import_module
 
 OPTIONS = import_module("tflite.TransposeConvOptions")

@@ -1,4 +1,4 @@
-"""The benchmark harness (tools/bench.py) in its short CI mode, and the kernel micro-benchmark.
+"""The benchmark harness (tools/bench/bench.py) in its short CI mode, and the kernel micro-benchmark.
 
 ``--quick`` runs one model (the smallest default ONNX model whose TFLite twin exports) on every
 engine and every qnnweb variant with a few rounds. The test checks that the output is complete:
@@ -9,6 +9,7 @@ missing browser, npm package or build output fails with what to run.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -20,19 +21,15 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "tools" / "bench.py"
-KERNEL_BENCH = REPO / "tools" / "kernel_bench.py"
+BENCH = REPO / "tools" / "bench" / "bench.py"
+KERNEL_BENCH = REPO / "tools" / "bench" / "kernel_bench.py"
 VARIANTS = ["relaxed", "simd128", "scalar"]
 TIMEOUT_S = 240
 
 
 def _bench_module(name):
-    """A module of tools/benchmark/ (tools/ on the path: tests/bench/ must not shadow it)."""
-    import importlib
-
-    if str(REPO / "tools") not in sys.path:
-        sys.path.insert(0, str(REPO / "tools"))
-    return importlib.import_module(f"benchmark.{name}")
+    """A module of tools/bench/benchmark/ (tools/ is on sys.path: tests/conftest.py)."""
+    return importlib.import_module(f"bench.benchmark.{name}")
 
 
 def _run(args, timeout=TIMEOUT_S):
@@ -46,7 +43,7 @@ def quick_bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     proc = _run([BENCH, "--quick", "--out", out])
     if proc.returncode != 0:
-        pytest.fail(f"tools/bench.py --quick failed (exit {proc.returncode}); if something is missing run "
+        pytest.fail(f"tools/bench/bench.py --quick failed (exit {proc.returncode}); if something is missing run "
                     f"./build.sh setup && ./build.sh build.\nstderr:\n{proc.stderr[-4000:]}", pytrace=False)
     return out, proc
 

@@ -1,16 +1,11 @@
-"""tools/op_models.py: the layer-sized models for engine-against-engine op timings compute what
+"""tools/bench/op_models.py: the layer-sized models for engine-against-engine op timings compute what
 ai-edge-litert computes (so a timing of LiteRT.js on them times the same work), byte for byte, in every
 variant."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from models.litert_check import assert_matches_litert
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import op_models
+from bench import op_models
+from qnnweb_dev.litert_check import assert_matches_litert
 
 
 @pytest.mark.parametrize("name", sorted(op_models.MODELS))

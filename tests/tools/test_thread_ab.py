@@ -1,14 +1,13 @@
-"""tools/thread_ab.py: qnnweb.js pages at 1 and 2 threads for kernel builds side by side, and every op of
+"""tools/bench/thread_ab.py: qnnweb.js pages at 1 and 2 threads for kernel builds side by side, and every op of
 the plan timed at both thread counts (a smoke run: the numbers are the tool's use, not the test's)."""
 
-import sys
 from pathlib import Path
 
 import qnnweb
 
+from bench import thread_ab
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tools"))
-import thread_ab
 
 MODEL = REPO / "data" / "models" / "face_detection_short_range.tflite"
 

@@ -4,9 +4,9 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
 
-from benchmark.runner import main  # noqa: E402
+from bench.benchmark.runner import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """Interleaved A/B of kernel modules on one model, in headless Chromium's V8 (and wasmtime).
 
-    .venv/bin/python tools/kernel_ab.py MODEL VARIANT A.wasm B.wasm [--rounds 40]
+    .venv/bin/python tools/bench/kernel_ab.py MODEL VARIANT A.wasm B.wasm [--rounds 40]
 
 Each module is loaded by the Python frontend in CPython (wasmtime) through a host that records
 every memory write and export call; the browser then replays each record on a fresh instance of its
@@ -23,8 +23,8 @@ from qnnweb.compiled import CompiledModel, is_compiled
 from qnnweb.host.wasmtime_host import WasmtimeHost
 from qnnweb.model import Model
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 class RecordingHost(WasmtimeHost):

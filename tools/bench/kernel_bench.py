@@ -10,7 +10,7 @@ per variant. GMAC/s counts multiply-accumulates for convolutions and FULLY_CONNE
 and pooling the column is Gop/s (elements in, one op each).
 
 Timings are wasmtime's (Cranelift) code, not V8's: use it to compare kernels and variants with
-each other, and the browser benchmark (tools/bench.py) for absolute numbers.
+each other, and the browser benchmark (tools/bench/bench.py) for absolute numbers.
 
     ./build.sh kernel-bench [--variants relaxed,simd128,scalar] [--repeats 20] [--only dw] [--json FILE]
 """

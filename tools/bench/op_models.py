@@ -1,6 +1,6 @@
 """Layer-sized TFLite models for comparing engines op by op (qnnweb against LiteRT.js's XNNPACK).
 
-    .venv/bin/python tools/op_models.py [--out results/op_models]
+    .venv/bin/python tools/bench/op_models.py [--out results/op_models]
     ./build.sh bench --engines qnnweb-js,litert --variants relaxed,simd128 --model results/op_models/*.tflite
 
 Each model is a chain of one op kind at the shape of a real EfficientNet-Lite0 / MobileNetV2 layer
@@ -11,11 +11,14 @@ the larger part of each inference. Weights are random (the speed does not depend
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-from kernel_bench import Builder
 from qnnweb.exporters.tflite import export_tflite
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from bench.kernel_bench import Builder  # noqa: E402
 
 # name: (input height = width, input channels, chain); chain steps: ("conv", out channels, kernel,
 # stride), ("dw", kernel, stride) or ("add",)

@@ -1,6 +1,6 @@
 """Threads in Chromium's V8: qnnweb.js at 1 and 2 threads, back to back, for kernel builds side by side.
 
-    .venv/bin/python tools/thread_ab.py MODEL [BUILD_DIR ...] [--rounds 10] [--ops 20]
+    .venv/bin/python tools/bench/thread_ab.py MODEL [BUILD_DIR ...] [--rounds 10] [--ops 20]
 
 Each BUILD_DIR holds a build's modules (wasm_kernels/build.sh DIR; default: the package's own,
 py_frontend/qnnweb/wasm). The server (as `./build.sh bench` starts it) compiles MODEL once; one page
@@ -11,8 +11,8 @@ and each build's 2-thread median over the first build's.
 
 `--ops N`: the first build's ops one by one (`qnn_run_ops`, in plan order after a full inference, so
 each reads what a real run gives it) at 1 and 2 threads, and the N ops that lose most against half
-their 1-thread time (trimmed means: the page's timer has 5 us steps). `tools/bench.py` measures
-engines against each other; `tools/kernel_ab.py`, kernels on one thread.
+their 1-thread time (trimmed means: the page's timer has 5 us steps). `tools/bench/bench.py` measures
+engines against each other; `tools/bench/kernel_ab.py`, kernels on one thread.
 """
 
 import argparse
@@ -27,9 +27,9 @@ from pathlib import Path
 
 import qnnweb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchmark.common import CHROMIUM, CHROMIUM_ARGS, LOAD_TIMEOUT_MS, REPO  # noqa: E402
-from benchmark.environment import start_server  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS, LOAD_TIMEOUT_MS, REPO  # noqa: E402
+from bench.benchmark.environment import start_server  # noqa: E402
 
 # One model loaded twice (1 and 2 threads) from the page's own origin; per round each op timed alone.
 OPS = """async ({model, kernels, rounds}) => {

@@ -3,7 +3,7 @@ pinned `onnx` wheel's generated onnx_ml_pb2 module) into the qnnweb package, whe
 qnnweb.importers.onnx.proto builds message classes from it in a private descriptor pool with the
 pure-Python protobuf runtime (no onnx package needed at run time, and none in Pyodide).
 
-    python tools/onnx_schema.py [OUTPUT]
+    python tools/build/onnx_schema.py [OUTPUT]
 """
 
 import sys
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from onnx import onnx_ml_pb2
 
-DEFAULT = Path(__file__).resolve().parents[1] / "py_frontend" / "qnnweb" / "importers" / "onnx-ml.desc"
+DEFAULT = Path(__file__).resolve().parents[2] / "py_frontend" / "qnnweb" / "importers" / "onnx-ml.desc"
 
 
 def main(argv):

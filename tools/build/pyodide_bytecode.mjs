@@ -1,7 +1,7 @@
 // Precompiles Python to bytecode *inside Pyodide* (so the .pyc match its CPython, 3.14 for
 // pyodide 314), which saves Pyodide compiling every module from source at each visit:
 //
-//   node tools/pyodide_bytecode.mjs PYODIDE_DIR STDLIB_OUT [WHEEL ...]
+//   node tools/build/pyodide_bytecode.mjs PYODIDE_DIR STDLIB_OUT [WHEEL ...]
 //
 // - PYODIDE_DIR/python_stdlib.zip -> STDLIB_OUT: every .py replaced by an unchecked hash-based .pyc
 //   (what loadPyodide({stdLibURL}) takes; zipimport loads sourceless .pyc);
@@ -13,7 +13,7 @@ import path from "node:path";
 
 const [pyodideDir, stdlibOut, ...wheels] = process.argv.slice(2);
 if (!pyodideDir || !stdlibOut) {
-  console.error("usage: node tools/pyodide_bytecode.mjs PYODIDE_DIR STDLIB_OUT [WHEEL ...]");
+  console.error("usage: node tools/build/pyodide_bytecode.mjs PYODIDE_DIR STDLIB_OUT [WHEEL ...]");
   process.exit(2);
 }
 const { loadPyodide } = await import(path.resolve(pyodideDir, "pyodide.mjs"));

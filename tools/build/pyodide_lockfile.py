@@ -1,6 +1,6 @@
 """Pyodide's lock file with the qnnweb wheels added, so that Pyodide installs qnnweb by name:
 
-    .venv/bin/python tools/pyodide_lockfile.py PYODIDE_DIR WHEELS_DIR
+    .venv/bin/python tools/build/pyodide_lockfile.py PYODIDE_DIR WHEELS_DIR
 
 writes WHEELS_DIR/pyodide-lock.json: PYODIDE_DIR/pyodide-lock.json plus one entry per wheel of
 WHEELS_DIR/manifest.json (name, version, sha256, imports, dependencies), made by pyodide-lock's
@@ -29,7 +29,7 @@ UNUSED_DEPENDENCIES = {"tflite": {"numpy"}}
 
 def top_level_imports(wheel):
     """The wheel's top-level modules and packages. pyodide-lock looks for .py files, and the wheels
-    here hold bytecode only (tools/pyodide_bytecode.mjs), so it finds none; Pyodide needs them for
+    here hold bytecode only (tools/build/pyodide_bytecode.mjs), so it finds none; Pyodide needs them for
     `loadPackagesFromImports` ("import qnnweb" -> the qnnweb package)."""
     names = set()
     for name in zipfile.ZipFile(wheel).namelist():

@@ -3,7 +3,7 @@
 // after start-up, made *in Pyodide* by its own `makeMemorySnapshot` (a private API of the exact
 // Pyodide build: the server offers the snapshot only next to that build and these wheels).
 //
-//   node tools/pyodide_snapshot.mjs PYODIDE_DIR STDLIB_ZIP OUT WHEEL...
+//   node tools/build/pyodide_snapshot.mjs PYODIDE_DIR STDLIB_ZIP OUT WHEEL...
 //
 // - STDLIB_ZIP: the standard library loadPyodide({stdLibURL}) is given; the restore needs the very
 //   same bytes (Python's zipimport keeps the zip's directory in memory);
@@ -19,7 +19,7 @@ import path from "node:path";
 
 const [pyodideDir, stdlibZip, out, ...wheels] = process.argv.slice(2);
 if (!pyodideDir || !stdlibZip || !out || wheels.length === 0) {
-  console.error("usage: node tools/pyodide_snapshot.mjs PYODIDE_DIR STDLIB_ZIP OUT WHEEL...");
+  console.error("usage: node tools/build/pyodide_snapshot.mjs PYODIDE_DIR STDLIB_ZIP OUT WHEEL...");
   process.exit(2);
 }
 const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
@@ -69,7 +69,7 @@ for path in sys.path:
     if path.endswith(".whl"):
         with open(path, "rb") as f:
             files[path] = f.read()
-module = types.ModuleType("_qnnweb_snapshot", "The wheels of a Pyodide memory snapshot (tools/pyodide_snapshot.mjs).")
+module = types.ModuleType("_qnnweb_snapshot", "The wheels of a Pyodide memory snapshot (tools/build/pyodide_snapshot.mjs).")
 exec(RESTORE, module.__dict__)
 module.FILES = files
 sys.modules["_qnnweb_snapshot"] = module

@@ -1,7 +1,7 @@
 """Differential campaign: random float ONNX graphs quantized by onnxruntime's quantize_static (every
-mode), run by qnnweb and by onnxruntime CPU, compared (tests/differential/).
+mode), run by qnnweb and by onnxruntime CPU, compared (tools/qnnweb_dev/differential/).
 
-    ./build.sh difftest --cases 500 --seed 7              # or: python tools/difftest.py ...
+    ./build.sh difftest --cases 500 --seed 7              # or: python tools/campaigns/difftest.py ...
     ./build.sh difftest --seed 7 --start 123 --cases 1 --variants scalar   # one case again
 
 Prints one line per failing case, then a summary by outcome and by failure class; every failing case
@@ -17,16 +17,16 @@ import os
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # tools/: the tools' import root (tools/README.md)
 try:
     import qnnweb  # noqa: F401
 except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "py_frontend"))
     import qnnweb  # noqa: F401
 
-from differential.generator import make_case  # noqa: E402
-from differential.runner import OUTCOMES, inexact_class, run_case, save  # noqa: E402
+from qnnweb_dev.differential.generator import make_case  # noqa: E402
+from qnnweb_dev.differential.runner import OUTCOMES, inexact_class, run_case, save  # noqa: E402
 
 
 def main(argv=None):

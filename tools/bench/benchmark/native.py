@@ -3,15 +3,12 @@ the check that an ONNX model's TFLite twin answers like the ONNX model."""
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
 
 from .common import REPO
 from .models import BenchModel, ModelFileInfo
-
-sys.path.insert(0, str(REPO / "tests"))  # reference.onnxruntime_session, shared with the model tests
 
 
 class NativeSlot:
@@ -33,7 +30,7 @@ class NativeSlot:
         if self.engine == "native-onnxruntime":
             # the reference session of the model tests: where this CPU's u8s8 path saturates
             # (AMD EPYC without AVX-VNNI), it runs the model's exact int8 twin
-            from reference.onnxruntime_session import ReferenceSession
+            from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
             # its threads do not spin on after a run: they would share a vCPU with the round's next engine
             # (~25 ms of a core; XNNPACK's pool spins ~1 ms)

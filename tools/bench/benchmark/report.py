@@ -69,7 +69,7 @@ def markdown(records, meta, models) -> str:
     v = meta["versions"]
     mach = meta["machine"]
     lines = [
-        f"Benchmark of {meta['date']} (`tools/bench.py`, {meta['args']['runs']} interleaved rounds after "
+        f"Benchmark of {meta['date']} (`tools/bench/bench.py`, {meta['args']['runs']} interleaved rounds after "
         f"{meta['args']['warmup']} warm-up runs per engine"
         + (f"; {meta['args']['pause_ms']:g} ms idle before each inference" if meta["args"].get("pause_ms") else "") + ").",
         "",

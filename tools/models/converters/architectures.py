@@ -17,7 +17,7 @@ import beside the CPU torch wheel here), narrow and small-input so that their in
 - mobilenet_v3_small: MobileNetV3-Small 1.0 at 224 (hard-swish, squeeze-excite with hard-sigmoid); its TFLite
   fixture is one of make_tflite_fixtures.py's LARGE ones (torchvision's initialisation), not arch/.
 
-Used by make_tflite_fixtures.py (litert-torch + ai-edge-quantizer) and by tests/models/test_onnx_architectures.py
+Used by make_tflite_fixtures.py (litert-torch + ai-edge-quantizer) and by tests/onnx/test_onnx_architectures.py
 (torch.onnx + onnxruntime's quantize_static). Seeded random weights; BatchNorm statistics re-estimated on the
 calibration photos and BatchNorm shifts drawn positive, so that activations do not sit on ReLUs' corners (a
 random int8 network is otherwise chaotic: one rounding step grows to tens of quanta). Stdlib + torch only.

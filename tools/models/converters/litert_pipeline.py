@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from converters.quantizer_recipes import OTHER_MODES, make_recipe
+from models.converters.quantizer_recipes import OTHER_MODES, make_recipe
 
 def convert(model, nchw_shape) -> bytes:
     import litert_torch

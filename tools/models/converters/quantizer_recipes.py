@@ -29,7 +29,7 @@ RECIPES = {
 
 
 # ai-edge-quantizer's modes that are not full int8 (its recipe.py): qnnweb refuses them with what they are
-# and how to make the full-int8 file (tests/models/test_converter_tflite.py checks the messages).
+# and how to make the full-int8 file (tests/tflite/test_converter_tflite.py checks the messages).
 OTHER_MODES = {
     "dynamic_wi8_afp32": "int8 weights, float activations quantized at run time (dynamic range)",
     "weight_only_wi8_afp32": "int8 weights dequantized to float at load, float activations",

@@ -36,7 +36,7 @@ MODES = [dict(format=f, activation_type=a, per_channel=pc, reduce_range=rr, acti
                                                            (False, True), (False, True))]
 
 # quantize_static's extra options that change the graph it writes (each found refused once, 2026-12-05:
-# tests/models/test_onnx_quantizer_options.py): a case gets one of them now and then, drawn apart from the
+# tests/onnx/test_onnx_quantizer_options.py): a case gets one of them now and then, drawn apart from the
 # graph's own draws so that a campaign's graphs stay what they were
 EXTRA_OPTIONS = {
     "QDQ": [{"AddQDQPairToWeight": True}, {"QuantizeBias": False}, {"DedicatedQDQPair": True},

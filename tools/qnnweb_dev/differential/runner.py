@@ -24,6 +24,7 @@ from onnx import numpy_helper
 
 import qnnweb
 
+from ..reference.onnxruntime_session import int8_twin, uses_uint8
 from .compare import combine, compare
 from .generator import make_case, model_bytes, quantize
 
@@ -57,9 +58,7 @@ class Result:
 
 def reference_session(data, twin=True):
     # uint8 models run as their exact int8 twins (onnxruntime's u8 paths are not exact on every CPU):
-    # see tests/reference/onnxruntime_session.py
-    from reference.onnxruntime_session import int8_twin, uses_uint8
-
+    # see qnnweb_dev/reference/onnxruntime_session.py
     if twin and uses_uint8(data):
         data = int8_twin(data)
     options = onnxruntime.SessionOptions()
@@ -203,8 +202,6 @@ def run_case(case, variant, locate_mismatch=True, locate_inexact=False):
 
 def uint8_model_outputs(quantized, case):
     """onnxruntime's outputs for a uint8 model run as it is (not as its int8 twin), or None."""
-    from reference.onnxruntime_session import uses_uint8
-
     if not uses_uint8(quantized):
         return None
     try:

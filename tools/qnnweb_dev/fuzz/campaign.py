@@ -7,7 +7,7 @@ runs it once on zeros. Outcomes:
   (a wasm trap), ``crash`` (the worker died), ``hang`` (over the time limit), ``memory`` (the
   worker's peak RSS grew far beyond the file's size).
 
-Used by tests/fuzz/test_fuzz.py (a bounded sample) and tools/fuzz.py (campaigns).
+Used by tests/campaigns/test_fuzz.py (a bounded sample) and tools/campaigns/fuzz.py (campaigns).
 """
 
 import collections
@@ -21,7 +21,9 @@ import traceback
 from multiprocessing.connection import wait
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from .mutators import mutants
+
+REPO = Path(__file__).resolve().parents[3]
 SEEDS_DIR = Path(__file__).resolve().parent / "seeds"
 FAILURES = ("escape", "trap", "crash", "hang", "memory")
 VARIANTS = ("scalar", "relaxed")
@@ -187,8 +189,6 @@ def campaign(cases, seed=0, workers=1, timeout=30.0, seeds=None, out_dir=None, p
     """Runs `cases` mutants. Returns a summary: counts per outcome, failures per place, seconds.
     With `out_dir`, every failing mutant (up to `max_saved` per place) is saved there with its
     traceback and how it was made."""
-    from mutators import mutants
-
     _py_path()
     seeds = seeds if seeds is not None else load_seeds()
     ctx = multiprocessing.get_context("spawn")

@@ -16,7 +16,7 @@ Conventions
     and rounded to float32.
 
 Modules: common (helpers), conv, elementwise, pooling, resize; every name is here too
-(`from reference import int8 as ref; ref.conv2d(...)`).
+(`from qnnweb_dev.reference import int8 as ref; ref.conv2d(...)`).
 """
 
 from .common import *  # noqa: F401,F403
