@@ -43,7 +43,8 @@ Usage: ./build.sh COMMAND [ARGS]
                                       (default 127.0.0.1:8000, or HOST/PORT from the environment;
                                       other ARGS go to qnnweb_server)
   test [PYTEST ARGS]                  setup + build if needed, then run the whole pytest suite
-                                      (kernels, models, server, browser)
+                                      (tests/README.md: api, onnx, tflite, kernels, server, browser,
+                                      campaigns, tools, docs; -m "not browser" or -m "not slow" leaves some out)
   setup                               install everything (as root on Debian/Ubuntu): apt packages
                                       (emscripten, clang-19, lld-19, chromium, darknet), the virtualenv
                                       .venv with the project, Pyodide ${PYODIDE_VERSION} into .cache/pyodide,

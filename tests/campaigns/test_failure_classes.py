@@ -6,7 +6,6 @@ import re
 import struct
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import onnx

@@ -4,8 +4,6 @@ processes. Every outcome must be a result or a qnnweb.ModelError: no other excep
 crash, hang or runaway memory. Long campaigns: ./build.sh fuzz --cases N [--seed S]."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -25,6 +23,7 @@ def test_seeds_load():
         qnnweb.load(data, variant="scalar")
 
 
+@pytest.mark.slow
 def test_fuzz_sample(tmp_path):
     seeds = load_seeds()
     if not any(fmt == "onnx" for fmt, _ in seeds.values()) or not any(fmt == "tflite" for fmt, _ in seeds.values()):

@@ -30,6 +30,8 @@ except ImportError:
 from qnnweb_dev.differential.generator import make_case
 from qnnweb_dev.differential.runner import run_case
 
+pytestmark = pytest.mark.slow  # a few hundred random models, each quantized by onnxruntime
+
 SEED = 20261201
 CASES = int(os.environ.get("QNNWEB_DIFFTEST_CASES", "300"))
 MAX_REJECTED_SHARE = 0.05

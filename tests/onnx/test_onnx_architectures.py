@@ -24,6 +24,8 @@ import qnnweb
 from models import prepare_onnx_models as pom
 from models.converters.architectures import ARCHITECTURES, build
 
+pytestmark = pytest.mark.slow  # whole torch architectures, exported, quantized and run
+
 SAMPLES = ["chelsea.png", "coffee.png"]
 
 

@@ -48,6 +48,8 @@ def quick_bench(tmp_path_factory):
     return out, proc
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_quick_writes_every_file(quick_bench):
     out, _ = quick_bench
     for name in ("bench.json", "bench.md", "bench.png", "bench_meta.json"):
@@ -59,6 +61,8 @@ def test_quick_writes_every_file(quick_bench):
         assert text in md, f"bench.md lacks {text!r}"
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_quick_every_engine_ran(quick_bench):
     out, proc = quick_bench
     records = json.loads((out / "bench.json").read_text())
@@ -104,6 +108,8 @@ def test_quick_every_engine_ran(quick_bench):
         assert by[("qnnweb", v)]["pyodide_snapshot"] is True  # started as the demo's worker starts
 
 
+@pytest.mark.browser
+@pytest.mark.slow
 def test_quick_top5_agree_across_engines(quick_bench):
     out, _ = quick_bench
     records = json.loads((out / "bench.json").read_text())

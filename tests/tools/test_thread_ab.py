@@ -3,9 +3,13 @@ the plan timed at both thread counts (a smoke run: the numbers are the tool's us
 
 from pathlib import Path
 
+import pytest
+
 import qnnweb
 
 from bench import thread_ab
+
+pytestmark = pytest.mark.browser  # qnnweb.js pages in Chromium
 
 REPO = Path(__file__).resolve().parents[2]
 

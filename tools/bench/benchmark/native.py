@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 
-from .common import REPO
 from .models import BenchModel, ModelFileInfo
 
 
