@@ -2,6 +2,8 @@
 ai-edge-litert computes (so a timing of LiteRT.js on them times the same work), byte for byte, in every
 variant."""
 
+import sys
+
 import numpy as np
 import pytest
 from bench import op_models
