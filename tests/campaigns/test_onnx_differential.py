@@ -27,6 +27,7 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "py_frontend"))
     import qnnweb
 
+from qnnweb_dev.differential import runner
 from qnnweb_dev.differential.generator import make_case
 from qnnweb_dev.differential.runner import run_case
 
@@ -112,8 +113,6 @@ def test_a_uint8_model_is_judged_by_onnxruntime_on_the_model_itself_only_when_it
     kernel (which gives qnnweb's every byte on a VNNI machine, 2026-12-04). Against the twin it is a
     mismatch; it passes only when onnxruntime on the uint8 model itself gives exactly qnnweb's outputs
     (not on CPUs where onnxruntime's uint8 paths are inexact), here stood in for to be CPU-independent."""
-    from . import runner
-
     case = make_case(20261214, 1584)
     quantized = runner.quantize(case)
     model = qnnweb.load(quantized, variant="simd128")
