@@ -346,7 +346,7 @@ EOF
   write_manifest
 }
 
-# The npm package qnnweb (web/package.json; tools/npm_package.py assembles it in build/npm: the runtime,
+# The npm package qnnweb (web/package.json; tools/build/npm_package.py assembles it in build/npm: the runtime,
 # image and vision modules with their .d.ts, the kernels, pyproject.toml's version), packed into dist/.
 build_npm() {
   need_venv
@@ -356,11 +356,11 @@ build_npm() {
   local -a kernels=()
   for v in "${VARIANTS[@]}"; do kernels+=("$WASM_OUT/qnnweb-$v.wasm"); done
   if up_to_date "$tarball" web/package.json web/README.md web/qnnweb*.js web/qnnweb*.d.ts "${kernels[@]}" \
-       pyproject.toml tools/npm_package.py; then
+       pyproject.toml tools/build/npm_package.py; then
     log "npm package up to date"
     return 0
   fi
-  "$PY" tools/npm_package.py "$ROOT/build/npm" "${kernels[@]}" || die "tools/npm_package.py failed"
+  "$PY" tools/build/npm_package.py "$ROOT/build/npm" "${kernels[@]}" || die "tools/build/npm_package.py failed"
   mkdir -p "$ROOT/dist"
   rm -f "$ROOT"/dist/qnnweb-*.tgz
   (cd "$ROOT/build/npm" && npm pack --silent --pack-destination "$ROOT/dist" >/dev/null) || die "npm pack failed"
