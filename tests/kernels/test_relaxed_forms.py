@@ -37,6 +37,8 @@ from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
 
+pytestmark = pytest.mark.slow  # builds the relaxed module once per forced form (emcc)
+
 ROOT = Path(__file__).resolve().parents[2]
 FULL = (-128, 127)
 # form: (flags, gemm kernel, depthwise kernel, (the weights' range, the activations' range) exact on wasmtime)
