@@ -1,4 +1,5 @@
-"""Real models and photos, as ./build.sh build prepares them in the data dir."""
+"""Real models and photos, as ./build.sh build prepares them in the data dir: fixtures for every test
+folder (tests/conftest.py loads this module as a plugin)."""
 
 import os
 from pathlib import Path
