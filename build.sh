@@ -44,7 +44,8 @@ Usage: ./build.sh COMMAND [ARGS]
                                       (default 127.0.0.1:8000, or HOST/PORT from the environment;
                                       other ARGS go to qnnweb_server)
   test [PYTEST ARGS]                  setup + build if needed, then run the whole pytest suite
-                                      (kernels, models, server, browser)
+                                      (tests/README.md: api, onnx, tflite, kernels, server, browser,
+                                      campaigns, tools, docs; -m "not browser" or -m "not slow" leaves some out)
   setup                               install everything (as root on Debian/Ubuntu): apt packages
                                       (emscripten, clang-19, lld-19, chromium, darknet), the virtualenv
                                       .venv with the project, Pyodide ${PYODIDE_VERSION} into .cache/pyodide,
@@ -66,22 +67,22 @@ Usage: ./build.sh COMMAND [ARGS]
                                         npm      the npm package (web/package.json: runtime, image, vision,
                                                  their .d.ts, the kernels) packed into dist/qnnweb-VERSION.tgz
   bench [--model PATH ...] [ARGS]     setup + build if needed, then benchmark qnnweb against LiteRT.js and
-                                      ONNX Runtime Web in headless Chromium (tools/bench.py --help):
+                                      ONNX Runtime Web in headless Chromium (tools/bench/bench.py --help):
                                       [--engines qnnweb,litert,ort] [--variants relaxed,simd128,scalar]
                                       [--runs N] [--warmup N] [--threads 1] [--out DIR] [--native] [--quick];
                                       writes DIR/bench.json, bench.md, bench.png (default results/)
-  kernel-bench [ARGS]                 per-kernel micro-benchmark through wasmtime (tools/kernel_bench.py;
+  kernel-bench [ARGS]                 per-kernel micro-benchmark through wasmtime (tools/bench/kernel_bench.py;
                                       also: bench --kernels)
   tflite-fixtures [ARGS]              remake the committed TFLite converter fixtures in tests/data/tflite
                                       (litert-torch + ai-edge-quantizer, reference ai-edge-litert) with
-                                      tools/converters/make_tflite_fixtures.py [--only NAME...]; makes the
+                                      tools/models/converters/make_tflite_fixtures.py [--only NAME...]; makes the
                                       converter virtualenv .cache/converters-venv (~1.5 GB) if missing
   difftest [--cases N] [--seed S] [ARGS]
-                                      differential campaign against onnxruntime (tools/difftest.py --help):
+                                      differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs, quantize_static in every mode, qnnweb vs
                                       onnxruntime CPU; prints outcomes and failure classes, saves every
                                       failing case under results/difftest/<case>/
-  fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/fuzz.py --help):
+  fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/campaigns/fuzz.py --help):
                                       [--workers N] [--timeout S] [--seeds NAME,...] [--no-demo]; saves every
                                       failing mutant and its traceback under results/fuzz/
   help                                this text
@@ -190,7 +191,7 @@ setup_venv() {
     fi
     # pyodide-lock (the lock file Pyodide installs qnnweb by name from: ./build.sh build pyodide-lock)
     # declares Python >= 3.12 since 0.1.3; 0.1.2, the last for 3.11, cannot read Pyodide 314's lock.
-    # 0.2.1 runs on 3.11 (tools/pyodide_lockfile.py and tests/server check its output).
+    # 0.2.1 runs on 3.11 (tools/build/pyodide_lockfile.py and tests/server check its output).
     log "pip install $PYODIDE_LOCK_REQUIREMENT (ignoring its requires-python)"
     "$PY" -m pip install --progress-bar off --ignore-requires-python "$PYODIDE_LOCK_REQUIREMENT" pkginfo \
       || die "installing pyodide-lock failed"
@@ -323,7 +324,7 @@ build_wheel() {
   done
   # ONNX's protobuf schema, taken from the pinned onnx wheel, ships inside the package, and so does
   # the JavaScript runtime (Pyodide's host instantiates the kernels through it).
-  "$PY" tools/onnx_schema.py
+  "$PY" tools/build/onnx_schema.py
   mkdir -p py_frontend/qnnweb/js
   cmp -s web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js || cp web/qnnweb.js py_frontend/qnnweb/js/qnnweb.js
   if up_to_date "$wheel" py_frontend pyproject.toml README.md && [ -f "$DIST/qnnweb-$version.tar.gz" ]; then
@@ -361,7 +362,7 @@ EOF
   write_manifest
 }
 
-# The npm package qnnweb (web/package.json; tools/npm_package.py assembles it in build/npm: the runtime,
+# The npm package qnnweb (web/package.json; tools/build/npm_package.py assembles it in build/npm: the runtime,
 # image and vision modules with their .d.ts, the kernels, pyproject.toml's version), packed into dist/.
 build_npm() {
   need_venv
@@ -371,11 +372,11 @@ build_npm() {
   local -a kernels=()
   for v in "${VARIANTS[@]}"; do kernels+=("$WASM_OUT/qnnweb-$v.wasm"); done
   if up_to_date "$tarball" web/package.json web/README.md web/qnnweb*.js web/qnnweb*.d.ts "${kernels[@]}" \
-       pyproject.toml tools/npm_package.py; then
+       pyproject.toml tools/build/npm_package.py; then
     log "npm package up to date"
     return 0
   fi
-  "$PY" tools/npm_package.py "$ROOT/build/npm" "${kernels[@]}" || die "tools/npm_package.py failed"
+  "$PY" tools/build/npm_package.py "$ROOT/build/npm" "${kernels[@]}" || die "tools/build/npm_package.py failed"
   mkdir -p "$ROOT/dist"
   rm -f "$ROOT"/dist/qnnweb-*.tgz
   (cd "$ROOT/build/npm" && npm pack --silent --pack-destination "$ROOT/dist" >/dev/null) || die "npm pack failed"
@@ -404,22 +405,22 @@ EOF
 
 build_models() {
   need_venv
-  "$PY" tools/prepare_models.py --out "$MODELS" --cache "$DOWNLOADS"
+  "$PY" tools/models/prepare_models.py --out "$MODELS" --cache "$DOWNLOADS"
 }
 
 build_onnx_models() {
   need_venv
-  "$PY" tools/prepare_onnx_models.py --out "$MODELS"
+  "$PY" tools/models/prepare_onnx_models.py --out "$MODELS"
 }
 
 build_vision_models() {
   need_venv
-  "$PY" tools/prepare_vision_models.py --out "$MODELS"
+  "$PY" tools/models/prepare_vision_models.py --out "$MODELS"
 }
 
 build_pixel_models() {
   need_venv
-  "$PY" tools/prepare_pixel_models.py --out "$MODELS"
+  "$PY" tools/models/prepare_pixel_models.py --out "$MODELS"
 }
 
 build_samples() {
@@ -459,7 +460,7 @@ EOF
 }
 
 # Pyodide's standard library and the wheels it installs, compiled to bytecode by Pyodide itself
-# (tools/pyodide_bytecode.mjs, in node): it then imports them without compiling source at each visit.
+# (tools/build/pyodide_bytecode.mjs, in node): it then imports them without compiling source at each visit.
 build_pyodide_bytecode() {
   local stdlib="$PYODIDE_DIR/python_stdlib_pyc.zip"
   [ -f "$PYODIDE_DIR/python_stdlib.zip" ] || die "Pyodide is missing: run ./build.sh setup"
@@ -478,26 +479,26 @@ print(f"py{major}{minor}")' "$PYODIDE_DIR/pyodide-lock.json")"
     return 0
   fi
   log "compiling Pyodide's stdlib and ${#todo[@]} wheel(s) to bytecode in Pyodide"
-  node tools/pyodide_bytecode.mjs "$PYODIDE_DIR" "$stdlib.tmp" "${todo[@]}" 2>"$CACHE/pyodide-bytecode.log" \
-    || { tail -c 3000 "$CACHE/pyodide-bytecode.log" >&2; die "tools/pyodide_bytecode.mjs failed"; }
+  node tools/build/pyodide_bytecode.mjs "$PYODIDE_DIR" "$stdlib.tmp" "${todo[@]}" 2>"$CACHE/pyodide-bytecode.log" \
+    || { tail -c 3000 "$CACHE/pyodide-bytecode.log" >&2; die "tools/build/pyodide_bytecode.mjs failed"; }
   mv "$stdlib.tmp" "$stdlib"
   write_manifest  # the wheels' new names
 }
 
-# Pyodide's lock file plus the wheels (pyodide-lock, tools/pyodide_lockfile.py), after their last rewrite:
+# Pyodide's lock file plus the wheels (pyodide-lock, tools/build/pyodide_lockfile.py), after their last rewrite:
 # the server's /api/pyodide-lock.json, so Pyodide installs qnnweb by name.
 build_pyodide_lock() {
   need_venv
   local out="$WHEELS/pyodide-lock.json"
   if [ -f "$out" ] && [ "$out" -nt "$PYODIDE_DIR/pyodide-lock.json" ] && [ "$out" -nt "$WHEELS/manifest.json" ] \
-     && [ -z "$(find "$WHEELS" -name '*.whl' -newer "$out" -print -quit)" ] && [ "$out" -nt tools/pyodide_lockfile.py ]; then
+     && [ -z "$(find "$WHEELS" -name '*.whl' -newer "$out" -print -quit)" ] && [ "$out" -nt tools/build/pyodide_lockfile.py ]; then
     log "Pyodide lock file up to date"
     return 0
   fi
-  "$PY" tools/pyodide_lockfile.py "$PYODIDE_DIR" "$WHEELS" || die "tools/pyodide_lockfile.py failed"
+  "$PY" tools/build/pyodide_lockfile.py "$PYODIDE_DIR" "$WHEELS" || die "tools/build/pyodide_lockfile.py failed"
 }
 
-# A memory snapshot of Pyodide with the wheels installed and qnnweb imported (tools/pyodide_snapshot.mjs,
+# A memory snapshot of Pyodide with the wheels installed and qnnweb imported (tools/build/pyodide_snapshot.mjs,
 # in node), next to the bytecode stdlib it was made with: pages restore it instead of starting Python.
 build_pyodide_snapshot() {
   local stdlib="$PYODIDE_DIR/python_stdlib_pyc.zip" out="$PYODIDE_DIR/qnnweb-snapshot.bin"
@@ -507,7 +508,7 @@ build_pyodide_snapshot() {
   while IFS= read -r name; do wheels+=("$WHEELS/$name"); done < <("$PY" -c '
 import json, sys
 print("\n".join(json.load(open(sys.argv[1]))["wheels"]))' "$WHEELS/manifest.json")
-  [ -f "$out.json" ] && [ "$out.json" -nt "$stdlib" ] && [ "$out.json" -nt tools/pyodide_snapshot.mjs ] || fresh=0
+  [ -f "$out.json" ] && [ "$out.json" -nt "$stdlib" ] && [ "$out.json" -nt tools/build/pyodide_snapshot.mjs ] || fresh=0
   for name in "${wheels[@]}"; do [ "$out.json" -nt "$name" ] || fresh=0; done
   if [ "$fresh" = 1 ]; then
     log "Pyodide snapshot up to date"
@@ -515,8 +516,8 @@ print("\n".join(json.load(open(sys.argv[1]))["wheels"]))' "$WHEELS/manifest.json
   fi
   log "making the Pyodide memory snapshot (qnnweb imported)"
   rm -f "$out.json"
-  node tools/pyodide_snapshot.mjs "$PYODIDE_DIR" "$stdlib" "$out" "${wheels[@]}" 2>"$CACHE/pyodide-snapshot.log" \
-    || { tail -c 3000 "$CACHE/pyodide-snapshot.log" >&2; die "tools/pyodide_snapshot.mjs failed"; }
+  node tools/build/pyodide_snapshot.mjs "$PYODIDE_DIR" "$stdlib" "$out" "${wheels[@]}" 2>"$CACHE/pyodide-snapshot.log" \
+    || { tail -c 3000 "$CACHE/pyodide-snapshot.log" >&2; die "tools/build/pyodide_snapshot.mjs failed"; }
 }
 
 # .br / .gz siblings of Pyodide's files, which the server sends by Accept-Encoding (made once: ~30 s)
@@ -581,25 +582,25 @@ cmd_bench() {
     if [ "$a" = "--kernels" ]; then
       local -a rest=()
       for a in "$@"; do [ "$a" = "--kernels" ] || rest+=("$a"); done
-      log "tools/kernel_bench.py ${rest[*]}"
-      exec "$PY" tools/kernel_bench.py "${rest[@]}"
+      log "tools/bench/kernel_bench.py ${rest[*]}"
+      exec "$PY" tools/bench/kernel_bench.py "${rest[@]}"
     fi
   done
-  log "tools/bench.py $*"
-  exec "$PY" tools/bench.py "$@"
+  log "tools/bench/bench.py $*"
+  exec "$PY" tools/bench/bench.py "$@"
 }
 
 cmd_kernel_bench() {
   cmd_setup
   cmd_build kernels
-  log "tools/kernel_bench.py $*"
-  exec "$PY" tools/kernel_bench.py "$@"
+  log "tools/bench/kernel_bench.py $*"
+  exec "$PY" tools/bench/kernel_bench.py "$@"
 }
 
 # The converters (torch, litert-torch, ai-edge-quantizer: ~1.5 GB) live in their own virtualenv, made
-# on demand from tools/converters/requirements.txt; only this command needs them.
+# on demand from tools/models/converters/requirements.txt; only this command needs them.
 cmd_tflite_fixtures() {
-  local venv="$CACHE/converters-venv" req="$ROOT/tools/converters/requirements.txt"
+  local venv="$CACHE/converters-venv" req="$ROOT/tools/models/converters/requirements.txt"
   local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want
   want="$(sha256sum "$req" | cut -d' ' -f1)"
   if [ ! -x "$py" ] || ! "$py" -c '' >/dev/null 2>&1; then
@@ -611,28 +612,28 @@ cmd_tflite_fixtures() {
     "$py" -m pip install -q --upgrade pip
   fi
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    log "pip install -r tools/converters/requirements.txt into .cache/converters-venv"
+    log "pip install -r tools/models/converters/requirements.txt into .cache/converters-venv"
     "$py" -m pip install --progress-bar off -r "$req" || die "installing the converters failed"
     echo "$want" >"$stamp"
   fi
   # The calibration photos: scikit-image (converter venv), matplotlib (.venv), Debian darknet.
   need_venv
-  log "tools/converters/make_tflite_fixtures.py $*"
-  exec "$py" tools/converters/make_tflite_fixtures.py "$@"
+  log "tools/models/converters/make_tflite_fixtures.py $*"
+  exec "$py" tools/models/converters/make_tflite_fixtures.py "$@"
 }
 
 cmd_difftest() {
   cmd_setup
   cmd_build kernels
-  log "tools/difftest.py $*"
-  exec "$PY" tools/difftest.py "$@"
+  log "tools/campaigns/difftest.py $*"
+  exec "$PY" tools/campaigns/difftest.py "$@"
 }
 
 cmd_fuzz() {
   cmd_setup
   cmd_build kernels
-  log "tools/fuzz.py $*"
-  exec nice "$PY" tools/fuzz.py "$@"
+  log "tools/campaigns/fuzz.py $*"
+  exec nice "$PY" tools/campaigns/fuzz.py "$@"
 }
 
 cmd_test() {

@@ -30,7 +30,7 @@ export async function startPyodide({ wheels = true, messageCallback = () => {} }
   const options = { indexURL: PYODIDE_URL, stdLibURL: STDLIB_URL, ...(lock ? { lockFileContents: lock } : {}) };
   if (wheelList && wheelList.snapshot) {
     // The server's memory snapshot of this Pyodide with these wheels installed and qnnweb imported
-    // (tools/pyodide_snapshot.mjs): restoring it skips Python's start-up and the wheels' install.
+    // (tools/build/pyodide_snapshot.mjs): restoring it skips Python's start-up and the wheels' install.
     // Anything wrong with it (a private Pyodide API) and Python starts the usual way.
     try {
       const snapshot = fetch(new URL(wheelList.snapshot, location.origin)).then((r) => {
@@ -54,7 +54,7 @@ export async function startPyodide({ wheels = true, messageCallback = () => {} }
   return pyodide;
 }
 
-// The snapshot as tools/pyodide_snapshot.mjs stores it, without its zero pages: "qnnwsnap", u32
+// The snapshot as tools/build/pyodide_snapshot.mjs stores it, without its zero pages: "qnnwsnap", u32
 // format 1, u32 the snapshot's length, u32 N, N x (u32 offset, u32 length), then the N runs.
 function withZeroPages(buffer) {
   const view = new DataView(buffer);

@@ -162,7 +162,7 @@ class Model:
                                                 f"the kernels refused its {step.kind} record "
                                                 f"(output '{step.output}'): {_kernel_message(host)}")])
                 # what the plan had asked for by then (arena, packed weights, indirection buffers of the
-                # ops before): planned memory, not a leak (tests/fuzz judges peak memory against it)
+                # ops before): planned memory, not a leak (the fuzzer, tools/qnnweb_dev/fuzz, judges peak memory against it)
                 error.planned_bytes = compiled.arena_bytes + host.call("qnn_plan_packed_bytes", plan)
                 raise error
             added_before += count

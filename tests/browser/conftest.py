@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import sys
 import threading
 import time
 from pathlib import Path
@@ -23,9 +22,9 @@ from pathlib import Path
 import pytest
 from browser_pages import DATA_DIR, PREFIX, REPO, DemoPage, open_page  # noqa: F401 (open_page: the tests' helper)
 
-sys.path.insert(0, str(REPO / "tools"))
-from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 (the one Chromium launch setup, the bench's too)
+from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # the one Chromium launch setup, the bench's too
 
+HERE = Path(__file__).resolve().parent
 PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodide"))
 VARIANTS = ["scalar", "simd128", "relaxed"]
 MODELS = ["visual_wake_words.tflite", "image_classification.tflite", "efficientnet_lite0_u8s8.onnx",
@@ -42,6 +41,13 @@ def _require(path: Path, what: str) -> Path:
 
 
 HOW_TO_FIX = "Run ./build.sh setup && ./build.sh build (or set QNNWEB_DATA_DIR / QNNWEB_PYODIDE_DIR / QNNWEB_CHROMIUM)."
+
+
+def pytest_collection_modifyitems(items):
+    """Every test of this folder drives Chromium: marked `browser` (./build.sh test -m "not browser")."""
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

@@ -285,7 +285,7 @@ def test_camera_frames_run_one_after_another(browser, server_url) -> None:
     """The camera (Chromium's fake device: a moving test pattern) runs the face detector frame after
     frame, with the frame rate shown; the overlay sits on the video; stopping it releases the camera
     and a photo runs again. Its own browser: the fake camera is a launch flag."""
-    from benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: conftest)
+    from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: tests/conftest.py)
 
     camera_browser = browser.browser_type.launch(
         executable_path=str(CHROMIUM), headless=True,

@@ -1,4 +1,4 @@
-"""Pyodide restored from the server's memory snapshot (tools/pyodide_snapshot.mjs, web/pyodide-start.js):
+"""Pyodide restored from the server's memory snapshot (tools/build/pyodide_snapshot.mjs, web/pyodide-start.js):
 qnnweb imported already, the wheels' files back in place, its own random state per visit — and Python
 still starts the usual way when the snapshot is missing or broken."""
 

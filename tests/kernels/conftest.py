@@ -1,4 +1,4 @@
-"""Kernel tests: every op, every kernel variant, against tests/reference (numpy).
+"""Kernel tests: every op, every kernel variant, against tools/qnnweb_dev/reference (numpy).
 
 qnnweb is imported as installed; a plain checkout (no editable install) falls back to py_frontend/.
 A missing kernel module makes the tests of its variant FAIL (wasm_bytes raises), never skip.
@@ -17,9 +17,8 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "py_frontend"))
     import qnnweb  # noqa: F401
 
-for path in (TESTS, HERE):  # `import reference.int8`, `import harness`
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if HERE not in sys.path:  # `import harness`
+    sys.path.insert(0, HERE)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 

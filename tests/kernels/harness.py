@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import qnnweb
 from qnnweb.graph import Graph, Op, Tensor
 from qnnweb.model import Model, compile_graph
-from reference.int8 import conv_output_size
+from qnnweb_dev.reference.int8 import conv_output_size
 
 VARIANTS = qnnweb.VARIANTS
 ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
@@ -213,7 +213,7 @@ def dequantize(variant, x, scale, zp):
 
 def requantize(variant, x, x_scale, x_zp, y_scale, y_zp):
     """int8 -> int8 QUANTIZE of an ONNX graph: the fp32 requantize record (a TFLite graph's runs as
-    LiteRT's fixed-point table instead, tested against LiteRT in tests/models/test_tflite_int8_arithmetic.py)."""
+    LiteRT's fixed-point table instead, tested against LiteRT in tests/tflite/test_tflite_int8_arithmetic.py)."""
     g = GraphBuilder()
     xi = g.input(x.shape, "int8", x_scale, x_zp)
     yi = g.output(x.shape, "int8", y_scale, y_zp)

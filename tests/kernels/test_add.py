@@ -2,7 +2,7 @@
 reference.int8: XNNPACK's fixed point for TFLite models (reference.int8.add computes the same
 multipliers and shift but without int32 overflow; TFLite's builtin fixed point where LiteRT's
 XNNPACK delegate refuses the scales), onnxruntime's x86 float32 kernel for ONNX models
-(reference.int8.add_onnxruntime; tests/models/test_onnx_add.py checks it against onnxruntime itself)."""
+(reference.int8.add_onnxruntime; tests/onnx/test_onnx_add.py checks it against onnxruntime itself)."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import harness as H
 from qnnweb.errors import UnsupportedModelError
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 def check_add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE", fmt="tflite"):
@@ -138,7 +138,7 @@ def test_add_rejects_scale_ratios_of_2_to_the_8_or_more(variant, ratio):
 @pytest.mark.parametrize("zero_points", [(0, 0, 0), (-128, 127, 5), (127, -128, -128)])
 def test_add_below_2_to_the_minus_10_runs_tflites_builtin_kernel(variant, zero_points):
     """Every int8 pair, ratios below XNNPACK's range (one or both): TFLite's builtin fixed point
-    (tests/models/test_tflite_int8_arithmetic.py checks the same against ai-edge-litert)."""
+    (tests/tflite/test_tflite_int8_arithmetic.py checks the same against ai-edge-litert)."""
     a, b = np.meshgrid(np.arange(-128, 128, dtype=np.int8), np.arange(-128, 128, dtype=np.int8))
     for a_scale, b_scale, y_scale in [(2.0 ** -11, 2.0 ** -11, 1.0), (0.5, 0.0004, 1.0), (1e-5, 3e-5, 0.7)]:
         assert ref.add_kernel(a_scale, b_scale, y_scale) == "builtin"

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness as H
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 def check_pool(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation):

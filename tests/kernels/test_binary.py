@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import harness as H
 import qnnweb
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 @st.composite

@@ -2,7 +2,7 @@
 RELU_N1_TO_1, LEAKY_RELU, CLIP, and QUANTIZE between uint8 and int8; uint8 model inputs and outputs.
 Tables: the float64 function of the dequantized input, rounded half to even (reference.int8.unary_table).
 HARD_SWISH runs as an ONNX graph's here: a TFLite graph's follows TFLite's int16 fixed-point kernel,
-tested against LiteRT in tests/models/test_tflite_int8_arithmetic.py."""
+tested against LiteRT in tests/tflite/test_tflite_int8_arithmetic.py."""
 
 import array
 import math
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import harness as H
 from qnnweb.model import Model
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 def _logistic(x):

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import harness as H
 import qnnweb
-from reference import int8 as ref
-from reference.onnxruntime_session import session_options
+from qnnweb_dev.reference import int8 as ref
+from qnnweb_dev.reference.onnxruntime_session import session_options
 from test_average_pool import pool_cases, quantization
 
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness as H
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 sizes = st.integers(1, 3000)
 
@@ -42,7 +42,7 @@ def test_quantize_matches_reference(variant, case):
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
 def test_quantize_where_division_and_reciprocal_differ(variant):
-    """-7.5499997 / 0.1 = -75.49999 but -7.5499997 * 10 = -75.5: LiteRT gives -76 (tools/op_models.py found it)."""
+    """-7.5499997 / 0.1 = -75.49999 but -7.5499997 * 10 = -75.5: LiteRT gives -76 (tools/bench/op_models.py found it)."""
     x = np.array([-7.5499997] * 17, dtype=np.float32)
     assert H.quantize(variant, x, 0.1, 0)[0] == -76 == ref.quantize_litert(x, 0.1, 0)[0]
     assert H.quantize(variant, x, 0.1, 0, fmt="onnx")[0] == -75 == ref.quantize(x, 0.1, 0)[0]

@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import harness as H
 import qnnweb
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 
 def quantize_per_axis(variant, x, scales, zero_points, axis, out_dtype="int8"):

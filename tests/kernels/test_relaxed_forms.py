@@ -32,10 +32,12 @@ from hypothesis import HealthCheck, given, settings
 import harness as H
 from qnnweb import kernels
 from qnnweb.model import Model
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
+
+pytestmark = pytest.mark.slow  # builds the relaxed module once per forced form (emcc)
 
 ROOT = Path(__file__).resolve().parents[2]
 FULL = (-128, 127)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness as H
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 
 MODES = [(False, False), (True, False), (False, True)]  # (align_corners, half_pixel_centers)
 

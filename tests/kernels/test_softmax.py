@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import harness as H
-from reference import int8 as ref
-from reference.onnxruntime_session import session_options
+from qnnweb_dev.reference import int8 as ref
+from qnnweb_dev.reference.onnxruntime_session import session_options
 
 
 def check_softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 import harness as H
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 from test_conv2d import conv_cases
 from test_depthwise_conv2d import dwconv_cases
 from test_fully_connected import fc_cases

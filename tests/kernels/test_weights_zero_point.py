@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import harness as H
 import qnnweb
-from reference import int8 as ref
+from qnnweb_dev.reference import int8 as ref
 from test_conv2d import _case, conv_cases
 from test_fully_connected import fc_cases
 

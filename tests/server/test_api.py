@@ -371,7 +371,7 @@ def test_wheels_in_manifest_order(client: TestClient, folders: Settings) -> None
 
 
 def _write_pyodide_lock(folders: Settings) -> None:
-    """A lock file as tools/pyodide_lockfile.py writes it: Pyodide's packages (relative file names)
+    """A lock file as tools/build/pyodide_lockfile.py writes it: Pyodide's packages (relative file names)
     plus the current wheels with their sha256."""
     packages = {"numpy": {"name": "numpy", "version": "2.4.6", "file_name": "numpy-2.4.6-cp314-cp314-pyemscripten_wasm32.whl",
                           "sha256": "0" * 64, "imports": ["numpy"], "depends": []}}
@@ -429,7 +429,7 @@ def test_the_built_pyodide_lock_holds_the_built_wheels() -> None:
 
 
 def _write_pyodide_snapshot(folders: Settings) -> dict:
-    """A snapshot and its .json as tools/pyodide_snapshot.mjs writes them, made of the current files."""
+    """A snapshot and its .json as tools/build/pyodide_snapshot.mjs writes them, made of the current files."""
     sha = lambda path: hashlib.sha256(path.read_bytes()).hexdigest()  # noqa: E731
     pyodide = folders.pyodide_dir
     (pyodide / "package.json").write_text(json.dumps({"name": "pyodide", "version": "314.0.7"}))

@@ -1,5 +1,5 @@
 // qnnweb bench page: runs ONE engine on ONE model, as given by the query string, and publishes
-// what it measured on window.benchResult for tools/bench.py (./build.sh bench), which drives it
+// what it measured on window.benchResult for tools/bench/bench.py (./build.sh bench), which drives it
 // with Playwright. Everything comes from this server: Pyodide from /pyodide/, the qnnweb wheels
 // from /api/wheels, LiteRT.js and onnxruntime-web from /vendor/ (npm packages that
 // ./build.sh setup installs into .cache/npm). No CDN.

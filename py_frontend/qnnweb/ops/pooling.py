@@ -119,7 +119,7 @@ def lower_mean(graph, op):
         _, h, w, _ = x.shape
         return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE", arithmetic=onnx)
     # LiteRT's XNNPACK delegate takes the mean over one axis of a rank-4 tensor (XNNPACK's static mean);
-    # the rest it leaves to TFLite's builtin MEAN (tests/models/test_tflite_mean.py)
+    # the rest it leaves to TFLite's builtin MEAN (tests/tflite/test_tflite_mean.py)
     tflite = ARITHMETIC_XNNPACK_MEAN if len(x.shape) == 4 and len(axes) == 1 else ARITHMETIC_TFLITE_MEAN
     return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
                     view=(outer, reduced, 1, inner), arithmetic=onnx if onnx is not None else tflite)

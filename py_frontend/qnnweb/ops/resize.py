@@ -1,6 +1,6 @@
 """RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (TFLite, NHWC int8 / uint8): separable tables for the
 resize record, computed as LiteRT's default kernels compute their source pixels, so the kernel is
-bit-exact with them (tests/models/test_tflite_resize.py):
+bit-exact with them (tests/tflite/test_tflite_resize.py):
 
 - bilinear: XNNPACK's ``xnn_indirection_init_resize_bilinear2d_hwc_q11`` (float32 source coordinates,
   weights rounded to 1/2048ths), the three modes TFLite's delegate maps its options to: align_corners,
@@ -12,7 +12,7 @@ bit-exact with them (tests/models/test_tflite_resize.py):
   align_corners; float32) and nearest modes; linear with the arithmetic onnxruntime uses for the form
   (``ARITHMETIC``): its float32 bilinear of the dequantized values (QDQ), of the int8 values truncated
   (QOperator in NCHW) or its 1/1024 integer bilinear (QOperator in NHWC), bit-exact
-  (tests/models/test_onnx_resize.py).
+  (tests/onnx/test_onnx_resize.py).
 """
 
 import math
@@ -81,7 +81,7 @@ def onnx_source(o, input_size, output_size, scale, mode):
 
 # onnxruntime 1.32 takes a source coordinate within 1e-6 of a half as a tie (2 / (4/7 in float32) =
 # 3.4999998 rounds as 3.5 does): measured for every size pair up to 40 and every mode
-# (tests/models/test_onnx_resize.py); its WebGPU kernel states the same rule (onnxruntime PR 28757)
+# (tests/onnx/test_onnx_resize.py); its WebGPU kernel states the same rule (onnxruntime PR 28757)
 NEAREST_TIE = f32(1e-6)
 
 

@@ -15,7 +15,7 @@ PYODIDE_SNAPSHOT = "qnnweb-snapshot.bin"  # ./build.sh build pyodide-snapshot, i
 def pyodide_snapshot(pyodide_dir: Path, wheels: list[tuple[str, str]]) -> str | None:
     """The name of the Pyodide memory snapshot in ``pyodide_dir`` if it was made of exactly this
     Pyodide, its bytecode stdlib and these wheels (``(name, sha256)`` in install order), as its
-    ``.json`` says (tools/pyodide_snapshot.mjs); else None: a page then starts Python itself. A
+    ``.json`` says (tools/build/pyodide_snapshot.mjs); else None: a page then starts Python itself. A
     snapshot restored beside other files would run stale code, or not start at all."""
     manifest = safe_file(pyodide_dir, PYODIDE_SNAPSHOT + ".json", {".json"})
     if manifest is None:

@@ -12,7 +12,7 @@
  * Exact for every int8 weight (XNNPACK's mul16_add16 sums products in i16, which excludes -128).
  * Two pixels share each weight load and loop step: the kernel is bound by instruction count, not by
  * its multiplies (MobileNetV2's 3x3 layers in Chromium 156 on an AMD EPYC without VNNI, 2026-12-05,
- * tools/kernel_ab.py: 1.94 -> 1.65 ms; V8 keeps one pixel's 4 accumulators in registers and spills 3
+ * tools/bench/kernel_ab.py: 1.94 -> 1.65 ms; V8 keeps one pixel's 4 accumulators in registers and spills 3
  * of two pixels' 8, which still win).
  * An odd last tap goes alone: its activations in both lanes of each pair (loaded once), times its
  * pair's packed weights (w, 0); one tap pointer and two loads fewer than the pair of the last tap and

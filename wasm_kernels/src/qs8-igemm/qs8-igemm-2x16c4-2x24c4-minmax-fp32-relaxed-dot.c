@@ -11,7 +11,7 @@
  * register; without both, 12 accumulators fit beside the two activation broadcasts and the
  * streamed weight vector in the 15 vector registers V8 gives wasm code, and more accumulators hide
  * the dot's latency. EfficientNet-Lite0 in Chromium 156 on an Intel Xeon with AVX-VNNI (2026-12-04,
- * tools/kernel_ab.py, 40 rounds): 7.10 -> 6.55 ms, its 1x1 convolutions 4.40 -> 4.08 ms (row sums
+ * tools/bench/kernel_ab.py, 40 rounds): 7.10 -> 6.55 ms, its 1x1 convolutions 4.40 -> 4.08 ms (row sums
  * included; 3.90 without them); MobileNetV2 x0.95. With the XOR, 2x24 spilled and was slower than
  * 2x16; 2x20 gained 5 %. */
 #include <wasm_simd128.h>

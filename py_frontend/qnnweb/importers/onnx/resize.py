@@ -27,7 +27,7 @@ NHWC_WHERE_ABSORBED = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearAveragePool
 # transpose only if its output is so marked. The path may run through ops it then declines to push
 # through: a Gather on the channels (difftest s20261242-c5). Reshape, Flatten, DepthToSpace,
 # SpaceToDepth, MatMul, Gemm, QGemm, QLinearMatMul and a float ConvTranspose end the path (read from
-# the graphs it optimizes, tests/models/test_onnx_resize.py).
+# the graphs it optimizes, tests/onnx/test_onnx_resize.py).
 TRANSPOSE_HANDLED = NHWC_WHERE_ABSORBED + (
     "QLinearGlobalAveragePool", "MaxPool", "QLinearAdd", "QLinearMul", "QLinearConcat", "QLinearSoftmax",
     "QuantizeLinear", "DequantizeLinear", "Add", "Sub", "Mul", "Div", "Max", "Min", "PRelu", "Concat", "Split",
@@ -130,7 +130,7 @@ class ResizeMixin:
         """Whether onnxruntime 1.32 holds the int8 tensor `name` (QOperator, or QDQ: the float op its
         DequantizeLinear / QuantizeLinear pairs wrap, which it fuses) in NHWC. Its NhwcTransformer
         turns every QLinearConv to NHWC with transposes around it, and its transpose optimizer moves
-        those through the ops between (tests/models/test_onnx_resize.py checks the cases below against
+        those through the ops between (tests/onnx/test_onnx_resize.py checks the cases below against
         the graph it optimizes): QLinearAdd / QLinearMul of two NHWC activations, QLinearConcat whose
         activation inputs are all NHWC, int8 MaxPool and QLinearGlobalAveragePool stay NHWC;
         QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, Resize, Pad, Split, the float unary ops and
