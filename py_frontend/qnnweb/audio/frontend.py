@@ -105,8 +105,8 @@ class MicroFrontend:
     def _frame(self, window):
         """FrontendProcessSamples on a full window: FEATURES uint16 log-mel values."""
         windowed = [int16((s * c) >> WINDOW_BITS) for s, c in zip(window, self._coefficients)]
-        # |windowed| <= 32760 (coefficients < 4096), so abs() is the C's int16 negation here
-        input_shift = 15 - max(abs(v) for v in windowed).bit_length()
+        # the C negates an int16 to take |v|: -32768 stays negative, so it never raises the maximum
+        input_shift = 15 - max((abs(v) for v in windowed if v != -0x8000), default=0).bit_length()
         fft_input = [int16((v & 0xFFFF) << input_shift) for v in windowed] + [0] * (FFT_SIZE - WINDOW_SAMPLES)
         re, im = self._fft.spectrum(fft_input)
         # no component is ever -32768 (kiss_fftr's last step halves sums of two int16 of which at most
