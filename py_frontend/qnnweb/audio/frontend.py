@@ -6,15 +6,16 @@ import array
 import math
 import sys
 
-from .kiss_fft import RealFft, int16
+from .fixed_point import UINT32_MASK as M32
+from .fixed_point import int16, int32
+from .kiss_fft import RealFft
 from .tables import (CORRECTION_BITS, FEATURES, FFT_SIZE, LOG_LUT, LOG_SCALE_SHIFT, NOISE_REDUCTION_BITS,
                      PCAN_OUTPUT_BITS, PCAN_SNR_BITS, SMOOTHING_BITS, STEP_SAMPLES, WINDOW_BITS,
                      WINDOW_SAMPLES, filterbank, noise_reduction_constants, pcan_gain_lut, pcan_snr_shift,
                      window_coefficients)
 
-M32 = 0xFFFFFFFF
-# pymicro-features hands each uint16 feature to Python as value * 0.0390625 (a float32 product, exact:
-# 0.0390625 = 5 / 128), i.e. the log-mel value back in units of ~ln(x)/... that microWakeWord trained on
+# pymicro-features hands each uint16 feature to Python as value * 0.0390625 in float32: exact (5 / 128;
+# a uint16 times 5 fits float32's 24-bit significand), so the same product in double is the same number
 FEATURE_SCALE = 0.0390625
 
 
@@ -38,10 +39,6 @@ def wide_dynamic_function(x, lut):
     result = int32(result * frac)
     result = int32(result + (1 << 14)) >> 15
     return int16(result + lut[base])
-
-
-def int32(x):
-    return ((x + 0x80000000) & M32) - 0x80000000
 
 
 def pcan_shrink(x):
@@ -104,14 +101,15 @@ class MicroFrontend:
 
     def _frame(self, window):
         """FrontendProcessSamples on a full window: FEATURES uint16 log-mel values."""
-        windowed = [int16((s * c) >> WINDOW_BITS) for s, c in zip(window, self._coefficients)]
+        # coefficients are at most 4096 = 1 << WINDOW_BITS, so each product fits an int16 as it is
+        windowed = [(s * c) >> WINDOW_BITS for s, c in zip(window, self._coefficients)]
         # the C negates an int16 to take |v|: -32768 stays negative, so it never raises the maximum
-        input_shift = 15 - max((abs(v) for v in windowed if v != -0x8000), default=0).bit_length()
-        fft_input = [int16((v & 0xFFFF) << input_shift) for v in windowed] + [0] * (FFT_SIZE - WINDOW_SAMPLES)
-        re, im = self._fft.spectrum(fft_input)
+        input_shift = 15 - max(max(windowed), -min((v for v in windowed if v != -0x8000), default=0), 0).bit_length()
+        fft_input = [(((v << input_shift) + 0x8000) & 0xFFFF) - 0x8000 for v in windowed]
+        re, im = self._fft.spectrum(fft_input + [0] * (FFT_SIZE - WINDOW_SAMPLES))
         # no component is ever -32768 (kiss_fftr's last step halves sums of two int16 of which at most
         # one can be), so each energy is below 2^31: the C's int32 never goes negative
-        energy = {i: re[i] * re[i] + im[i] * im[i] for i in range(self._start, self._end)}
+        energy = [re[i] * re[i] + im[i] * im[i] if i >= self._start else 0 for i in range(self._end)]
         signal, carried = [], 0
         for chan, (start, weights, unweights) in enumerate(self._channels):
             weighted = sum(w * energy[start + j] for j, w in enumerate(weights))

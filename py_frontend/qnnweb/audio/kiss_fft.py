@@ -8,16 +8,6 @@ blocks of one stage are independent, so the order changes nothing."""
 from .tables import COMPLEX_FFT_SIZE, FFT_SIZE, fft_twiddles, real_fft_twiddles
 
 
-def int16(x):
-    """The int16 a C store of ``x`` leaves (two's complement wrap)."""
-    return ((x + 0x8000) & 0xFFFF) - 0x8000
-
-
-def _q15(x):
-    # kissfft's sround(): a Q30 product back to Q15, then stored in an int16
-    return (((x + 0x4000) >> 15) + 0x8000 & 0xFFFF) - 0x8000
-
-
 def _radix4_stages(n):
     """(fstride, m) of each radix-4 butterfly pass, innermost first, and the input index of each output
     slot (kf_work's decimation: base-4 digit reversal)."""
@@ -62,8 +52,11 @@ class RealFft:
 
 
 def _butterflies4(re, im, base, m, columns):
-    """kf_bfly4 (forward) on the block at ``base``: C_FIXDIV by 4 (x * 8191 in Q15, which always fits
-    an int16), three twiddle products, then the radix-4 sums, each stored as an int16."""
+    """kf_bfly4 (forward) on the block at ``base``: C_FIXDIV by 4 (x * 8191 in Q15), three twiddle
+    products, then the radix-4 sums. Only the eight results can leave the int16 range: the divided
+    inputs are within 8191, a product with a Q15 twiddle within 2 * 8191, and the scratch sums within
+    3 * 8191 and 4 * 8191, so those C stores wrap nothing and are left plain here (the wrap is written
+    out, not called: this loop is most of the frontend's time)."""
     for k, w1r, w1i, w2r, w2i, w3r, w3i in columns:
         a = base + k
         b, c, d = a + m, a + 2 * m, a + 3 * m
@@ -71,33 +64,36 @@ def _butterflies4(re, im, base, m, columns):
         br, bi = (re[b] * 8191 + 0x4000) >> 15, (im[b] * 8191 + 0x4000) >> 15
         cr, ci = (re[c] * 8191 + 0x4000) >> 15, (im[c] * 8191 + 0x4000) >> 15
         dr, di = (re[d] * 8191 + 0x4000) >> 15, (im[d] * 8191 + 0x4000) >> 15
-        s0r, s0i = _q15(br * w1r - bi * w1i), _q15(br * w1i + bi * w1r)
-        s1r, s1i = _q15(cr * w2r - ci * w2i), _q15(cr * w2i + ci * w2r)
-        s2r, s2i = _q15(dr * w3r - di * w3i), _q15(dr * w3i + di * w3r)
-        s5r, s5i = int16(ar - s1r), int16(ai - s1i)
-        ar, ai = int16(ar + s1r), int16(ai + s1i)
-        s3r, s3i = int16(s0r + s2r), int16(s0i + s2i)
-        s4r, s4i = int16(s0r - s2r), int16(s0i - s2i)
-        re[c], im[c] = int16(ar - s3r), int16(ai - s3i)
-        re[a], im[a] = int16(ar + s3r), int16(ai + s3i)
-        re[b], im[b] = int16(s5r + s4i), int16(s5i - s4r)
-        re[d], im[d] = int16(s5r - s4i), int16(s5i + s4r)
+        s0r, s0i = (br * w1r - bi * w1i + 0x4000) >> 15, (br * w1i + bi * w1r + 0x4000) >> 15
+        s1r, s1i = (cr * w2r - ci * w2i + 0x4000) >> 15, (cr * w2i + ci * w2r + 0x4000) >> 15
+        s2r, s2i = (dr * w3r - di * w3i + 0x4000) >> 15, (dr * w3i + di * w3r + 0x4000) >> 15
+        s5r, s5i = ar - s1r, ai - s1i
+        ar, ai = ar + s1r, ai + s1i
+        s3r, s3i = s0r + s2r, s0i + s2i
+        s4r, s4i = s0r - s2r, s0i - s2i
+        re[c], im[c] = ((ar - s3r + 0x8000) & 0xFFFF) - 0x8000, ((ai - s3i + 0x8000) & 0xFFFF) - 0x8000
+        re[a], im[a] = ((ar + s3r + 0x8000) & 0xFFFF) - 0x8000, ((ai + s3i + 0x8000) & 0xFFFF) - 0x8000
+        re[b], im[b] = ((s5r + s4i + 0x8000) & 0xFFFF) - 0x8000, ((s5i - s4r + 0x8000) & 0xFFFF) - 0x8000
+        re[d], im[d] = ((s5r - s4i + 0x8000) & 0xFFFF) - 0x8000, ((s5i + s4r + 0x8000) & 0xFFFF) - 0x8000
 
 
 def _split_real(re, im, split):
     """kiss_fftr's second half: the packed complex spectrum Z into the real input's X[0..n], with
-    C_FIXDIV by 2 (x * 16383 in Q15) and HALF_OF (>> 1, whose results always fit an int16)."""
+    C_FIXDIV by 2 (x * 16383 in Q15: within 16383, so the sums of two fit an int16) and HALF_OF
+    (>> 1 of two int16, which fits one)."""
     n = len(re)
     out_re, out_im = [0] * (n + 1), [0] * (n + 1)
     dc_r, dc_i = (re[0] * 16383 + 0x4000) >> 15, (im[0] * 16383 + 0x4000) >> 15
-    out_re[0], out_re[n] = int16(dc_r + dc_i), int16(dc_r - dc_i)
+    out_re[0], out_re[n] = dc_r + dc_i, dc_r - dc_i
     for k in range(1, n // 2 + 1):
         pr, pi = (re[k] * 16383 + 0x4000) >> 15, (im[k] * 16383 + 0x4000) >> 15
-        qr, qi = (re[n - k] * 16383 + 0x4000) >> 15, (int16(-im[n - k]) * 16383 + 0x4000) >> 15
-        f1r, f1i = int16(pr + qr), int16(pi + qi)
-        f2r, f2i = int16(pr - qr), int16(pi - qi)
+        conjugate = -im[n - k] if im[n - k] != -0x8000 else -0x8000  # negated into an int16
+        qr, qi = (re[n - k] * 16383 + 0x4000) >> 15, (conjugate * 16383 + 0x4000) >> 15
+        f1r, f1i, f2r, f2i = pr + qr, pi + qi, pr - qr, pi - qi
         wr, wi = split[k - 1]
-        tr, ti = _q15(f2r * wr - f2i * wi), _q15(f2r * wi + f2i * wr)
+        # Q15 products of sums up to 2 * 16383: these can wrap
+        tr = ((((f2r * wr - f2i * wi + 0x4000) >> 15) + 0x8000) & 0xFFFF) - 0x8000
+        ti = ((((f2r * wi + f2i * wr + 0x4000) >> 15) + 0x8000) & 0xFFFF) - 0x8000
         out_re[k], out_im[k] = (f1r + tr) >> 1, (f1i + ti) >> 1
         out_re[n - k], out_im[n - k] = (f1r - tr) >> 1, (ti - f1i) >> 1
     return out_re, out_im

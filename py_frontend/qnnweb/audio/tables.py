@@ -13,6 +13,7 @@ import math
 import struct
 
 from ..ops.common import float32
+from .fixed_point import int16
 
 SAMPLE_RATE = 16000
 WINDOW_SAMPLES = 30 * SAMPLE_RATE // 1000  # 480
@@ -164,10 +165,6 @@ def _pcan_gain(input_bits, x):
     return 0x7FFF if gain > 0x7FFF else int(float32(gain + 0.5))
 
 
-def _int16(x):
-    return ((x + 0x8000) & 0xFFFF) - 0x8000
-
-
 def pcan_gain_lut():
     """pcan_gain_control_util.c: the gain for x = 0, 1, then per interval [2^(n-1), 2^n) a quadratic
     (y0, a1, a2) at index 4n - 6 (the fourth slot of each is never read: 0 here)."""
@@ -182,7 +179,7 @@ def pcan_gain_lut():
         y0, y1, y2 = (_pcan_gain(input_bits, x) for x in (x0, x1, x2))
         a1 = 4 * (y1 - y0) - (y2 - y0)
         base = 4 * interval - 6
-        lut[base:base + 3] = [y0, _int16(a1), _int16(y2 - y0 - a1)]
+        lut[base:base + 3] = [y0, int16(a1), int16(y2 - y0 - a1)]
     return lut
 
 
