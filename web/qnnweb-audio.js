@@ -4,6 +4,11 @@
 // reduction, PCAN gain control, log scale) as pymicro-features configures it for pymicro-wakeword,
 // whose values these are, bit for bit.
 //
+//   import { MicroFrontend } from "qnnweb/audio";
+//   const frontend = new MicroFrontend();
+//   for (const frame of frontend.process(samples)) { ... }  // samples: an Int16Array at 16 kHz;
+//                                                           // frame: a Float32Array of 40 values
+//
 // Numbers: int16 and uint32 values wrap as the C's do ((x << 16) >> 16, x >>> 0, Math.imul); the
 // uint64 intermediates stay below 2^53 (so a double holds them exactly) except, in principle, PCAN's
 // signal * gain, which falls back to BigInt past 2^53.
@@ -146,7 +151,9 @@ function filterbank() {
     channels.push({ start, weights, unweights });
     start = end;
   }
-  if (start >= spectrumSize) throw new Error(`the filterbank reaches FFT bin ${start}, past the spectrum's ${spectrumSize}`);
+  if (start >= spectrumSize) {
+    throw new Error(`the filterbank reaches FFT bin ${start}, past the spectrum's ${spectrumSize}`);
+  }
   return { channels, end: start };
 }
 
@@ -444,7 +451,8 @@ export class MicroFrontend {
         weighted += weights[j] * energy[start + j];
         unweighted += unweights[j] * energy[start + j];
       }
-      if (chan > 0) signal[chan - 1] = roundedSqrt(weighted + carried) >>> inputShift; // channel 0 only hands its unweighted energy on
+      // channel 0 only hands its unweighted energy on
+      if (chan > 0) signal[chan - 1] = roundedSqrt(weighted + carried) >>> inputShift;
       carried = unweighted;
     });
     this.reduceNoise();

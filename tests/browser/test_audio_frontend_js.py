@@ -46,8 +46,9 @@ def js_frames(page, samples, chunk=None):
         const { MicroFrontend } = await import("/qnnweb-audio.js");
         const frontend = new MicroFrontend();
         const pcm = Int16Array.from(samples);
+        const step = chunk || pcm.length;
         const frames = [];
-        for (let i = 0; i < pcm.length; i += chunk || pcm.length) frames.push(...frontend.process(pcm.subarray(i, i + (chunk || pcm.length))));
+        for (let i = 0; i < pcm.length; i += step) frames.push(...frontend.process(pcm.subarray(i, i + step)));
         return frames.map((frame) => Array.from(frame));
     }""", [samples, chunk])
 

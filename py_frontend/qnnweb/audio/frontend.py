@@ -4,7 +4,6 @@ uint64 intermediates need no mask (every product here stays below 2^64)."""
 
 import array
 import math
-import sys
 
 from .fixed_point import UINT32_MASK as M32
 from .fixed_point import int16, int32
@@ -104,7 +103,8 @@ class MicroFrontend:
         # coefficients are at most 4096 = 1 << WINDOW_BITS, so each product fits an int16 as it is
         windowed = [(s * c) >> WINDOW_BITS for s, c in zip(window, self._coefficients)]
         # the C negates an int16 to take |v|: -32768 stays negative, so it never raises the maximum
-        input_shift = 15 - max(max(windowed), -min((v for v in windowed if v != -0x8000), default=0), 0).bit_length()
+        most_negative = min((v for v in windowed if v != -0x8000), default=0)
+        input_shift = 15 - max(max(windowed), -most_negative, 0).bit_length()
         fft_input = [(((v << input_shift) + 0x8000) & 0xFFFF) - 0x8000 for v in windowed]
         re, im = self._fft.spectrum(fft_input + [0] * (FFT_SIZE - WINDOW_SAMPLES))
         # no component is ever -32768 (kiss_fftr's last step halves sums of two int16 of which at most
@@ -152,15 +152,13 @@ def _int16_samples(samples):
     except TypeError:
         view = None
     if view is not None:
-        if view.format not in ("B", "b", "c", "h") or (view.format == "h" and view.itemsize != 2):
+        if view.format not in ("B", "b", "c", "h"):
             raise ValueError(f"expected 16-bit PCM (bytes or int16 samples), got a buffer of format {view.format!r}")
         raw = view.cast("B") if view.contiguous else view.tobytes()
         if len(raw) % 2:
             raise ValueError(f"16-bit PCM has an even number of bytes, got {len(raw)}")
         pcm = array.array("h")
-        pcm.frombytes(raw)
-        if sys.byteorder == "big":
-            pcm.byteswap()
+        pcm.frombytes(raw)  # little-endian, as WAV files and every machine qnnweb runs on (wasm, x86, arm)
         return pcm
     try:
         return array.array("h", samples)
