@@ -37,7 +37,7 @@ const WIDE_DYNAMIC_FUNCTION_BITS = 32;
 const LOG_SCALE_SHIFT = 6;
 const CORRECTION_BITS = 9 - FILTERBANK_BITS / 2; // MostSignificantBit32(FFT_SIZE) - 1 - kFilterbankBits / 2
 
-// log_lut.c: log2(1 + x) - x on 128 segments of [0, 1), in 1/65536
+// log_lut.c: log2(1 + x) - x at the ends of 128 segments of [0, 1), in 1/65536 (and a spare 0, as there)
 const LOG_LUT = [
   0, 224, 442, 654, 861, 1063, 1259, 1450, 1636, 1817, 1992, 2163, 2329, 2490, 2646, 2797, 2944, 3087, 3224,
   3358, 3487, 3611, 3732, 3848, 3960, 4068, 4172, 4272, 4368, 4460, 4549, 4633, 4714, 4791, 4864, 4934, 5001,
@@ -56,8 +56,9 @@ const f32 = Math.fround;
 // ---------------------------------------------------------------- the tables, built as *_util.c builds them
 
 // Float32 steps rounded with Math.fround, as C's float arithmetic; cosf and powf as the double
-// function rounded to float32. log1pf is ported instead: the C library's is not correctly rounded and
-// the filterbank weights follow its last bit (2 of 472 differ with a correctly rounded one).
+// function rounded to float32. log1pf is ported instead (fdlibm's, glibc's and newlib's): pymicro-features
+// calls the C library's, which is not correctly rounded, and the filterbank weights follow its last bit
+// (2 of 472 differ with a correctly rounded log1p).
 
 const bitsView = new DataView(new ArrayBuffer(4));
 function float32Bits(x) {

@@ -2,9 +2,10 @@
 ``*_util.c`` builds them at start-up: in float32 (each step rounded with ``float32``, as C's float
 arithmetic does, and ``cosf``/``log1pf``/``powf`` taken as the double function rounded to float32) for
 the window, the mel filterbank and the PCAN gain table, in double for kissfft's twiddles. ``log1pf`` is
-the exception: the C library's is not correctly rounded and the filterbank weights follow its last bit
-(2 of 472 differ with a correctly rounded one), so ``log1pf`` below is fdlibm's float algorithm, the one
-glibc (through 2.40) and newlib ship, step by step.
+the exception: pymicro-features calls the C library's at run time, which is not correctly rounded, and
+the filterbank weights follow its last bit (2 of 472 differ with a correctly rounded log1p), so
+``log1pf`` below is fdlibm's float algorithm, step by step: glibc's (2.36, Debian 12's, checked bit for
+bit) and newlib's. A libm with another log1pf gives pymicro-features two other weights.
 
 The configuration is pymicro-features' (what pymicro-wakeword feeds microWakeWord models): 16 kHz,
 30 ms windows every 10 ms, 40 channels from 125 to 7500 Hz, noise reduction, PCAN, log scale."""
@@ -38,7 +39,7 @@ LOG_SCALE_SHIFT = 6
 # frontend.c: MostSignificantBit32(fft_size) - 1 - kFilterbankBits / 2
 CORRECTION_BITS = FFT_SIZE.bit_length() - 1 - FILTERBANK_BITS // 2  # 3
 
-# log_lut.c: log2(1 + x) - x on 128 segments of [0, 1), in 1/65536 (two trailing zeros for the last segment)
+# log_lut.c: log2(1 + x) - x at the ends of 128 segments of [0, 1), in 1/65536 (and a spare 0, as there)
 LOG_LUT = (
     0, 224, 442, 654, 861, 1063, 1259, 1450, 1636, 1817, 1992, 2163, 2329, 2490, 2646, 2797, 2944, 3087, 3224,
     3358, 3487, 3611, 3732, 3848, 3960, 4068, 4172, 4272, 4368, 4460, 4549, 4633, 4714, 4791, 4864, 4934, 5001,
