@@ -67,6 +67,11 @@ def sample_set() -> dict[str, list[int]]:
         "whispered_speech": clip(s / 64 for s in words),
         "clipped_speech": clip(s * 8 for s in words),
     })
+    # every utterance in a row, half a second of faint noise before each: the noise estimate and PCAN adapt
+    conversation = []
+    for name in SPEECH:
+        conversation += clip(rng.gauss(0, 20) for _ in range(second // 2)) + samples[name]
+    samples["conversation"] = conversation
     return samples
 
 
