@@ -289,7 +289,7 @@ class RealFft {
 }
 
 // kf_bfly4 (forward): C_FIXDIV by 4 (x * 8191 in Q15, always fits an int16), three twiddle products,
-// the radix-4 sums, each stored as an int16.
+// the radix-4 sums, each stored as an int16 (re and im are Int16Arrays: their stores wrap as the C's).
 function butterflies4(re, im, base, m, columns) {
   for (let col = 0; col < 7 * m; col += 7) {
     const a = base + columns[col];
@@ -304,7 +304,12 @@ function butterflies4(re, im, base, m, columns) {
     const ci = (im[c] * 8191 + 0x4000) >> 15;
     const dr = (re[d] * 8191 + 0x4000) >> 15;
     const di = (im[d] * 8191 + 0x4000) >> 15;
-    const [w1r, w1i, w2r, w2i, w3r, w3i] = columns.subarray(col + 1, col + 7);
+    const w1r = columns[col + 1];
+    const w1i = columns[col + 2];
+    const w2r = columns[col + 3];
+    const w2i = columns[col + 4];
+    const w3r = columns[col + 5];
+    const w3i = columns[col + 6];
     const s0r = q15(br * w1r - bi * w1i);
     const s0i = q15(br * w1i + bi * w1r);
     const s1r = q15(cr * w2r - ci * w2i);
