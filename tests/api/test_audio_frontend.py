@@ -12,7 +12,7 @@ from array import array
 
 import numpy as np
 import pytest
-from audio_samples import reference_frames, sample_set
+from api.audio_samples import reference_frames, sample_set
 from pymicro_wakeword import MicroWakeWordFeatures
 
 from qnnweb.audio import FEATURES, STEP_SAMPLES, WINDOW_SAMPLES, MicroFrontend
