@@ -36,7 +36,8 @@ def speech(args: list[str]) -> list[int]:
     with tempfile.TemporaryDirectory() as folder:
         spoken, resampled = Path(folder) / "spoken.wav", Path(folder) / "16k.wav"
         subprocess.run(["espeak-ng", "-w", str(spoken), *args], check=True, capture_output=True)
-        subprocess.run(["sox", str(spoken), "-r", "16000", "-c", "1", "-b", "16", str(resampled)],
+        # -D: no dither (sox's is random), so every run hears the same samples
+        subprocess.run(["sox", "-D", str(spoken), "-r", "16000", "-c", "1", "-b", "16", str(resampled)],
                        check=True, capture_output=True)
         with wave.open(str(resampled)) as w:
             assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (16000, 1, 2)
