@@ -28,7 +28,8 @@ VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["versi
 TARBALL = REPO / "dist" / f"qnnweb-{VERSION}.tgz"
 MODEL = DATA_DIR / "models" / "image_classification.tflite"  # small: compiles in a second
 KERNELS = [f"qnnweb-{v}{t}.wasm" for v in ("scalar", "simd128", "relaxed") for t in ("", "-threads")]
-MODULES = {"qnnweb": "qnnweb.d.ts", "qnnweb/image": "qnnweb-image.d.ts", "qnnweb/vision": "qnnweb-vision.d.ts"}
+MODULES = {"qnnweb": "qnnweb.d.ts", "qnnweb/image": "qnnweb-image.d.ts", "qnnweb/vision": "qnnweb-vision.d.ts",
+           "qnnweb/audio": "qnnweb-audio.d.ts"}
 
 RUN_JS = """async ([input, runs]) => {
     const qnnweb = await import("qnnweb");
@@ -119,7 +120,8 @@ def test_tarball_ships_the_modules_types_and_kernels_only(tarball):
         names = {n.removeprefix("package/") for n in tar.getnames()}
         manifest = json.load(tar.extractfile("package/package.json"))
     assert manifest["name"] == "qnnweb" and manifest["version"] == VERSION
-    modules = {f"lib/{m}" for m in ("qnnweb.js", "qnnweb-image.js", "qnnweb-vision.js", *MODULES.values())}
+    modules = {f"lib/{m}" for m in ("qnnweb.js", "qnnweb-image.js", "qnnweb-vision.js", "qnnweb-audio.js",
+                                    *MODULES.values())}
     assert names == {"package.json", "README.md", *modules, *(f"kernels/{k}" for k in KERNELS)}
     assert "//" not in manifest  # the note on the repo's web/package.json is not shipped
 
