@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
-import subprocess
-import tempfile
-import wave
 from array import array
-from pathlib import Path
 
-import pytest
 from pymicro_features import MicroFrontend as ReferenceFrontend
+from qnnweb_dev.speech import speech_pcm
 
 SPEECH = {
     "okay_nabu": ["okay nabu"],
@@ -25,24 +20,11 @@ SPEECH = {
     "weather_us_voice": ["-v", "en-us", "alexa, what will the weather be like tomorrow morning?"],
     "pangram_slow_low": ["-s", "120", "-p", "20", "the quick brown fox jumps over the lazy dog"],
 }
-HOW_TO_FIX = "apt-get install -y espeak-ng sox"
 
 
 def speech(args: list[str]) -> list[int]:
-    """espeak-ng saying ``args`` (options, then the text), as 16 kHz 16-bit mono samples."""
-    for tool in ("espeak-ng", "sox"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is missing: {HOW_TO_FIX}", pytrace=False)
-    with tempfile.TemporaryDirectory() as folder:
-        spoken, resampled = Path(folder) / "spoken.wav", Path(folder) / "16k.wav"
-        subprocess.run(["espeak-ng", "-w", str(spoken), *args], check=True, capture_output=True)
-        # -D: no dither (sox's is random), so every run hears the same samples
-        subprocess.run(["sox", "-D", str(spoken), "-r", "16000", "-c", "1", "-b", "16", str(resampled)],
-                       check=True, capture_output=True)
-        with wave.open(str(resampled)) as w:
-            assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (16000, 1, 2)
-            samples = array("h", w.readframes(w.getnframes()))
-    return samples.tolist()
+    """espeak-ng saying ``args`` (options, then the text), as 16 kHz 16-bit samples."""
+    return array("h", speech_pcm(args)).tolist()
 
 
 def clip(values) -> list[int]:

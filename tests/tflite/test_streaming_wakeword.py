@@ -7,10 +7,8 @@ from a .qnn file."""
 
 import dataclasses
 import json
-import shutil
 import statistics
 import subprocess
-import wave
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +26,7 @@ from qnnweb.importers import import_model
 from qnnweb.importers.tflite.variables import resource_variables
 from qnnweb.ops import lower
 from qnnweb.planner import plan_memory
+from qnnweb_dev.speech import speech_pcm
 
 MODELS_DIR = Path(pymicro_wakeword.__file__).parent / "models"
 WAKE_WORDS = {"okay_nabu": "okay nabu", "alexa": "alexa", "hey_jarvis": "hey jarvis", "hey_mycroft": "hey mycroft"}
@@ -43,17 +42,9 @@ WEB = Path(__file__).resolve().parents[2] / "web"
 KERNELS = Path(qnnweb.__file__).parent / "wasm"
 
 
-def say(text, folder):
+def say(text):
     """16 kHz 16-bit mono PCM of espeak-ng saying ``text``."""
-    for tool in ("espeak-ng", "sox"):
-        if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is missing: ./build.sh setup installs it (apt-get install espeak-ng sox)")
-    raw, resampled = folder / "raw.wav", folder / "speech.wav"
-    subprocess.run(["espeak-ng", "-v", "en", "-s", "150", "-w", str(raw), text], check=True)
-    # -D: no dither (sox's is random), so every session hears the same samples
-    subprocess.run(["sox", "-D", str(raw), "-r", "16000", "-c", "1", "-b", "16", str(resampled)], check=True)
-    with wave.open(str(resampled)) as w:
-        return w.readframes(w.getnframes())
+    return speech_pcm(["-v", "en", "-s", "150", text])
 
 
 def model_calls(audio, input_scale, input_zero_point):
@@ -89,18 +80,17 @@ class Stream:
 
 
 @pytest.fixture(scope="session")
-def streams(tmp_path_factory):
+def streams():
     """Per model: the other sentences, then the wake word between silences (the models are causal, so
     the calls before ``wake_from`` have not heard the wake word), and ai-edge-litert's outputs."""
-    folder = tmp_path_factory.mktemp("speech")
-    other = b"".join(say(text, folder) for text in OTHER_SPEECH)
+    other = b"".join(map(say, OTHER_SPEECH))
     result = {}
     for name, phrase in WAKE_WORDS.items():
         path = MODELS_DIR / f"{name}.tflite"
         details = Interpreter(str(path)).get_input_details()[0]
         scale, zero_point = details["quantization"]
         before = model_calls(other, scale, zero_point)
-        calls = model_calls(other + SILENCE + say(phrase, folder) + SILENCE, scale, zero_point)
+        calls = model_calls(other + SILENCE + say(phrase) + SILENCE, scale, zero_point)
         result[name] = Stream(path, calls, len(before), litert_outputs(path, calls))
     return result
 
