@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ...errors import ModelError, QuantizationModeError, UnsupportedModelError
 from ...graph import DTYPE_SIZES, Graph, Op, Tensor
-from ...ops.common import float32
+from ...numerics.float32 import float32
 from .. import unknown_inputs
 from .proto import DATA_TYPES, tensor_bytes, tensor_dtype, unpack
 

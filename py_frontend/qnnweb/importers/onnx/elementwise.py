@@ -2,9 +2,8 @@
 unary ops: unary.py)."""
 
 
-from ...ops.common import float32, float32_bytes
-from ...ops.elementwise import F32_OPERATIONS   # the ops binary_f32 computes on float32 operands
-from ...ops.unary import make_table_onnxruntime
+from ...numerics.float32 import F32_OPERATIONS, float32, float32_bytes
+from ...numerics.onnxruntime import make_table_onnxruntime
 from .base import NCHW_TO_NHWC, Skip, Value
 from .quantization import quantize_like_onnxruntime
 

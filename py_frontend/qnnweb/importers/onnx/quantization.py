@@ -3,7 +3,7 @@
 import math
 import struct
 
-from ...ops.common import float32
+from ...numerics.float32 import float32
 from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
 
 BYTES = bytes(range(256))   # the identity byte table, sliced into the centring tables below

@@ -4,7 +4,7 @@ as onnxruntime does)."""
 
 import struct
 
-from ...ops.common import float32
+from ...numerics.float32 import float32
 from .base import Skip, Value, _attributes
 
 COORDINATE_MODES = ("half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")

@@ -5,7 +5,7 @@ ONNX axes are mapped to the IR's."""
 
 import struct
 
-from ...ops.common import float32
+from ...numerics.float32 import float32
 from .base import NCHW_TO_NHWC, Skip
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -4,10 +4,9 @@ DequantizeLinear and QuantizeLinear: one table of the composed functions, throug
 them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.py)."""
 
 
-from ...ops import Unsupported
-from ...ops.common import float32, float32_bytes
-from ...ops.prelu import prelu_function
-from ...ops.unary import float_table, onnxruntime_function
+from ...errors import Unsupported
+from ...numerics.float32 import float32, float32_bytes
+from ...numerics.onnxruntime import float_table, onnxruntime_function, prelu_function
 from .base import UNARY_LUT_OPS, Skip, Value, _attributes, arity_problem
 from .quantization import EXACT_ON_DEQUANTIZED
 
