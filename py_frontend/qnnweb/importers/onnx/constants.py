@@ -32,6 +32,14 @@ class QuantizedConstant:
         return [float32(float32(v - shift - zero_point) * scale) for v in self.constant.values()]
 
 
+XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128
+
+
+def int8_data(constant, dtype):
+    """A uint8 or int8 constant's data as int8 (uint8 XOR 0x80: the zero point moves by 128)."""
+    return constant.data.translate(XOR_0x80) if dtype == "uint8" else constant.data
+
+
 def int32_bytes(values):
     return struct.pack(f"<{len(values)}i", *values)
 

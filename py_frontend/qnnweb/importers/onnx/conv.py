@@ -4,10 +4,11 @@ import struct
 
 from .attributes import window_pads
 from .layout import nhwc_index, onnx_shape, permuted_bytes, plain_index, transpose
-from .quantization import (activation_input, bias_index, new_output, qlinear_input, qparams, quantized_output,
-                           weights_index)
+from .quantization import activation_input, new_output, qlinear_input, qparams, quantized_output
 from .registry import onnx_op
 from .skip import Skip
+from .weights import bias_index, weights_index
+
 
 def conv(ctx, node, attrs, x_name, w_index, bias_name, out_names, params, activation):
     x = nhwc_index(ctx, x_name)

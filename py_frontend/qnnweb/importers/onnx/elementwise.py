@@ -3,12 +3,18 @@ unary ops: unary.py)."""
 
 from ...numerics.float32 import F32_OPERATIONS, float32, float32_bytes
 from ...numerics.onnxruntime import make_table_onnxruntime
+from .constants import int8_data
 from .context import Value
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
-from .quantization import (activation_input, float_tail, int8_data, new_output, qlinear_input, qparams,
+from .quantization import (activation_input, float_tail, new_output, qlinear_input, qparams,
                            quantization_ahead, quantize_like_onnxruntime, quantized_output, requantize_to)
 from .registry import onnx_op
 from .skip import Skip
+
+# the IR op of each binary ONNX op
+IR_BINARY = {"Add": "ADD", "Mul": "MUL", "Sub": "SUB", "Div": "DIV", "Max": "MAXIMUM", "Min": "MINIMUM",
+             "QLinearAdd": "ADD", "QLinearMul": "MUL"}
+
 
 def _span_scalar(a_shape, b_shape, out_shape):
     """Which operand ("a", "b" or None) onnxruntime's broadcasting hands its QLinearAdd kernel as a
@@ -91,7 +97,7 @@ def constant_operand(ctx, name):
         raise Skip(f"constant '{name}' is {dtype}")
     # q.zero_point is in int8 terms already (DequantizeLinear's qparams moved a uint8 one by -128);
     # the data moves with it (XOR 0x80).
-    index = ctx.add_tensor(name, q.constant.shape, "int8", q.scale, q.zero_point[:1], int8_data(ctx, q.constant, dtype))
+    index = ctx.add_tensor(name, q.constant.shape, "int8", q.scale, q.zero_point[:1], int8_data(q.constant, dtype))
     ctx.values[name] = Value(index)
     return name
 
@@ -179,9 +185,9 @@ def qdq_binary(ctx, op_type, node):
     binary(ctx, op_type, node, names[0], names[1], out_names, params, activation)
 
 
-@onnx_op("Add")
-def import_add(ctx, node, attrs):
-    qdq_binary(ctx, "ADD", node)
+@onnx_op("Add", "Mul")
+def import_add_mul(ctx, node, attrs):
+    qdq_binary(ctx, IR_BINARY[node.op_type], node)
 
 
 def extremum(ctx, op_type, node):
@@ -233,33 +239,17 @@ def in_quantization(ctx, name, params):
     return out
 
 
-@onnx_op("Max")
-def import_max(ctx, node, attrs):
-    extremum(ctx, "MAXIMUM", node)
+@onnx_op("Max", "Min")
+def import_max_min(ctx, node, attrs):
+    extremum(ctx, IR_BINARY[node.op_type], node)
 
 
-@onnx_op("Min")
-def import_min(ctx, node, attrs):
-    extremum(ctx, "MINIMUM", node)
-
-
-@onnx_op("Mul")
-def import_mul(ctx, node, attrs):
-    qdq_binary(ctx, "MUL", node)
-
-
-@onnx_op("Sub")
-def import_sub(ctx, node, attrs):
-    """Sub left in float by the quantizer (onnxruntime has no quantized Sub): IR SUB, computed as
-    onnxruntime's float32 Sub of the dequantized operands (ops/elementwise.py, a 256 x 256 table)."""
-    float_binary(ctx, "SUB", node)
-
-
-@onnx_op("Div")
-def import_div(ctx, node, attrs):
-    """Div left in float by the quantizer, by a constant (a normalization, x / 6 ...) or by an activation:
-    IR DIV, onnxruntime's float32 division of the dequantized operands, as Sub."""
-    float_binary(ctx, "DIV", node)
+@onnx_op("Sub", "Div")
+def import_sub_div(ctx, node, attrs):
+    """Sub and Div left in float by the quantizer (onnxruntime has no quantized Sub; Div by a constant, a
+    normalization, x / 6 ..., or by an activation): IR SUB / DIV, computed as onnxruntime's float32 Sub /
+    division of the dequantized operands (ops/elementwise.py, a 256 x 256 table)."""
+    float_binary(ctx, IR_BINARY[node.op_type], node)
 
 
 def float_binary(ctx, op_type, node):
@@ -301,7 +291,7 @@ def qlinear_binary(ctx, op_type, node):
         if name in ctx.constants:
             scales, zps, dtype = qparams(ctx, s, z, f"constant '{name}'")
             constant = ctx.constants[name]
-            index = ctx.add_tensor(name, constant.shape, "int8", scales, zps, int8_data(ctx, constant, dtype))
+            index = ctx.add_tensor(name, constant.shape, "int8", scales, zps, int8_data(constant, dtype))
             ctx.values[name] = Value(index)
             operands.append(name)
         else:
@@ -310,11 +300,6 @@ def qlinear_binary(ctx, op_type, node):
     binary(ctx, op_type, node, operands[0], operands[1], [node.output[0]], params, "NONE")
 
 
-@onnx_op("QLinearAdd")
-def import_qlinear_add(ctx, node, attrs):
-    qlinear_binary(ctx, "ADD", node)
-
-
-@onnx_op("QLinearMul")
-def import_qlinear_mul(ctx, node, attrs):
-    qlinear_binary(ctx, "MUL", node)
+@onnx_op("QLinearAdd", "QLinearMul")
+def import_qlinear_add_mul(ctx, node, attrs):
+    qlinear_binary(ctx, IR_BINARY[node.op_type], node)

@@ -29,13 +29,6 @@ def permuted_bytes(data, shape, perm, width):
     return b"".join(data[o:o + width] for o in offsets)
 
 
-def product(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def onnx_shape(ctx, name):
     """The tensor's shape in ONNX's layout."""
     value = ctx.values[name]

@@ -8,6 +8,7 @@ from .quantization import (activation_input, new_output, outputs_like_input, qli
 from .registry import onnx_op
 from .skip import Skip
 
+
 def add_pool(ctx, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False, **ir_options):
     """``ir_options``: more IR options (a float pool's ``float_table``)."""
     x = nhwc_index(ctx, x_name)
@@ -51,18 +52,12 @@ def add_pool(ctx, op_type, node, attrs, x_name, out_names, params, activation, g
     ctx.add_op(op_type, [x], [out], **options, **ir_options)
 
 
-@onnx_op("AveragePool")
+@onnx_op("AveragePool", "GlobalAveragePool")
 def import_average_pool(ctx, node, attrs):
     x = activation_input(ctx, node.input[0])
     out_names, params, activation = quantized_output(ctx, node)
-    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation)
-
-
-@onnx_op("GlobalAveragePool")
-def import_global_average_pool(ctx, node, attrs):
-    x = activation_input(ctx, node.input[0])
-    out_names, params, activation = quantized_output(ctx, node)
-    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation, global_pool=True)
+    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation,
+             global_pool=node.op_type == "GlobalAveragePool")
 
 
 @onnx_op("MaxPool")
@@ -82,22 +77,14 @@ def import_max_pool(ctx, node, attrs):
         add_pool(ctx, "MAX_POOL_2D", node, attrs, x, out_names, params, activation)
 
 
-@onnx_op("QLinearAveragePool")
+@onnx_op("QLinearAveragePool", "QLinearGlobalAveragePool")
 def import_qlinear_average_pool(ctx, node, attrs):
     if attrs.get("channels_last", 0):
-        raise Skip("channels_last QLinearAveragePool is not supported")
+        raise Skip(f"channels_last {node.op_type} is not supported")
     x = qlinear_input(ctx, node.input[0], node.input[1], node.input[2])
     params = qparams(ctx, node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
-    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE")
-
-
-@onnx_op("QLinearGlobalAveragePool")
-def import_qlinear_global_average_pool(ctx, node, attrs):
-    if attrs.get("channels_last", 0):
-        raise Skip("channels_last QLinearGlobalAveragePool is not supported")
-    x = qlinear_input(ctx, node.input[0], node.input[1], node.input[2])
-    params = qparams(ctx, node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
-    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE", global_pool=True)
+    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE",
+             global_pool=node.op_type == "QLinearGlobalAveragePool")
 
 
 @onnx_op("ReduceMean")

@@ -1,11 +1,12 @@
 """QuantizeLinear / DequantizeLinear: per tensor between int8 ops, per axis at a model's edges."""
 
+from ..shape_folding import product
 from .constants import Constant, QuantizedConstant, required_constant
 from .context import Value
-from .layout import product
 from .quantization import adopt_quantization, new_output, qparams, quantize_like_onnxruntime
 from .registry import onnx_op
 from .skip import Skip
+
 
 @onnx_op("QuantizeLinear")
 def import_quantize_linear(ctx, node, attrs):

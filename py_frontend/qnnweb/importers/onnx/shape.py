@@ -2,15 +2,17 @@
 SpaceToDepth. A Reshape or Transpose that moves a feature map's channels alone keeps it NHWC
 (ShuffleNet's channel shuffle)."""
 
+from ..shape_folding import product
 from .attributes import attributes
 from .constants import Constant, required_constant
 from .context import Value
-from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, product, reshaped, transpose
+from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .proto import tensor_bytes
 from .quantization import (activation_input, moved_output, new_output, outputs_like_input, params_of, qlinear_input,
                            qparams, quantized_output, requantize_to, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
+
 
 def _moves_channels_only(perm):
     """Whether a Transpose by `perm` (of a feature map: N, the channel axes, H, W) keeps N, H and W."""
