@@ -19,11 +19,13 @@ being built, the ONNX names it knows, their quantization and layout, the problem
 has a handler, ``handler(ctx, node, attrs)``, registered with ``@onnx_op("OpType")`` in the module of
 its family (conv, elementwise, pooling, qdq, resize, shape, slicing, unary: as qnnweb.ops groups the
 lowerings). Handlers share plain functions of ctx: layout.py (NCHW <-> NHWC), attributes.py,
-constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs).
+constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs), weights.py.
+Nothing here is a method called across files: a module imports what it uses.
 
 Adding an ONNX op:
 1. its handler, ``@onnx_op("OpType") def import_op_type(ctx, node, attrs)``, in its family's module: it
-   raises Skip(reason) when the node cannot run, and adds IR ops with ``ctx.add_op``;
+   raises Skip(reason) when the node cannot run, and adds IR ops with ``ctx.add_op`` (a module for a new
+   family is added to the imports below, which register the handlers);
 2. its inputs and outputs in registry.ARITY (required inputs, most inputs, required outputs, most
    outputs), checked before the handler runs, so it may index node.input / node.output up to those;
 3. the lowering of the IR op it adds, if that is a new one (qnnweb.ops, ``@lowering``).
