@@ -60,7 +60,7 @@ def attributes(node):
     return out
 
 
-def window_pads(ctx, attrs, size, kernel, strides, dilations):
+def window_pads(attrs, size, kernel, strides, dilations):
     """[top, bottom, left, right] from ONNX pads / auto_pad."""
     auto_pad = attrs.get("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):

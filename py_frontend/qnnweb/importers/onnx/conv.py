@@ -26,7 +26,7 @@ def conv(ctx, node, attrs, x_name, w_index, bias_name, out_names, params, activa
     op_type = "DEPTHWISE_CONV_2D" if group == c > 1 and c_per_group == 1 and symmetric else "CONV_2D"
     strides = attrs.get("strides", [1, 1])
     dilations = attrs.get("dilations", [1, 1])
-    pads = window_pads(ctx, attrs, (h, w_), (kh, kw), strides, dilations)
+    pads = window_pads(attrs, (h, w_), (kh, kw), strides, dilations)
     out_h = (h + pads[0] + pads[1] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
     out_w = (w_ + pads[2] + pads[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
     x_scale = ctx.tensors[x].scale[0]
@@ -67,7 +67,7 @@ def import_conv_transpose(ctx, node, attrs):
     _, group_oc, kh, kw = weights.shape
     oc = group_oc * group
     strides = list(attrs.get("strides", [1, 1]))
-    top, bottom, left, right = window_pads(ctx, attrs, (h, w_), (kh, kw), strides, dilations)
+    top, bottom, left, right = window_pads(attrs, (h, w_), (kh, kw), strides, dilations)
     extra = list(attrs.get("output_padding", [0, 0]))
     if len(extra) != 2 or not all(0 <= e < max(s, d) for e, s, d in zip(extra, strides, dilations)):
         raise Skip(f"output_padding {extra} must be below the strides {strides} or dilations {dilations}")

@@ -100,11 +100,11 @@ def evaluate(ctx, node, attrs):
             target[target.index(-1)] = len(values[0].values) // known if known else 0
         return folding.reshape(values[0], target), dtypes[0]
     if op == "Slice":
-        return fold_slice(ctx, values), dtypes[0]
+        return fold_slice(values), dtypes[0]
     return folding.elementwise(folding.ARITHMETIC[op.upper()], values[0], values[1]), dtypes[0]
 
 
-def fold_slice(ctx, values):
+def fold_slice(values):
     x, starts, ends = values[:3]
     axes = [int(v) for v in values[3].values] if len(values) > 3 else [0]
     steps = [int(v) for v in values[4].values] if len(values) > 4 else [1]

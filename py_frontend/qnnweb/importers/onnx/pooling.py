@@ -27,7 +27,7 @@ def add_pool(ctx, op_type, node, attrs, x_name, out_names, params, activation, g
             # onnxruntime pads such pools as if undilated, so its output is smaller than the model
             # (and ONNX shape inference) says
             raise Skip("dilated MaxPool with auto_pad SAME: onnxruntime's output shape disagrees with the model's")
-        pads = window_pads(ctx, attrs, (h, w), kernel, strides, dilations)
+        pads = window_pads(attrs, (h, w), kernel, strides, dilations)
         ceil_mode = attrs.get("ceil_mode", 0)
     if global_pool:
         dilations = [1, 1]

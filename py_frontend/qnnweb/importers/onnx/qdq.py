@@ -49,7 +49,7 @@ def quantize_constant(ctx, node, attrs):
     channel_of = None
     if len(scales) > 1:
         shape = constant.shape
-        axis = per_axis_dimension(ctx, attrs.get("axis", 1), shape, len(scales), "QuantizeLinear")
+        axis = per_axis_dimension(attrs.get("axis", 1), shape, len(scales), "QuantizeLinear")
         inner = product(shape[axis + 1:])
         channel_of = lambda i: i // inner % len(scales)   # noqa: E731
     q = quantize_like_onnxruntime(constant.values(), scales, zero_points, dtype, channel_of)
@@ -106,7 +106,7 @@ def qdq_params(ctx, node, attrs, what):
     return params, attrs.get("axis", 1)
 
 
-def per_axis_dimension(ctx, axis, shape, channels, what):
+def per_axis_dimension(axis, shape, channels, what):
     if not -len(shape) <= axis < len(shape):
         raise Skip(f"{what}: axis {axis} out of range for shape {list(shape)}")
     axis %= len(shape)
@@ -128,7 +128,7 @@ def quantize_per_axis(ctx, x, out, params, axis):
             raise Skip(f"'{out}' is quantized per axis and used by {consumer.op_type}; int8 ops take activations "
                        "quantized per tensor")
     shape = ctx.tensors[value.index].shape
-    axis = per_axis_dimension(ctx, axis, shape, len(scales), "QuantizeLinear")
+    axis = per_axis_dimension(axis, shape, len(scales), "QuantizeLinear")
     index = ctx.add_tensor(out, shape, "int8", scales, zero_points, axis=axis)
     ctx.add_op("QUANTIZE", [value.index], [index])
     ctx.values[out] = Value(index)
@@ -149,11 +149,11 @@ def dequantize_per_axis(ctx, q, out, params, axis):
     if q in ctx.per_axis:
         index = ctx.per_axis[q]
         t = ctx.tensors[index]
-        axis = per_axis_dimension(ctx, axis, t.shape, len(scales), "DequantizeLinear")
+        axis = per_axis_dimension(axis, t.shape, len(scales), "DequantizeLinear")
         if (t.scale, t.zero_point, t.quantized_dimension) != (scales, zero_points, axis):
             raise Skip(f"dequantizes '{q}' with other parameters than it was quantized with")
     elif q in {v.name for v in ctx.graph.input} and not t.scale and not value.nhwc:
-        axis = per_axis_dimension(ctx, axis, t.shape, len(scales), "DequantizeLinear")
+        axis = per_axis_dimension(axis, t.shape, len(scales), "DequantizeLinear")
         index = value.index
         if t.dtype == "int8":
             t.scale, t.zero_point, t.quantized_dimension = scales, zero_points, axis

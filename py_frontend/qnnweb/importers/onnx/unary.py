@@ -167,7 +167,7 @@ def qdq_unary(ctx, node, attrs):
         ctx.values[output] = Value(out, value.nhwc)
         ctx.add_op(op_type, [value.index], [out], **options)
         return
-    if moves and float_tail(ctx, name) and not reshapes_only(ctx, moves):
+    if moves and float_tail(ctx, name) and not reshapes_only(moves):
         # a float32 result: the moves (Slice, Transpose ...) run on the int8 input first, which they
         # commute with, and the table writes the model's float output last
         replay_moves(ctx, x, moves, [f"{name}/int8"])
@@ -246,7 +246,7 @@ def float_pools(ctx, name, x, function):
     return bool(readers)   # (pools were made: when none is left, nothing else reads the run)
 
 
-def reshapes_only(ctx, moves):
+def reshapes_only(moves):
     """Whether the moves only reshape (they then run on float32 tensors as well)."""
     return all(m.op_type in ("Reshape", "Flatten", "Squeeze", "Unsqueeze") for m in moves)
 
@@ -299,7 +299,7 @@ def prelu(ctx, node, x, before=()):
         ctx.mark_done(follower)
         name, after, moves = float_chain(ctx, follower.output[0])
         chain = chain + [("PRELU", {"slopes": more})] + after
-    if moves and float_tail(ctx, name) and not reshapes_only(ctx, moves):
+    if moves and float_tail(ctx, name) and not reshapes_only(moves):
         raise Skip("a PRelu's float result moved (Transpose, Slice ...) on its way to the model's output is not "
                    "supported")
     if layout == "last-axis" and ctx.values[x].nhwc:
@@ -318,13 +318,13 @@ def prelu(ctx, node, x, before=()):
         tabulated(ctx, reader, branch, [], "PRELU", [index, alpha], nhwc, before=list(before), then=chain + after)
     if not moves and layout in ("one", "feature-map") and \
             not (float_branches(ctx, name, branch_table)
-                 and float_pools(ctx, name, x, slope_functions(ctx, slopes, before, chain))):
+                 and float_pools(ctx, name, x, slope_functions(slopes, before, chain))):
         return   # only pools and further float ops read the run: each made its own int8 result
     index, alpha, nhwc = inputs()
     tabulated(ctx, node, name, moves, "PRELU", [index, alpha], nhwc, before=list(before), then=chain)
 
 
-def slope_functions(ctx, slopes, before, chain):
+def slope_functions(slopes, before, chain):
     """The float32 function of a PRelu run (the ops `before` it, the PRelu, the ops and PRelus `chain` after
     it) as onnxruntime computes it: one where every PRelu has one slope, else a list, one per channel; None
     where an op has no exact model here."""
