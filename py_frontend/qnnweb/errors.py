@@ -31,3 +31,8 @@ class QuantizationModeError(UnsupportedModelError):
 
 class KernelError(RuntimeError):
     """The WebAssembly kernels refused a plan: a bug in qnnweb, reported with the kernel's message."""
+
+
+class Unsupported(Exception):
+    """Raised while an op is lowered or its arithmetic computed (qnnweb.ops, qnnweb.numerics): the reason
+    this op cannot run. Collected per op into an UnsupportedModelError, never raised to the user."""

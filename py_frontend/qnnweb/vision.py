@@ -9,7 +9,7 @@ the model input's normalized [0, 1] coordinates."""
 import math
 from dataclasses import dataclass, field
 
-from .ops.common import float32
+from .numerics.float32 import float32
 
 
 @dataclass

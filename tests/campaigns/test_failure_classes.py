@@ -16,7 +16,7 @@ import qnnweb
 from qnnweb.graph import Graph, Op, Tensor
 from qnnweb.model import compile_graph
 from qnnweb.ops import lower
-from qnnweb.ops.common import float32
+from qnnweb.numerics.float32 import float32
 from qnnweb.passes import fold_pads
 from qnnweb.planner import plan_memory
 from qnnweb.records import pack_record

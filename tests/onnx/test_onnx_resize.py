@@ -15,7 +15,7 @@ from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 from qnnweb.exporters import export_tflite
-from qnnweb.ops.common import float32
+from qnnweb.numerics.float32 import float32
 from qnnweb.ops.resize import onnx_nearest_axis
 
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]

@@ -1,7 +1,7 @@
 """A model output declared uint8 (a QuantizeLinear to uint8 as the graph's output, or a quantized model
 whose final DequantizeLinear was cut off to get the raw bytes) comes back as uint8 with onnxruntime's
 values, whatever op made it: the importer shifts qnnweb's int8 back to uint8 in one place
-(importers/onnx/base.py `_as_declared`). Before, only some ops' handlers did it, and Softmax,
+(importers/onnx/importer.py `as_declared`). Before, only some ops' handlers did it, and Softmax,
 AveragePool, Add, Concat, Reshape, the float unary ops ... handed back int8 bytes (every value 128 off)."""
 
 import numpy as np

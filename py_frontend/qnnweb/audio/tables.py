@@ -13,7 +13,7 @@ The configuration is pymicro-features' (what pymicro-wakeword feeds microWakeWor
 import math
 import struct
 
-from ..ops.common import float32
+from ..numerics.float32 import float32
 from .fixed_point import int16
 
 SAMPLE_RATE = 16000

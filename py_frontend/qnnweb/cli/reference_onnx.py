@@ -1,5 +1,6 @@
 """onnxruntime as the ONNX reference, run so that it computes what the ONNX standard says: what
-``qnnweb check`` compares an ONNX model with, and the model tests too (tests/reference/onnxruntime_session.py).
+``qnnweb check`` compares an ONNX model with, and the model tests too (tools/qnnweb_dev/reference/
+onnxruntime_session.py re-exports it).
 Needs onnx and onnxruntime, which qnnweb itself does not.
 
 Two things stand between onnxruntime's CPU kernels and the standard's arithmetic on x86:

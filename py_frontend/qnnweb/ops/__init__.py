@@ -8,13 +8,9 @@ means: a C operator (wasm_kernels/src/operators/), its record (qnnweb.h and reco
 
 from dataclasses import dataclass, field
 
-from ..errors import UnsupportedModelError
+from ..errors import Unsupported, UnsupportedModelError  # noqa: F401 (Unsupported: the lowerings' signal)
 from ..graph import DTYPE_SIZES
 from ..records import INPUT_FIELDS, OUTPUT_FIELDS, check_record
-
-
-class Unsupported(Exception):
-    """Raised by a lowering function: the reason this op cannot run."""
 
 
 @dataclass

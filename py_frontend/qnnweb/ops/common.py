@@ -1,8 +1,6 @@
 """Checks and quantization arithmetic shared by the lowering functions."""
 
 import math
-import struct
-from array import array
 
 from . import Unsupported
 from ..records import FLOAT32_MAX
@@ -70,30 +68,6 @@ def activation_range(activation, scale, zero_point):
     if activation == "RELU_N1_TO_1":
         return max(-128, quantize(-1.0)), min(127, quantize(1.0))
     raise Unsupported(f"fused activation {activation} not supported")
-
-
-def float32_bytes(values):
-    """float32 bytes of ``values``; a value beyond float32's range is refused (Unsupported)."""
-    try:
-        return struct.pack(f"<{len(values)}f", *values)
-    except (OverflowError, struct.error):
-        bad = next((v for v in values if not isinstance(v, (int, float)) or abs(v) > FLOAT32_MAX), None)
-        raise Unsupported(f"value {bad!r} does not fit in a float32") from None
-
-
-def float32s(values):
-    """float32() of each value, in one C loop (array('f') rounds as float32() does, and also gives
-    infinity beyond float32's range): for per-channel lists."""
-    return array("f", values).tolist()
-
-
-def float32(x):
-    """Round a Python float to float32, so checks see what the kernels see (beyond float32's range:
-    infinity, as float32 arithmetic gives, which the range checks then refuse)."""
-    try:
-        return struct.unpack("<f", struct.pack("<f", x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
 
 
 def require_byte_quantized(tensor, role):

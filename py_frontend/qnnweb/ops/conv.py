@@ -5,8 +5,9 @@ with 1 < group < C imports to it): groups = input channels / weight input channe
 
 import struct
 
+from ..numerics.float32 import float32_bytes, float32s
 from . import Step, Unsupported, lowering
-from .common import activation_range, float32_bytes, float32s, require_constant, require_int8, require_rank
+from .common import activation_range, require_constant, require_int8, require_rank
 
 
 def _weights(graph, op, axis, allow_zero_point=False):

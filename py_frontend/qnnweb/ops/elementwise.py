@@ -9,12 +9,14 @@ import functools
 import math
 import struct
 
-from . import Step, Unsupported, lowering
-from .common import (activation_range, broadcast_shape, broadcast_strides, float32, float32_bytes,
-                     require_byte_quantized, require_constant, require_int8)
-from .tflite_fixed_point import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, requantize_int8_table
-from .unary import make_table_onnxruntime, requantize_table
+from ..numerics.float32 import F32_OPERATIONS, float32, float32_bytes
+from ..numerics.onnxruntime import make_table_onnxruntime
+from ..numerics.tflite import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, requantize_int8_table
 from ..records import FLOAT32_MAX
+from . import Step, Unsupported, lowering
+from .common import (activation_range, broadcast_shape, broadcast_strides, require_byte_quantized, require_constant,
+                     require_int8)
+from .unary import requantize_table
 
 XOR_0x80_TABLE = bytes(b ^ 0x80 for b in range(256))
 
@@ -171,7 +173,6 @@ def _binary_quantized(graph, op):
     return fields, constants, a_scale, b_scale, y_scale
 
 
-F32_OPERATIONS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3}
 # a fused activation on float32 values, as XNNPACK's float kernels clamp (LiteRT's default): no clamp
 # for NONE, float32's largest value standing for infinity (records hold finite floats; only an
 # infinite result, which quantizes as that value does, can tell them apart)

@@ -8,13 +8,14 @@ function of one int8 value per slope, so one 256-entry table per channel (lut_ch
 (lut) when every channel has the same slope."""
 
 import struct
-from types import SimpleNamespace
 
 from ..graph import DTYPE_SIZES
+from ..numerics.byte_values import RANGES, input_values
+from ..numerics.float32 import float32
+from ..numerics.onnxruntime import float_table, make_table_onnxruntime, prelu_function
+from ..numerics.tflite import multiply_by_quantized_multiplier, quantize_multiplier
 from . import Step, Unsupported, lowering
-from .common import activation_range, float32, require_byte_quantized
-from .tflite_fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
-from .unary import RANGES, _input_values, _onnx_functions, float_table, make_table_onnxruntime, onnxruntime_function
+from .common import activation_range, require_byte_quantized
 
 MAX_CHANNELS = 1 << 12   # one 256-entry table per channel
 
@@ -27,7 +28,7 @@ def prelu_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, slope, slope_sca
     m2, s2 = quantize_multiplier(float32(float32(x_scale * slope_scale) / y_scale))
     lo, hi = RANGES[y_dtype]
     table = bytearray(256)
-    for byte, v in enumerate(_input_values(x_dtype)):
+    for byte, v in enumerate(input_values(x_dtype)):
         v -= x_zp
         if v >= 0:
             q = multiply_by_quantized_multiplier(v, m1, s1)
@@ -90,29 +91,6 @@ def lower_prelu(graph, op):
     return [Step("lut_channels", dict(input=op.inputs[0], output=op.outputs[0], pixels=x.size // channels,
                                       channels=channels, output_bytes=4 if float_output else 1),
                  {"tables": b"".join(tables[k] for k in keys)})]
-
-
-def prelu_function(before, then):
-    """The float32 function of the float unary ops ``before`` ([(op type, options)]), PRelu and the ops
-    ``then`` after it (further PRelus among them: ("PRELU", {"slopes": [...]})), of a value and its
-    channel's slopes (the first PRelu's first)."""
-    first = onnxruntime_function(before)
-    after = [None if t == "PRELU" else _onnx_functions(SimpleNamespace(type=t, options=o)) for t, o in then]
-    if first is None or any(f is None and t != "PRELU" for f, (t, _) in zip(after, then)):
-        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in [*before, *then]]} around PRelu")
-
-    def prelu_then(v, slopes):
-        v = first(v)
-        v = v if v >= 0 else float32(v * slopes[0])
-        k = 1
-        for f in after:
-            if f is None:   # a further PRelu
-                v = v if v >= 0 else float32(v * slopes[k])
-                k += 1
-            else:
-                v = f(v)
-        return v
-    return prelu_then
 
 
 def _float_output_tables(x, before, then):

@@ -19,8 +19,8 @@ import math
 import struct
 from array import array
 
+from ..numerics.float32 import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
 from . import Step, Unsupported, lowering
-from .common import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
 from .common import require_int8
 from .shape import require_moved_values
 

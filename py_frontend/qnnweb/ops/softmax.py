@@ -10,9 +10,10 @@ wasm_kernels/src/operators/softmax.c."""
 
 import math
 
-from . import Step, Unsupported, lowering
-from .common import float32, float32_bytes, require_int8
+from ..numerics.float32 import float32, float32_bytes
 from ..records import FLOAT32_MAX
+from . import Step, Unsupported, lowering
+from .common import require_int8
 
 
 def onnxruntime_table(x_scale, columns):

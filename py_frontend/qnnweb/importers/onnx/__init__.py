@@ -13,26 +13,29 @@ importer transposes at the edges and wherever a layout-sensitive op (Reshape of 
 it; weights keep their ONNX layout and are repacked by the kernels in C.
 
 Every op that cannot run is collected and reported together (UnsupportedModelError).
+
+How it is built: importer.import_graph runs the node loop over one context.ImportContext (the graph
+being built, the ONNX names it knows, their quantization and layout, the problems). Each ONNX op type
+has a handler, ``handler(ctx, node, attrs)``, registered with ``@onnx_op("OpType")`` in the module of
+its family (conv, elementwise, pooling, qdq, resize, shape, slicing, unary: as qnnweb.ops groups the
+lowerings). Handlers share plain functions of ctx: layout.py (NCHW <-> NHWC), attributes.py,
+constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs), weights.py.
+Nothing here is a method called across files: a module imports what it uses.
+
+Adding an ONNX op:
+1. its handler, ``@onnx_op("OpType") def import_op_type(ctx, node, attrs)``, in its family's module: it
+   raises Skip(reason) when the node cannot run, and adds IR ops with ``ctx.add_op`` (a module for a new
+   family is added to the imports below, which register the handlers);
+2. its inputs and outputs in registry.ARITY (required inputs, most inputs, required outputs, most
+   outputs), checked before the handler runs, so it may index node.input / node.output up to those;
+3. the lowering of the IR op it adds, if that is a new one (qnnweb.ops, ``@lowering``).
 """
 
-from .base import ImporterBase
-from .conv import ConvMixin
-from .elementwise import ElementwiseMixin
-from .folding import FoldingMixin
-from .pooling import PoolingMixin
+# each family module registers its handlers (registry.HANDLERS) when imported
+from . import conv, elementwise, pooling, qdq, resize, shape, slicing, unary  # noqa: F401
+from .importer import import_graph
 from .proto import parse_model
-from .qdq import QdqMixin
-from .quantization import QuantizationMixin
-from .resize import ResizeMixin
-from .shape import ShapeMixin
-from .slicing import SlicingMixin
-from .unary import UnaryMixin
-
-
-class OnnxImporter(FoldingMixin, ConvMixin, ElementwiseMixin, UnaryMixin, PoolingMixin, QdqMixin, ResizeMixin,
-                   ShapeMixin, SlicingMixin, QuantizationMixin, ImporterBase):
-    """One import: ``OnnxImporter(model).run()`` -> Graph. Each op family's handlers are a mixin."""
 
 
 def import_onnx(data, input_shapes=None):
-    return OnnxImporter(parse_model(data), input_shapes or {}).run()
+    return import_graph(parse_model(data), input_shapes or {})

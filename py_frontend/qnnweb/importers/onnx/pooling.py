@@ -1,123 +1,123 @@
 """AveragePool, GlobalAveragePool, MaxPool and their QLinear forms; ReduceMean."""
 
+from .attributes import window_pads
+from .constants import int32_constant, int_values
+from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
+from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
+                           requantize_to)
+from .registry import onnx_op
+from .skip import Skip
 
-from .base import NCHW_TO_NHWC, Skip
+
+def add_pool(ctx, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False, **ir_options):
+    """``ir_options``: more IR options (a float pool's ``float_table``)."""
+    x = nhwc_index(ctx, x_name)
+    n, h, w, c = ctx.tensors[x].shape
+    if global_pool:
+        kernel, strides, pads, ceil_mode = [h, w], [h, w], [0, 0, 0, 0], 0
+    else:
+        kernel = attrs.get("kernel_shape")
+        if not kernel or len(kernel) != 2:
+            raise Skip("only 2-D pooling is supported")
+        strides = attrs.get("strides", [1, 1])
+        dilations = list(attrs.get("dilations", [1, 1]))
+        if dilations != [1, 1] and op_type != "MAX_POOL_2D":
+            raise Skip("dilated average pooling is not supported")
+        if dilations != [1, 1] and attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
+            # onnxruntime pads such pools as if undilated, so its output is smaller than the model
+            # (and ONNX shape inference) says
+            raise Skip("dilated MaxPool with auto_pad SAME: onnxruntime's output shape disagrees with the model's")
+        pads = window_pads(attrs, (h, w), kernel, strides, dilations)
+        ceil_mode = attrs.get("ceil_mode", 0)
+    if global_pool:
+        dilations = [1, 1]
+    sizes = []
+    for i, (size, before, after) in enumerate(((h, pads[0], pads[1]), (w, pads[2], pads[3]))):
+        span = size + before + after - ((kernel[i] - 1) * dilations[i] + 1)
+        out = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
+        if ceil_mode and (out - 1) * strides[i] >= size + before:
+            out -= 1
+        sizes.append(out)
+        extra = max((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - (size + before + after), 0)
+        if extra:
+            pads[2 * i + 1] += extra
+    options = dict(kernel=tuple(kernel), stride=tuple(strides), padding=pads, activation=activation)
+    if op_type == "MAX_POOL_2D":
+        options["dilation"] = tuple(dilations)
+    if op_type == "AVERAGE_POOL_2D":
+        # with ceil_mode the extra bottom/right padding counts too: onnxruntime's divisor, which
+        # the kernel follows (ONNX arithmetic, avgpool2d.c)
+        options["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
+    out = new_output(ctx, out_names, (n, sizes[0], sizes[1], c), params, True)
+    ctx.add_op(op_type, [x], [out], **options, **ir_options)
 
 
-class PoolingMixin:
-    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+@onnx_op("AveragePool", "GlobalAveragePool")
+def import_average_pool(ctx, node, attrs):
+    x = activation_input(ctx, node.input[0])
+    out_names, params, activation = quantized_output(ctx, node)
+    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation,
+             global_pool=node.op_type == "GlobalAveragePool")
 
-    def _pool(self, op_type, node, attrs, x_name, out_names, params, activation, global_pool=False, **ir_options):
-        """``ir_options``: more IR options (a float pool's ``float_table``)."""
-        x = self._nhwc(x_name)
-        n, h, w, c = self.tensors[x].shape
-        if global_pool:
-            kernel, strides, pads, ceil_mode = [h, w], [h, w], [0, 0, 0, 0], 0
-        else:
-            kernel = attrs.get("kernel_shape")
-            if not kernel or len(kernel) != 2:
-                raise Skip("only 2-D pooling is supported")
-            strides = attrs.get("strides", [1, 1])
-            dilations = list(attrs.get("dilations", [1, 1]))
-            if dilations != [1, 1] and op_type != "MAX_POOL_2D":
-                raise Skip("dilated average pooling is not supported")
-            if dilations != [1, 1] and attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER"):
-                # onnxruntime pads such pools as if undilated, so its output is smaller than the model
-                # (and ONNX shape inference) says
-                raise Skip("dilated MaxPool with auto_pad SAME: onnxruntime's output shape disagrees with the model's")
-            pads = self._pads(attrs, (h, w), kernel, strides, dilations)
-            ceil_mode = attrs.get("ceil_mode", 0)
-        if global_pool:
-            dilations = [1, 1]
-        sizes = []
-        for i, (size, before, after) in enumerate(((h, pads[0], pads[1]), (w, pads[2], pads[3]))):
-            span = size + before + after - ((kernel[i] - 1) * dilations[i] + 1)
-            out = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
-            if ceil_mode and (out - 1) * strides[i] >= size + before:
-                out -= 1
-            sizes.append(out)
-            extra = max((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - (size + before + after), 0)
-            if extra:
-                pads[2 * i + 1] += extra
-        options = dict(kernel=tuple(kernel), stride=tuple(strides), padding=pads, activation=activation)
-        if op_type == "MAX_POOL_2D":
-            options["dilation"] = tuple(dilations)
-        if op_type == "AVERAGE_POOL_2D":
-            # with ceil_mode the extra bottom/right padding counts too: onnxruntime's divisor, which
-            # the kernel follows (ONNX arithmetic, avgpool2d.c)
-            options["count_include_pad"] = bool(attrs.get("count_include_pad", 0))
-        out = self._new_output(out_names, (n, sizes[0], sizes[1], c), params, True)
-        self._op(op_type, [x], [out], **options, **ir_options)
 
-    def _op_AveragePool(self, node, attrs):
-        x = self._activation_input(node.input[0])
-        out_names, params, activation = self._quantized_output(node)
-        self._pool("AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation)
+@onnx_op("MaxPool")
+def import_max_pool(ctx, node, attrs):
+    if len(node.output) > 1 and node.output[1]:
+        raise Skip("MaxPool with an Indices output is not supported")
+    x = activation_input(ctx, node.input[0])
+    out_names, params, activation = outputs_like_input(ctx, node, x)
+    t = ctx.tensors[ctx.values[x].index]
+    if params[:2] != (t.scale, t.zero_point):
+        # QDQ with another output quantization: onnxruntime pools in float and quantizes again,
+        # which is the int8 pool (max commutes with quantization) and a requantization
+        pooled = node.output[0] + "/pooled"
+        add_pool(ctx, "MAX_POOL_2D", node, attrs, x, [pooled], (t.scale, t.zero_point, "int8"), "NONE")
+        requantize_to(ctx, pooled, out_names, params, activation)
+    else:
+        add_pool(ctx, "MAX_POOL_2D", node, attrs, x, out_names, params, activation)
 
-    def _op_GlobalAveragePool(self, node, attrs):
-        x = self._activation_input(node.input[0])
-        out_names, params, activation = self._quantized_output(node)
-        self._pool("AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation, global_pool=True)
 
-    def _op_MaxPool(self, node, attrs):
-        if len(node.output) > 1 and node.output[1]:
-            raise Skip("MaxPool with an Indices output is not supported")
-        x = self._activation_input(node.input[0])
-        out_names, params, activation = self._outputs_like_input(node, x)
-        t = self.tensors[self.values[x].index]
-        if params[:2] != (t.scale, t.zero_point):
-            # QDQ with another output quantization: onnxruntime pools in float and quantizes again,
-            # which is the int8 pool (max commutes with quantization) and a requantization
-            pooled = node.output[0] + "/pooled"
-            self._pool("MAX_POOL_2D", node, attrs, x, [pooled], (t.scale, t.zero_point, "int8"), "NONE")
-            self._requantize_to(pooled, out_names, params, activation)
-        else:
-            self._pool("MAX_POOL_2D", node, attrs, x, out_names, params, activation)
+@onnx_op("QLinearAveragePool", "QLinearGlobalAveragePool")
+def import_qlinear_average_pool(ctx, node, attrs):
+    if attrs.get("channels_last", 0):
+        raise Skip(f"channels_last {node.op_type} is not supported")
+    x = qlinear_input(ctx, node.input[0], node.input[1], node.input[2])
+    params = qparams(ctx, node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
+    add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE",
+             global_pool=node.op_type == "QLinearGlobalAveragePool")
 
-    def _op_QLinearAveragePool(self, node, attrs):
-        if attrs.get("channels_last", 0):
-            raise Skip("channels_last QLinearAveragePool is not supported")
-        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
-        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
-        self._pool("AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE")
 
-    def _op_QLinearGlobalAveragePool(self, node, attrs):
-        if attrs.get("channels_last", 0):
-            raise Skip("channels_last QLinearGlobalAveragePool is not supported")
-        x = self._qlinear_input(node.input[0], node.input[1], node.input[2])
-        params = self._qparams(node.input[3], node.input[4] if len(node.input) > 4 else "", "output")
-        self._pool("AVERAGE_POOL_2D", node, attrs, x, [node.output[0]], params, "NONE", global_pool=True)
-
-    def _op_ReduceMean(self, node, attrs):
-        """ReduceMean as quantize_static leaves it (in float between a DequantizeLinear and the next
-        QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes: the IR MEAN, averaged as
-        onnxruntime's float kernels do (dequantized taps summed in float32, divided, quantized half to even;
-        within one quantum where its float sum rounds otherwise)."""
-        x = self._activation_input(node.input[0])
-        out_names, params, activation = self._quantized_output(node)
-        if activation != "NONE":
-            raise Skip(f"a {activation} after ReduceMean is not supported")
-        shape = self._onnx_shape(x)
-        rank = len(shape)
-        if len(node.input) > 1 and node.input[1]:          # opset 18: axes is an input
-            axes = self._ints(node.input[1], "axes")
-        else:
-            axes = list(attrs.get("axes", []))
-        if not axes:
-            if attrs.get("noop_with_empty_axes", 0):
-                raise Skip("ReduceMean with no axes and noop_with_empty_axes is not supported")
-            axes = list(range(rank))
-        if not all(-rank <= a < rank for a in axes):
-            raise Skip(f"axes {axes} for a tensor of rank {rank}")
-        axes = sorted({a % rank for a in axes})
-        keep = attrs.get("keepdims", 1)
-        # a feature map is averaged in NHWC when the output keeps its rank (axes apart there are moved
-        # together by passes.means_over_adjacent_axes); else in ONNX's own layout (one transpose back)
-        nhwc = bool(self.values[x].nhwc and keep)
-        index, ir_axes = ((self.values[x].index, sorted(NCHW_TO_NHWC.index(a) for a in axes)) if nhwc
-                          else (self._plain(x), axes))
-        ir_shape = list(self.tensors[index].shape)
-        out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
-                     else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
-        out = self._new_output(out_names, out_shape, params, nhwc)
-        self._op("MEAN", [index, self._constant_ints(f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))
+@onnx_op("ReduceMean")
+def import_reduce_mean(ctx, node, attrs):
+    """ReduceMean as quantize_static leaves it (in float between a DequantizeLinear and the next
+    QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes: the IR MEAN, averaged as
+    onnxruntime's float kernels do (dequantized taps summed in float32, divided, quantized half to even;
+    within one quantum where its float sum rounds otherwise)."""
+    x = activation_input(ctx, node.input[0])
+    out_names, params, activation = quantized_output(ctx, node)
+    if activation != "NONE":
+        raise Skip(f"a {activation} after ReduceMean is not supported")
+    shape = onnx_shape(ctx, x)
+    rank = len(shape)
+    if len(node.input) > 1 and node.input[1]:          # opset 18: axes is an input
+        axes = int_values(ctx, node.input[1], "axes")
+    else:
+        axes = list(attrs.get("axes", []))
+    if not axes:
+        if attrs.get("noop_with_empty_axes", 0):
+            raise Skip("ReduceMean with no axes and noop_with_empty_axes is not supported")
+        axes = list(range(rank))
+    if not all(-rank <= a < rank for a in axes):
+        raise Skip(f"axes {axes} for a tensor of rank {rank}")
+    axes = sorted({a % rank for a in axes})
+    keep = attrs.get("keepdims", 1)
+    # a feature map is averaged in NHWC when the output keeps its rank (axes apart there are moved
+    # together by passes.means_over_adjacent_axes); else in ONNX's own layout (one transpose back)
+    nhwc = bool(ctx.values[x].nhwc and keep)
+    index, ir_axes = ((ctx.values[x].index, sorted(NCHW_TO_NHWC.index(a) for a in axes)) if nhwc
+                      else (plain_index(ctx, x), axes))
+    ir_shape = list(ctx.tensors[index].shape)
+    out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
+                 else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
+    out = new_output(ctx, out_names, out_shape, params, nhwc)
+    ctx.add_op("MEAN", [index, int32_constant(ctx, f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))

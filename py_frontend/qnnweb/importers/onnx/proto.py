@@ -7,6 +7,7 @@ import struct
 from importlib import resources
 
 from ...errors import ModelError
+from .skip import Skip
 
 # TensorProto.DataType -> (qnnweb dtype, bytes per element, struct code)
 DATA_TYPES = {
@@ -124,9 +125,7 @@ def _typed_data(tensor, dtype, code):
 def unpack(dtype, data):
     """Python numbers from little-endian bytes (small tensors only: scales, zero points, shapes)."""
     code = CODES.get(dtype)
-    if code is None:
-        from .base import Skip  # unpack runs inside a node's handler: that node cannot run
-
+    if code is None:   # (unpack runs inside a node's handler: that node cannot run)
         raise Skip(f"a constant of type {dtype} is used as numbers (scales, zero points, shapes), which qnnweb "
                    "does not read")
     width = struct.calcsize(code)

@@ -1,12 +1,16 @@
 """Quantization parameters, quantized constants (weights, bias) and the QDQ fusion of a float op's output."""
 
 import math
-import struct
 
-from ...ops.common import float32
-from .base import Skip, Value, XOR_0x80, _attributes, _product, arity_problem
+from ...numerics.float32 import float32
+from .attributes import attributes
+from .constants import required_constant
+from .context import Value
+from .registry import arity_problem
+from .skip import Skip
 
-BYTES = bytes(range(256))   # the identity byte table, sliced into the centring tables below
+# ops that move values without changing them, through which a float result may reach a model output
+LAYOUT_OPS = ("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
 
 # ONNX ops that commute with quantization (they move or select values, or clamp them, and quantization
 # is monotonic): quantizing before them or after them gives the same bytes (a constant Pad where its
@@ -26,7 +30,7 @@ def _nearest_resize(node):
     if node.op_type != "Resize":
         return False
     try:
-        return _attributes(node).get("mode", "nearest") == "nearest"
+        return attributes(node).get("mode", "nearest") == "nearest"
     except Skip:   # malformed: its own handler reports it
         return False
 
@@ -45,366 +49,299 @@ def quantize_like_onnxruntime(values, scales, zero_points, dtype, channel_of=Non
             for i, v in enumerate(values) for scale, zero_point in (per_channel[channel_of(i)],)]
 
 
-class QuantizationMixin:
-    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
+def float_tail(ctx, name, depth=0):
+    """Whether float `name` is a model output, or reaches model outputs only through ops that move
+    values (Transpose, Reshape ...), none quantizing it again: then it is computed in float32."""
+    consumers = ctx.consumers.get(name, [])
+    if depth > 32 or (name not in ctx.outputs and not consumers):
+        return False
+    return all(c.op_type in LAYOUT_OPS and c.input and c.input[0] == name and len(c.output) == 1
+               and float_tail(ctx, c.output[0], depth + 1) for c in consumers)
 
-    def _scalar_constant(self, name, what):
-        if name not in self.constants:
-            raise Skip(f"{what} '{name}' must be a constant")
-        return self.constants[name]
 
-    def _qparams(self, scale_name, zero_point_name, what, allow_vector=False):
-        """(scales, zero points as int8, source dtype) from constant scale / zero point inputs."""
-        scale = self._scalar_constant(scale_name, f"{what} scale")
-        if scale.dtype not in ("float32", "float16"):
-            raise Skip(f"{what} scale is {scale.dtype}; only float32 and float16 scales are supported")
-        scales = scale.values()
-        dtype = "uint8"
-        if zero_point_name:
-            zp = self._scalar_constant(zero_point_name, f"{what} zero point")
-            dtype = zp.dtype
-            if dtype not in ("int8", "uint8"):
-                raise Skip(f"{what} is {dtype}; only int8 and uint8 are supported")
-            zero_points = zp.values()
-        else:
-            zero_points = [0] * len(scales)
-        if len(scales) != 1 and not allow_vector:
-            raise Skip(f"{what} is quantized per axis; activations must be quantized per tensor")
-        if len(zero_points) == 1 and len(scales) > 1:
-            zero_points = zero_points * len(scales)
-        if any(not (s > 0 and math.isfinite(s)) for s in scales):
-            raise Skip(f"{what} has a scale that is not positive and finite")
-        shift = 128 if dtype == "uint8" else 0
-        return tuple(scales), tuple(z - shift for z in zero_points), dtype
-
-    def _int8_data(self, constant, dtype):
-        return constant.data.translate(XOR_0x80) if dtype == "uint8" else constant.data
-
-    def _weights(self, name, scale_name=None, zero_point_name=None, axis=0):
-        """IR index of an int8 weight tensor: a DequantizeLinear of a constant (QDQ), or a constant with
-        explicit scale / zero point inputs (QOperator)."""
-        if scale_name is None:
-            q = self.quantized_constants.get(name)
-            if q is None and name in self.constants and self.constants[name].dtype == "float32":
-                raise Skip(f"weights '{name}' are float: the quantizer left this op in float (its QOperator format "
-                           "has no quantized form of it, e.g. ConvTranspose); only int8 ops run: quantize with "
-                           "quant_format=QDQ")
-            if q is None:
-                raise Skip(f"weights '{name}' must be a dequantized int8 constant")
-            constant, scales, zero_points, axis = q.constant, q.scale, q.zero_point, q.axis
-            dtype = constant.dtype
-        else:
-            if name not in self.constants:
-                raise Skip(f"weights '{name}' must be a constant")
-            constant = self.constants[name]
-            scales, zero_points, dtype = self._qparams(scale_name, zero_point_name, "weights", allow_vector=True)
-            if dtype != constant.dtype:
-                raise Skip(f"weights are {constant.dtype} but their zero point is {dtype}")
+def qparams(ctx, scale_name, zero_point_name, what, allow_vector=False):
+    """(scales, zero points as int8, source dtype) from constant scale / zero point inputs."""
+    scale = required_constant(ctx, scale_name, f"{what} scale")
+    if scale.dtype not in ("float32", "float16"):
+        raise Skip(f"{what} scale is {scale.dtype}; only float32 and float16 scales are supported")
+    scales = scale.values()
+    dtype = "uint8"
+    if zero_point_name:
+        zp = required_constant(ctx, zero_point_name, f"{what} zero point")
+        dtype = zp.dtype
         if dtype not in ("int8", "uint8"):
-            raise Skip(f"weights '{name}' are {dtype}; only int8 and uint8 weights are supported")
-        axis = axis % len(constant.shape) if constant.shape else 0
-        data, weight_zero_points = self._centered_weights(name, constant, dtype, zero_points, axis)
-        return self._tensor(name, constant.shape, "int8", scales, weight_zero_points, data, axis)
+            raise Skip(f"{what} is {dtype}; only int8 and uint8 are supported")
+        zero_points = zp.values()
+    else:
+        zero_points = [0] * len(scales)
+    if len(scales) != 1 and not allow_vector:
+        raise Skip(f"{what} is quantized per axis; activations must be quantized per tensor")
+    if len(zero_points) == 1 and len(scales) > 1:
+        zero_points = zero_points * len(scales)
+    if any(not (s > 0 and math.isfinite(s)) for s in scales):
+        raise Skip(f"{what} has a scale that is not positive and finite")
+    shift = 128 if dtype == "uint8" else 0
+    return tuple(scales), tuple(z - shift for z in zero_points), dtype
 
-    def _centered_weights(self, name, constant, dtype, zero_points, axis):
-        """(int8 bytes, weight zero points, one per scale). Centred, (w - zero_point, 0s), whenever
-        w - zero_point fits in int8, which holds for symmetric int8 weights and for uint8 weights with
-        zero point 128: then the kernels run their symmetric path, at no cost. Otherwise the int8
-        weights (uint8 XOR 0x80, exact) and their zero points, which CONV_2D and FULLY_CONNECTED
-        subtract at run time (per tensor: a per-row correction; per channel: split weights). Done with
-        bytes.translate, so it costs no Python loop per weight. Zero points are in int8 terms (uint8
-        ones already moved by -128)."""
-        count = len(zero_points)
-        # Offset domain: u = w + 128 for int8 data, u = w for uint8 data; zero point u_zp = zp + 128.
-        data = constant.data if dtype == "uint8" else constant.data.translate(XOR_0x80)
-        if len(set(zero_points)) == 1:
-            slices = [(0, len(data), zero_points[0])]
-        elif axis == 0 and len(zero_points) == constant.shape[0]:
-            step = len(data) // constant.shape[0]
-            slices = [(i * step, (i + 1) * step, z) for i, z in enumerate(zero_points)]
-        else:  # zero points along another axis (MatMul's [K, N] weights): the kernels subtract them
-            return self._int8_data(constant, dtype), tuple(zero_points)
-        out = bytearray(len(data))
-        for start, end, zero_point in slices:
-            chunk = data[start:end]
-            if not chunk:
-                continue
-            u_zp = zero_point + 128
-            # the bytes u whose u - u_zp leaves int8 (none when u_zp is 128); min / max: ~20 ns a byte
-            outside = BYTES[:max(u_zp - 128, 0)] + BYTES[min(u_zp + 128, 256):]
-            if outside and len(chunk.translate(None, outside)) != len(chunk):
-                return self._int8_data(constant, dtype), tuple(zero_points)
-            out[start:end] = chunk.translate(BYTES[256 - u_zp:] + BYTES[:256 - u_zp])   # u -> (u - u_zp) & 0xFF
-        return bytes(out), (0,) * count
 
-    def _bias(self, name, input_scale, weight_scales, channels, float_bias=False):
-        """int32 bias: a DequantizeLinear of an int32 constant (QDQ) or the constant itself (QOperator),
-        whose scale must be input scale x weight scale (the TFLite / onnxruntime convention). With
-        ``float_bias`` (a QDQ Conv, Gemm or ConvTranspose), also a float32 constant the quantizer left in
-        float (quantize_static's QuantizeBias=False), quantized as onnxruntime's BiasQuantization transformer
-        does before it fuses a Conv or Gemm: round_half_even(float32(b / float32(input scale x weight scale)))."""
-        if not name:
-            return -1
-        if name in self.quantized_constants:
-            q = self.quantized_constants[name]
-            constant, scales = q.constant, q.scale
-            if any(z != 0 for z in q.zero_point):
-                raise Skip("bias has a non-zero zero point")
-        elif name in self.constants:
-            constant, scales = self.constants[name], None
-            if constant.dtype == "float32" and float_bias and _product(constant.shape) == channels:
-                return self._tensor(name, (channels,), "int32",
-                                    data=self._quantized_float_bias(name, constant, input_scale, weight_scales))
-        else:
-            raise Skip(f"bias '{name}' must be an int32 constant")
-        if constant.dtype != "int32" or _product(constant.shape) != channels:
-            raise Skip(f"bias '{name}' must be int32 with {channels} values (it is {constant.dtype} "
-                       f"{list(constant.shape)})")
-        if scales is not None:
-            expected = [input_scale * w for w in (weight_scales if len(weight_scales) > 1 else weight_scales * channels)]
-            given = scales if len(scales) > 1 else scales * channels
-            if any(abs(g - e) > 1e-6 * e + 1e-30 for g, e in zip(given, expected)):
-                raise Skip("bias scale is not input scale x weight scale")
-        return self._tensor(name, (channels,), "int32", data=constant.data)
-
-    def _quantized_float_bias(self, name, constant, input_scale, weight_scales):
-        values = constant.values()
-        scales = [float32(input_scale * w) for w in (weight_scales if len(weight_scales) > 1
-                                                     else weight_scales * len(values))]
-        q = [round(float32(b / s)) for b, s in zip(values, scales)]
-        if any(not -2**31 <= v < 2**31 for v in q):
-            raise Skip(f"float bias '{name}' does not fit in int32 at input scale x weight scale")
-        return struct.pack(f"<{len(q)}i", *q)
-
-    def _activation_input(self, name):
-        """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself."""
-        if name in self.views:
-            return self.views[name]
-        if name in self.values and self.tensors[self.values[name].index].dtype == "int8":
-            return name
-        if name in self.values and self.tensors[self.values[name].index].dtype == "float32":
-            # a float model input that reaches QuantizeLinear only through ops that commute with it
-            # (onnxruntime runs them in float first): quantize it first
-            params = self._quantization_ahead(name)
-            if params is not None:
-                self.views[name] = self._quantized_copy(name, params, name + "/quantized")
-                return self.views[name]
-            # its paths quantize it differently (a Relu's result with its own parameters beside the input's
-            # own QuantizeLinear): this node's path alone, when the node commutes with quantization
-            node = self.node
-            if node is not None and node.op_type in VALUE_PRESERVING and list(node.input[:1]) == [name] \
-                    and len(node.output) == 1:
-                params = self._quantization_ahead(node.output[0])
-                if params is not None:
-                    return self._quantized_copy(name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
-            if self.values[name].index in self.graph_input_indices:
-                raise Skip(f"it computes in float on the model's float input '{name}' before it is quantized "
-                           "(only int8 ops run: quantize the model with this op included)")
-        raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
-
-    def _quantized_output(self, node, output_name=None, input_params=None):
-        """For a float op in QDQ form: (ONNX name of the int8 output, fused activation) after following
-        the float output through an optional Relu/Clip to the QuantizeLinear nodes that consume it.
-        ``input_params``: the quantization of the op's int8 input, for an EXACT_ON_DEQUANTIZED op; where
-        its float output is also read in float, or quantized with several parameters (the quantizer's
-        QOperator form and DedicatedQDQPair write both), the output keeps them and is a dequantized view."""
-        name = output_name or node.output[0]
-        activation = "NONE"
-        consumers = self.consumers[name]
-        for consumer in consumers:  # fused here, before the node loop reaches (and checks) them
-            problem = arity_problem(consumer) if consumer.op_type in ("Relu", "Clip", "QuantizeLinear") else None
-            if problem:
-                raise Skip(f"its consumer {consumer.op_type}: {problem}")
-        if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in self.outputs:
-            fused = self._fusable_activation(consumers[0])
-            if fused is not None:
-                activation = fused
-                self._mark_done(consumers[0])
-                name = consumers[0].output[0]
-                consumers = self.consumers[name]
-                for consumer in consumers:
-                    problem = arity_problem(consumer) if consumer.op_type == "QuantizeLinear" else None
-                    if problem:
-                        raise Skip(f"its consumer {consumer.op_type}: {problem}")
-        # a Shape reads only the static shape (folded at import): what else reads the float output decides
-        shape_only = any(c.op_type == "Shape" for c in consumers)
-        consumers = [c for c in consumers if c.op_type != "Shape"]
-        quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
-        if not quantizers or len(quantizers) != len(consumers) or name in self.outputs:
-            params = self._quantization_ahead(name)
-            if params is None and input_params is not None:
-                return self._dequantized_view(name, input_params, activation)
-            if params is None:
-                raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
-            # it reaches QuantizeLinear only through ops that move or select values (onnxruntime's
-            # QOperator form leaves them in float): quantizing first gives the same bytes, so the result
-            # is int8 here and those ops read it through a view
-            self.views[name] = name + "/int8"
-            return [name + "/int8"], params, activation
-        each = [self._qparams(q.input[1], q.input[2] if len(q.input) > 2 else "", "output") for q in quantizers]
-        params = each[0]
-        if any(p[:2] != params[:2] for p in each):
-            if input_params is not None:
-                return self._dequantized_view(name, input_params, activation)
-            raise Skip("its output is quantized twice with different parameters")
-        for q in quantizers:
-            self._mark_done(q)
-        if shape_only:   # the Shape's folding reads the shape of the int8 result
-            self.views[name] = quantizers[0].output[0]
-        return [q.output[0] for q in quantizers], params, activation
-
-    def _dequantized_view(self, name, params, activation):
-        """The float output `name` as a view of an int8 tensor with ``params`` (the op's input's): its
-        QuantizeLinear consumers requantize that, its float readers read it dequantized, both exactly (a
-        model output: dequantized at the end, ImporterBase.run). Not after a fused Clip to 6 or to [-1, 1]:
-        its bounds need not be on the grid, so the int8 clamp is not the float one."""
-        if activation not in ("NONE", "RELU"):
-            raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear) after a {activation}")
-        self.views[name] = name + "/int8"
-        return [name + "/int8"], params, activation
-
-    def _quantized_copy(self, name, params, copy):
-        """The float value `name` quantized with `params` into the int8 value `copy` (made once)."""
-        if copy not in self.values:
-            value = self.values[name]
-            scales, zero_points, dtype = params
-            index = self._tensor(copy, self.tensors[value.index].shape, "int8", scales, zero_points)
-            self._op("QUANTIZE", [value.index], [index])
-            self.values[copy] = Value(index, value.nhwc)
-            self.quantization[copy] = (scales[0], zero_points[0], dtype)
-        return copy
-
-    def _quantization_ahead(self, name, depth=0):
-        """The parameters float `name` is quantized with, when every path from it reaches QuantizeLinear
-        (all with the same parameters) through VALUE_PRESERVING ops only; else None."""
-        consumers = self.consumers.get(name, [])
-        if name in self.outputs or not consumers or depth > 32:
-            return None
-        found = None
-        for c in consumers:
-            if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
-                params = self._qparams(c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
-            elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c)) and c.input and c.input[0] == name \
-                    and len(c.output) == 1:
-                params = self._quantization_ahead(c.output[0], depth + 1)
-            elif c.op_type == "Shape":   # reads only the static shape
-                continue
-            else:
-                return None
-            if params is None or (found is not None and found[:2] != params[:2]):
-                return None
-            found = params
-        return found
-
-    def _fusable_activation(self, node):
-        if node.op_type == "Relu":
-            return "RELU"
-        low, high = self._clip_bounds(node)
-        if low == 0.0 and high == 6.0:
-            return "RELU6"
-        if low == 0.0 and high == math.inf:
-            return "RELU"
-        if low == -1.0 and high == 1.0:
-            return "RELU_N1_TO_1"
-        return None
-
-    def _clip_bounds(self, node):
-        attrs = _attributes(node)
-        low, high = attrs.get("min", -math.inf), attrs.get("max", math.inf)
-        for position, default in ((1, low), (2, high)):
-            if len(node.input) > position and node.input[position]:
-                constant = self._scalar_constant(node.input[position], "Clip bound")
-                value = constant.values()[0]
-                low, high = (value, high) if position == 1 else (low, value)
-        return low, high
-
-    def _new_output(self, names, shape, params, nhwc):
-        """Create the IR int8 tensor for ONNX outputs `names` (all aliases of one tensor)."""
-        scales, zero_points, _ = params
-        index = self._tensor(names[0], shape, "int8", scales, zero_points)
-        for name in names:
-            self.values[name] = Value(index, nhwc)
-            self.quantization[name] = (scales[0], zero_points[0], params[2])
-        return index
-
-    def _outputs_like_input(self, node, x, output_name=None):
-        """(output names, params, activation) for an op that only moves or selects values (MaxPool,
-        Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
-        the int8/uint8 tensor itself, so the output keeps the input's quantization. On a float value (which
-        _activation_input quantized for this op) the op runs in float too: its output is quantized again."""
-        source = node.input[0]
-        float_source = source in self.values and self.tensors[self.values[source].index].dtype == "float32"
-        if source in self.views:
-            exact = node.op_type in EXACT_ON_DEQUANTIZED
-            return self._quantized_output(node, output_name, self._params_of(x) if exact else None)
-        if float_source:
-            return self._quantized_output(node, output_name)
-        return [output_name or node.output[0]], self._params_of(x), "NONE"
-
-    def _params_of(self, x):
-        """(scale, zero point, dtype) of int8 activation `x`, the dtype the model's own (uint8 or int8)."""
-        t = self.tensors[self.values[x].index]
-        return t.scale, t.zero_point, self.quantization.get(x, (None, None, "int8"))[2]
-
-    def _moved_output(self, node, out, x, shape, nhwc, emit, requantizes=False):
-        """Output ``out`` of a node that only moves or selects the values of int8 ``x`` (DepthToSpace,
-        Slice, Split, Gather): ``emit(index)`` adds the IR op writing the moved values to the IR tensor
-        ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
-        quantized again where the quantizer gave the output other parameters (it moves values in float),
-        and dequantized where the float result is a model output or feeds float ops. ``requantizes``: the
-        op computes in float and quantizes with the output's parameters itself (a bilinear Resize)."""
-        t = self.tensors[self.values[x].index]
-        consumers = self.consumers[out]
-        quantized_after = out not in self.outputs and consumers and all(c.op_type == "QuantizeLinear"
-                                                                        for c in consumers)
-        if node.input[0] in self.views and not quantized_after and self._quantization_ahead(out) is None:
-            if requantizes:   # its float result (a bilinear Resize's) is no dequantized int8 tensor
-                raise Skip(f"its float output '{out}' is used in float (not only by QuantizeLinear)")
-            # the float result is a model output or feeds float ops: the int8 values move, and are read
-            # dequantized (what onnxruntime's float op computes: it only moves values)
-            out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
-            self.views[out] = out + "/int8"
-        else:
-            out_names, params, activation = self._outputs_like_input(node, x, out)
-        if activation != "NONE" and requantizes:
-            raise Skip(f"a {activation} after {node.op_type} is not supported")
-        # a Relu / Clip after the move runs in float: in the requantizing table
-        same = (params[:2] == (t.scale, t.zero_point) or requantizes) and activation == "NONE"
-        moved = out_names if same else [out + "/moved"]
-        emit(self._new_output(moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
-        if not same:
-            self._requantize_to(moved[0], out_names, params, activation)
-
-    def _adopt_quantization(self, name, params):
-        """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is
-        converted to int8 there (XOR 0x80, exact)."""
-        if name not in self.values:
-            raise Skip(f"input '{name}' is not available")
-        value = self.values[name]
-        t = self.tensors[value.index]
-        if t.scale:
-            return
-        if t.dtype == "int8":
-            t.scale, t.zero_point = params[0], params[1]
-        elif t.dtype == "uint8":
-            t.scale, t.zero_point = params[0], tuple(z + 128 for z in params[1])
-            index = self._tensor(name + "/int8", t.shape, "int8", params[0], params[1])
-            self._op("QUANTIZE", [value.index], [index])
-            self.values[name] = Value(index, value.nhwc)
-        else:
-            raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
-
-    def _qlinear_input(self, name, scale_name, zero_point_name):
-        """A QOperator int8/uint8 input, requantized if it was quantized otherwise than this op says."""
-        params = self._qparams(scale_name, zero_point_name, f"input '{name}'")
-        self._adopt_quantization(name, params)
-        value = self.values[name]
-        t = self.tensors[value.index]
-        if t.dtype != "int8":
-            raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
-        if (t.scale[0], t.zero_point[0]) != (params[0][0], params[1][0]):
-            index = self._tensor(name + "/requantized", t.shape, "int8", params[0], params[1])
-            self._op("QUANTIZE", [value.index], [index])
-            self.values[name + "/requantized"] = Value(index, value.nhwc)
-            return name + "/requantized"
+def activation_input(ctx, name):
+    """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself."""
+    if name in ctx.views:
+        return ctx.views[name]
+    if name in ctx.values and ctx.tensors[ctx.values[name].index].dtype == "int8":
         return name
+    if name in ctx.values and ctx.tensors[ctx.values[name].index].dtype == "float32":
+        # a float model input that reaches QuantizeLinear only through ops that commute with it
+        # (onnxruntime runs them in float first): quantize it first
+        params = quantization_ahead(ctx, name)
+        if params is not None:
+            ctx.views[name] = quantized_copy(ctx, name, params, name + "/quantized")
+            return ctx.views[name]
+        # its paths quantize it differently (a Relu's result with its own parameters beside the input's
+        # own QuantizeLinear): this node's path alone, when the node commutes with quantization
+        node = ctx.node
+        if node is not None and node.op_type in VALUE_PRESERVING and list(node.input[:1]) == [name] \
+                and len(node.output) == 1:
+            params = quantization_ahead(ctx, node.output[0])
+            if params is not None:
+                return quantized_copy(ctx, name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
+        if ctx.values[name].index in ctx.graph_input_indices:
+            raise Skip(f"it computes in float on the model's float input '{name}' before it is quantized "
+                       "(only int8 ops run: quantize the model with this op included)")
+    raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
+
+
+def quantized_output(ctx, node, output_name=None, input_params=None):
+    """For a float op in QDQ form: (ONNX name of the int8 output, fused activation) after following
+    the float output through an optional Relu/Clip to the QuantizeLinear nodes that consume it.
+    ``input_params``: the quantization of the op's int8 input, for an EXACT_ON_DEQUANTIZED op; where
+    its float output is also read in float, or quantized with several parameters (the quantizer's
+    QOperator form and DedicatedQDQPair write both), the output keeps them and is a dequantized view."""
+    name = output_name or node.output[0]
+    activation = "NONE"
+    consumers = ctx.consumers[name]
+    for consumer in consumers:  # fused here, before the node loop reaches (and checks) them
+        problem = arity_problem(consumer) if consumer.op_type in ("Relu", "Clip", "QuantizeLinear") else None
+        if problem:
+            raise Skip(f"its consumer {consumer.op_type}: {problem}")
+    if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in ctx.outputs:
+        fused = fusable_activation(ctx, consumers[0])
+        if fused is not None:
+            activation = fused
+            ctx.mark_done(consumers[0])
+            name = consumers[0].output[0]
+            consumers = ctx.consumers[name]
+            for consumer in consumers:
+                problem = arity_problem(consumer) if consumer.op_type == "QuantizeLinear" else None
+                if problem:
+                    raise Skip(f"its consumer {consumer.op_type}: {problem}")
+    # a Shape reads only the static shape (folded at import): what else reads the float output decides
+    shape_only = any(c.op_type == "Shape" for c in consumers)
+    consumers = [c for c in consumers if c.op_type != "Shape"]
+    quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
+    if not quantizers or len(quantizers) != len(consumers) or name in ctx.outputs:
+        params = quantization_ahead(ctx, name)
+        if params is None and input_params is not None:
+            return dequantized_view(ctx, name, input_params, activation)
+        if params is None:
+            raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear)")
+        # it reaches QuantizeLinear only through ops that move or select values (onnxruntime's
+        # QOperator form leaves them in float): quantizing first gives the same bytes, so the result
+        # is int8 here and those ops read it through a view
+        ctx.views[name] = name + "/int8"
+        return [name + "/int8"], params, activation
+    each = [qparams(ctx, q.input[1], q.input[2] if len(q.input) > 2 else "", "output") for q in quantizers]
+    params = each[0]
+    if any(p[:2] != params[:2] for p in each):
+        if input_params is not None:
+            return dequantized_view(ctx, name, input_params, activation)
+        raise Skip("its output is quantized twice with different parameters")
+    for q in quantizers:
+        ctx.mark_done(q)
+    if shape_only:   # the Shape's folding reads the shape of the int8 result
+        ctx.views[name] = quantizers[0].output[0]
+    return [q.output[0] for q in quantizers], params, activation
+
+
+def dequantized_view(ctx, name, params, activation):
+    """The float output `name` as a view of an int8 tensor with ``params`` (the op's input's): its
+    QuantizeLinear consumers requantize that, its float readers read it dequantized, both exactly (a
+    model output: dequantized at the end, importer.import_graph). Not after a fused Clip to 6 or to [-1, 1]:
+    its bounds need not be on the grid, so the int8 clamp is not the float one."""
+    if activation not in ("NONE", "RELU"):
+        raise Skip(f"its float output '{name}' is used in float (not only by QuantizeLinear) after a {activation}")
+    ctx.views[name] = name + "/int8"
+    return [name + "/int8"], params, activation
+
+
+def quantized_copy(ctx, name, params, copy):
+    """The float value `name` quantized with `params` into the int8 value `copy` (made once)."""
+    if copy not in ctx.values:
+        value = ctx.values[name]
+        scales, zero_points, dtype = params
+        index = ctx.add_tensor(copy, ctx.tensors[value.index].shape, "int8", scales, zero_points)
+        ctx.add_op("QUANTIZE", [value.index], [index])
+        ctx.values[copy] = Value(index, value.nhwc)
+        ctx.quantization[copy] = (scales[0], zero_points[0], dtype)
+    return copy
+
+
+def quantization_ahead(ctx, name, depth=0):
+    """The parameters float `name` is quantized with, when every path from it reaches QuantizeLinear
+    (all with the same parameters) through VALUE_PRESERVING ops only; else None."""
+    consumers = ctx.consumers.get(name, [])
+    if name in ctx.outputs or not consumers or depth > 32:
+        return None
+    found = None
+    for c in consumers:
+        if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
+            params = qparams(ctx, c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
+        elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c)) and c.input and c.input[0] == name \
+                and len(c.output) == 1:
+            params = quantization_ahead(ctx, c.output[0], depth + 1)
+        elif c.op_type == "Shape":   # reads only the static shape
+            continue
+        else:
+            return None
+        if params is None or (found is not None and found[:2] != params[:2]):
+            return None
+        found = params
+    return found
+
+
+def fusable_activation(ctx, node):
+    if node.op_type == "Relu":
+        return "RELU"
+    low, high = clip_bounds(ctx, node)
+    if low == 0.0 and high == 6.0:
+        return "RELU6"
+    if low == 0.0 and high == math.inf:
+        return "RELU"
+    if low == -1.0 and high == 1.0:
+        return "RELU_N1_TO_1"
+    return None
+
+
+def clip_bounds(ctx, node):
+    attrs = attributes(node)
+    low, high = attrs.get("min", -math.inf), attrs.get("max", math.inf)
+    for position, default in ((1, low), (2, high)):
+        if len(node.input) > position and node.input[position]:
+            constant = required_constant(ctx, node.input[position], "Clip bound")
+            value = constant.values()[0]
+            low, high = (value, high) if position == 1 else (low, value)
+    return low, high
+
+
+def new_output(ctx, names, shape, params, nhwc):
+    """Create the IR int8 tensor for ONNX outputs `names` (all aliases of one tensor)."""
+    scales, zero_points, _ = params
+    index = ctx.add_tensor(names[0], shape, "int8", scales, zero_points)
+    for name in names:
+        ctx.values[name] = Value(index, nhwc)
+        ctx.quantization[name] = (scales[0], zero_points[0], params[2])
+    return index
+
+
+def outputs_like_input(ctx, node, x, output_name=None):
+    """(output names, params, activation) for an op that only moves or selects values (MaxPool,
+    Transpose): in QDQ form its output is quantized again; in QOperator form onnxruntime runs it on
+    the int8/uint8 tensor itself, so the output keeps the input's quantization. On a float value (which
+    activation_input quantized for this op) the op runs in float too: its output is quantized again."""
+    source = node.input[0]
+    float_source = source in ctx.values and ctx.tensors[ctx.values[source].index].dtype == "float32"
+    if source in ctx.views:
+        exact = node.op_type in EXACT_ON_DEQUANTIZED
+        return quantized_output(ctx, node, output_name, params_of(ctx, x) if exact else None)
+    if float_source:
+        return quantized_output(ctx, node, output_name)
+    return [output_name or node.output[0]], params_of(ctx, x), "NONE"
+
+
+def params_of(ctx, x):
+    """(scale, zero point, dtype) of int8 activation `x`, the dtype the model's own (uint8 or int8)."""
+    t = ctx.tensors[ctx.values[x].index]
+    return t.scale, t.zero_point, ctx.quantization.get(x, (None, None, "int8"))[2]
+
+
+def moved_output(ctx, node, out, x, shape, nhwc, emit, requantizes=False):
+    """Output ``out`` of a node that only moves or selects the values of int8 ``x`` (DepthToSpace,
+    Slice, Split, Gather): ``emit(index)`` adds the IR op writing the moved values to the IR tensor
+    ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
+    quantized again where the quantizer gave the output other parameters (it moves values in float),
+    and dequantized where the float result is a model output or feeds float ops. ``requantizes``: the
+    op computes in float and quantizes with the output's parameters itself (a bilinear Resize)."""
+    t = ctx.tensors[ctx.values[x].index]
+    consumers = ctx.consumers[out]
+    quantized_after = out not in ctx.outputs and consumers and all(c.op_type == "QuantizeLinear"
+                                                                    for c in consumers)
+    if node.input[0] in ctx.views and not quantized_after and quantization_ahead(ctx, out) is None:
+        if requantizes:   # its float result (a bilinear Resize's) is no dequantized int8 tensor
+            raise Skip(f"its float output '{out}' is used in float (not only by QuantizeLinear)")
+        # the float result is a model output or feeds float ops: the int8 values move, and are read
+        # dequantized (what onnxruntime's float op computes: it only moves values)
+        out_names, params, activation = [out + "/int8"], (t.scale, t.zero_point, "int8"), "NONE"
+        ctx.views[out] = out + "/int8"
+    else:
+        out_names, params, activation = outputs_like_input(ctx, node, x, out)
+    if activation != "NONE" and requantizes:
+        raise Skip(f"a {activation} after {node.op_type} is not supported")
+    # a Relu / Clip after the move runs in float: in the requantizing table
+    same = (params[:2] == (t.scale, t.zero_point) or requantizes) and activation == "NONE"
+    moved = out_names if same else [out + "/moved"]
+    emit(new_output(ctx, moved, shape, params if same else (t.scale, t.zero_point, "int8"), nhwc))
+    if not same:
+        requantize_to(ctx, moved[0], out_names, params, activation)
+
+
+def adopt_quantization(ctx, name, params):
+    """A model's own int8/uint8 input learns its quantization from its first consumer; a uint8 one is
+    converted to int8 there (XOR 0x80, exact)."""
+    if name not in ctx.values:
+        raise Skip(f"input '{name}' is not available")
+    value = ctx.values[name]
+    t = ctx.tensors[value.index]
+    if t.scale:
+        return
+    if t.dtype == "int8":
+        t.scale, t.zero_point = params[0], params[1]
+    elif t.dtype == "uint8":
+        t.scale, t.zero_point = params[0], tuple(z + 128 for z in params[1])
+        index = ctx.add_tensor(name + "/int8", t.shape, "int8", params[0], params[1])
+        ctx.add_op("QUANTIZE", [value.index], [index])
+        ctx.values[name] = Value(index, value.nhwc)
+    else:
+        raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
+
+
+def qlinear_input(ctx, name, scale_name, zero_point_name):
+    """A QOperator int8/uint8 input, requantized if it was quantized otherwise than this op says."""
+    params = qparams(ctx, scale_name, zero_point_name, f"input '{name}'")
+    adopt_quantization(ctx, name, params)
+    value = ctx.values[name]
+    t = ctx.tensors[value.index]
+    if t.dtype != "int8":
+        raise Skip(f"input '{name}' is {t.dtype}; expected int8 or uint8")
+    if (t.scale[0], t.zero_point[0]) != (params[0][0], params[1][0]):
+        index = ctx.add_tensor(name + "/requantized", t.shape, "int8", params[0], params[1])
+        ctx.add_op("QUANTIZE", [value.index], [index])
+        ctx.values[name + "/requantized"] = Value(index, value.nhwc)
+        return name + "/requantized"
+    return name
+
+
+def requantize_to(ctx, x_name, out_names, params, activation="NONE"):
+    """int8 `x_name` quantized again with `params`: onnxruntime's DequantizeLinear -> QuantizeLinear
+    in float32 (a table, ops/unary.py), as where a value-preserving op runs in float between them,
+    with the float Relu / Clip after it (`activation`) in the same table."""
+    value = ctx.values[x_name]
+    t = ctx.tensors[value.index]
+    out = new_output(ctx, out_names, t.shape, params, value.nhwc)
+    ctx.add_op("QUANTIZE", [value.index], [out], dequantize_quantize=True, activation=activation)
+
+
+def unary_op(ctx, op_type, x_name, out_names, params, **options):
+    value = ctx.values[x_name]
+    shape = ctx.tensors[value.index].shape
+    out = new_output(ctx, out_names, shape, params, value.nhwc)
+    ctx.add_op(op_type, [value.index], [out], **options)

@@ -3,192 +3,187 @@ as IR STRIDED_SLICE / SLICE / GATHER, whose lowering copies the selected values 
 memory when they are contiguous), and Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the
 ONNX axes are mapped to the IR's."""
 
-import struct
-
-from ...ops.common import float32
-from .base import NCHW_TO_NHWC, Skip
+from ...numerics.float32 import float32
+from .constants import int32_bytes, int32_constant, int_values, required_constant
+from .layout import NCHW_TO_NHWC, onnx_shape, plain_index
+from .quantization import activation_input, moved_output
+from .registry import onnx_op
+from .skip import Skip
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def _int32(values):
-    return struct.pack(f"<{len(values)}i", *values)
+def ir_axis_of(ctx, x, axis):
+    """The IR axis of ONNX axis ``axis`` of ``x`` (a feature map's is permuted to NHWC)."""
+    rank = len(onnx_shape(ctx, x))
+    if not -rank <= axis < rank:
+        raise Skip(f"axis {axis} for a tensor of rank {rank}")
+    axis %= rank
+    return NCHW_TO_NHWC.index(axis) if ctx.values[x].nhwc else axis
 
 
-class SlicingMixin:
-    """Handlers mixed into OnnxImporter (state and helpers: base.ImporterBase)."""
-
-    def _ints(self, name, what):
-        constant = self._scalar_constant(name, what)
-        if constant.dtype not in ("int32", "int64"):
-            raise Skip(f"{what} is {constant.dtype}; expected int32 or int64")
-        return [int(v) for v in constant.values()]
-
-    def _ir_axis(self, x, axis):
-        """The IR axis of ONNX axis ``axis`` of ``x`` (a feature map's is permuted to NHWC)."""
-        rank = len(self._onnx_shape(x))
-        if not -rank <= axis < rank:
-            raise Skip(f"axis {axis} for a tensor of rank {rank}")
+@onnx_op("Slice")
+def import_slice(ctx, node, attrs):
+    """starts / ends / axes / steps: inputs (opset >= 10) or attributes (before), ONNX's clamping."""
+    x = activation_input(ctx, node.input[0])
+    shape = onnx_shape(ctx, x)
+    rank = len(shape)
+    if ctx.opsets.get("ai.onnx", 13) < 10:
+        starts, ends = attrs.get("starts", []), attrs.get("ends", [])
+        axes, steps = attrs.get("axes") or list(range(len(starts))), [1] * len(starts)
+    else:
+        inputs = list(node.input) + [""] * (5 - len(node.input))
+        if not inputs[1] or not inputs[2]:
+            raise Skip("Slice needs starts and ends")
+        starts, ends = int_values(ctx, inputs[1], "starts"), int_values(ctx, inputs[2], "ends")
+        axes = int_values(ctx, inputs[3], "axes") if inputs[3] else list(range(len(starts)))
+        steps = int_values(ctx, inputs[4], "steps") if inputs[4] else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise Skip("starts, ends, axes and steps differ in length")
+    begin, end, stride = [0] * rank, list(shape), [1] * rank
+    seen = set()
+    for start, stop, axis, step in zip(starts, ends, axes, steps):
+        if not -rank <= axis < rank or axis % rank in seen:
+            raise Skip(f"axes {axes} for a tensor of rank {rank}")
         axis %= rank
-        return NCHW_TO_NHWC.index(axis) if self.values[x].nhwc else axis
-
-    def _constant_ints(self, name, values):
-        return self._tensor(name, [len(values)], "int32", data=_int32(values))
-
-    def _op_Slice(self, node, attrs):
-        """starts / ends / axes / steps: inputs (opset >= 10) or attributes (before), ONNX's clamping."""
-        x = self._activation_input(node.input[0])
-        shape = self._onnx_shape(x)
-        rank = len(shape)
-        if self.opsets.get("ai.onnx", 13) < 10:
-            starts, ends = attrs.get("starts", []), attrs.get("ends", [])
-            axes, steps = attrs.get("axes") or list(range(len(starts))), [1] * len(starts)
-        else:
-            inputs = list(node.input) + [""] * (5 - len(node.input))
-            if not inputs[1] or not inputs[2]:
-                raise Skip("Slice needs starts and ends")
-            starts, ends = self._ints(inputs[1], "starts"), self._ints(inputs[2], "ends")
-            axes = self._ints(inputs[3], "axes") if inputs[3] else list(range(len(starts)))
-            steps = self._ints(inputs[4], "steps") if inputs[4] else [1] * len(starts)
-        if not len(starts) == len(ends) == len(axes) == len(steps):
-            raise Skip("starts, ends, axes and steps differ in length")
-        begin, end, stride = [0] * rank, list(shape), [1] * rank
-        seen = set()
-        for start, stop, axis, step in zip(starts, ends, axes, steps):
-            if not -rank <= axis < rank or axis % rank in seen:
-                raise Skip(f"axes {axes} for a tensor of rank {rank}")
-            axis %= rank
-            seen.add(axis)
-            if step == 0:
-                raise Skip("a step of 0")
-            d = shape[axis]
-            start, stop = start + d if start < 0 else start, stop + d if stop < 0 else stop
-            if step > 0:
-                start, stop = min(max(start, 0), d), min(max(stop, 0), d)
-            else:   # ONNX: start in [0, d - 1], end in [-1, d - 1]; -1 is "before the first" (not numpy's last)
-                start, stop = min(max(start, 0), d - 1), min(max(stop, -1), d - 1)
-                stop = -d - 1 if stop == -1 else stop
-            begin[axis], end[axis], stride[axis] = start, stop, max(INT32_MIN, min(step, INT32_MAX))
-        out_shape = [len(range(*slice(b, e, s).indices(d))) for b, e, s, d in zip(begin, end, stride, shape)]
-        nhwc = self.values[x].nhwc
-        if nhwc:
-            begin, end, stride, out_shape = ([v[i] for i in NCHW_TO_NHWC] for v in (begin, end, stride, out_shape))
-        index = self.values[x].index
-        constants = [self._constant_ints(f"{node.output[0]}/{role}", values)
-                     for role, values in (("begin", begin), ("end", end), ("strides", stride))]
-        self._moved_output(node, node.output[0], x, out_shape, nhwc,
-                           lambda out: self._op("STRIDED_SLICE", [index, *constants], [out]))
-
-    def _op_Split(self, node, attrs):
-        """split sizes: an input (opset >= 13) or attribute (before), else num_outputs (opset 18) or as
-        many equal parts as outputs (the last one smaller when they do not divide, as ONNX says)."""
-        x = self._activation_input(node.input[0])
-        shape = self._onnx_shape(x)
-        axis = attrs.get("axis", 0)
-        ir_axis = self._ir_axis(x, axis)
-        d, parts = shape[axis % len(shape)], len(node.output)
-        if len(node.input) > 1 and node.input[1]:
-            sizes = self._ints(node.input[1], "split")
-        elif "split" in attrs:
-            sizes = list(attrs["split"])
-        else:
-            if attrs.get("num_outputs", parts) != parts:
-                raise Skip(f"num_outputs {attrs['num_outputs']} for {parts} outputs")
-            chunk = -(-d // parts)
-            sizes = [min(chunk, d - k * chunk) for k in range(parts)]
-        if len(sizes) != parts or any(s <= 0 for s in sizes) or sum(sizes) != d:
-            raise Skip(f"parts {sizes} for {parts} outputs and a dimension of {d}")
-        index, ir_shape = self.values[x].index, list(self.tensors[self.values[x].index].shape)
-        start = 0
-        for out, size in zip(node.output, sizes):
-            begin = [start if k == ir_axis else 0 for k in range(len(ir_shape))]
-            counts = [size if k == ir_axis else n for k, n in enumerate(ir_shape)]
-            constants = [self._constant_ints(f"{out}/{role}", values) for role, values in (("begin", begin),
-                                                                                         ("size", counts))]
-            if out:
-                self._moved_output(node, out, x, counts, self.values[x].nhwc,
-                                   lambda y, constants=constants: self._op("SLICE", [index, *constants], [y]))
-            start += size
-
-    def _op_Gather(self, node, attrs):
-        """Constant indices (negative ones count from the end); on a feature map with 1-D indices the
-        result stays NHWC, otherwise it is gathered in ONNX's layout."""
-        x = self._activation_input(node.input[0])
-        if node.input[1] not in self.constants:
-            raise Skip("indices must be a constant")
-        indices = self._ints(node.input[1], "indices")
-        index_shape = list(self.constants[node.input[1]].shape)
-        shape = self._onnx_shape(x)
-        axis = attrs.get("axis", 0)
-        if not -len(shape) <= axis < len(shape):
-            raise Skip(f"axis {axis} for a tensor of rank {len(shape)}")
-        axis %= len(shape)
+        seen.add(axis)
+        if step == 0:
+            raise Skip("a step of 0")
         d = shape[axis]
-        if any(not -d <= i < d for i in indices):
-            raise Skip(f"an index lies outside axis {axis} (of size {d})")
-        indices = [i % d for i in indices]
-        nhwc = self.values[x].nhwc and len(index_shape) == 1
-        if nhwc:
-            source, ir_axis = self.values[x].index, NCHW_TO_NHWC.index(axis)
-        else:
-            source, ir_axis = self._plain(x), axis
-        source_shape = list(self.tensors[source].shape)
-        out_shape = source_shape[:ir_axis] + index_shape + source_shape[ir_axis + 1:]
-        constant = self._tensor(f"{node.output[0]}/indices", index_shape, "int32", data=_int32(indices))
-        self._moved_output(node, node.output[0], x, out_shape, nhwc,
-                           lambda out: self._op("GATHER", [source, constant], [out], axis=ir_axis))
+        start, stop = start + d if start < 0 else start, stop + d if stop < 0 else stop
+        if step > 0:
+            start, stop = min(max(start, 0), d), min(max(stop, 0), d)
+        else:   # ONNX: start in [0, d - 1], end in [-1, d - 1]; -1 is "before the first" (not numpy's last)
+            start, stop = min(max(start, 0), d - 1), min(max(stop, -1), d - 1)
+            stop = -d - 1 if stop == -1 else stop
+        begin[axis], end[axis], stride[axis] = start, stop, max(INT32_MIN, min(step, INT32_MAX))
+    out_shape = [len(range(*slice(b, e, s).indices(d))) for b, e, s, d in zip(begin, end, stride, shape)]
+    nhwc = ctx.values[x].nhwc
+    if nhwc:
+        begin, end, stride, out_shape = ([v[i] for i in NCHW_TO_NHWC] for v in (begin, end, stride, out_shape))
+    index = ctx.values[x].index
+    constants = [int32_constant(ctx, f"{node.output[0]}/{role}", values)
+                 for role, values in (("begin", begin), ("end", end), ("strides", stride))]
+    moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
+                       lambda out: ctx.add_op("STRIDED_SLICE", [index, *constants], [out]))
 
-    def _op_Pad(self, node, attrs):
-        """Pad (opset 11+: pads, constant_value and axes are inputs). "constant": IR PADV2, the value in the
-        input's quantization (it must be exactly representable there); "reflect" and "edge": IR MIRROR_PAD."""
-        mode = attrs.get("mode", "constant")
-        mode = mode.decode("utf-8", "replace") if isinstance(mode, bytes) else mode
-        if mode not in ("constant", "reflect", "edge"):
-            raise Skip(f"mode {mode!r} is not supported (constant, reflect and edge are)")
-        if self.opsets.get("ai.onnx", 13) < 11:
-            raise Skip("Pad before opset 11 (pads as an attribute) is not supported")
-        x = self._activation_input(node.input[0])
-        rank = len(self._onnx_shape(x))
-        inputs = list(node.input) + [""] * (4 - len(node.input))
-        pads = self._ints(inputs[1], "pads") if inputs[1] else []
-        axes = self._ints(inputs[3], "axes") if inputs[3] else list(range(rank))
-        if len(pads) != 2 * len(axes) or any(not -rank <= a < rank for a in axes):
-            raise Skip(f"pads {pads} for axes {axes} of a tensor of rank {rank}")
-        amounts = [[0, 0] for _ in range(rank)]
-        for k, axis in enumerate(axes):
-            amounts[axis % rank] = [pads[k], pads[k + len(axes)]]
-        if any(a < 0 for pair in amounts for a in pair):
-            raise Skip("negative pads (cropping) are not supported")
-        nhwc, index = self.values[x].nhwc, self.values[x].index
-        if nhwc:
-            amounts = [amounts[i] for i in NCHW_TO_NHWC]
-        t = self.tensors[index]
-        out_shape = [d + a + b for d, (a, b) in zip(t.shape, amounts)]
-        paddings = self._tensor(f"{node.output[0]}/pads", [rank, 2], "int32",
-                                data=_int32([a for pair in amounts for a in pair]))
-        if mode == "constant":
-            value = self._pad_value(inputs[2], t)
-            self._moved_output(node, node.output[0], x, out_shape, nhwc,
-                               lambda out: self._op("PADV2", [index, paddings, value], [out]))
-        else:
-            self._moved_output(node, node.output[0], x, out_shape, nhwc,
-                               lambda out: self._op("MIRROR_PAD", [index, paddings], [out], mode=mode.upper()))
 
-    def _pad_value(self, name, t):
-        """An int8 constant in t's quantization: constant_value (float: quantized exactly, or refused;
-        int8 / uint8 in the QOperator form: already quantized), 0 by default."""
-        scale, zero_point = t.scale[0], t.zero_point[0]
-        if not name:
-            q = zero_point
+@onnx_op("Split")
+def import_split(ctx, node, attrs):
+    """split sizes: an input (opset >= 13) or attribute (before), else num_outputs (opset 18) or as
+    many equal parts as outputs (the last one smaller when they do not divide, as ONNX says)."""
+    x = activation_input(ctx, node.input[0])
+    shape = onnx_shape(ctx, x)
+    axis = attrs.get("axis", 0)
+    ir_axis = ir_axis_of(ctx, x, axis)
+    d, parts = shape[axis % len(shape)], len(node.output)
+    if len(node.input) > 1 and node.input[1]:
+        sizes = int_values(ctx, node.input[1], "split")
+    elif "split" in attrs:
+        sizes = list(attrs["split"])
+    else:
+        if attrs.get("num_outputs", parts) != parts:
+            raise Skip(f"num_outputs {attrs['num_outputs']} for {parts} outputs")
+        chunk = -(-d // parts)
+        sizes = [min(chunk, d - k * chunk) for k in range(parts)]
+    if len(sizes) != parts or any(s <= 0 for s in sizes) or sum(sizes) != d:
+        raise Skip(f"parts {sizes} for {parts} outputs and a dimension of {d}")
+    index, ir_shape = ctx.values[x].index, list(ctx.tensors[ctx.values[x].index].shape)
+    start = 0
+    for out, size in zip(node.output, sizes):
+        begin = [start if k == ir_axis else 0 for k in range(len(ir_shape))]
+        counts = [size if k == ir_axis else n for k, n in enumerate(ir_shape)]
+        constants = [int32_constant(ctx, f"{out}/{role}", values) for role, values in (("begin", begin),
+                                                                                     ("size", counts))]
+        if out:
+            moved_output(ctx, node, out, x, counts, ctx.values[x].nhwc,
+                               lambda y, constants=constants: ctx.add_op("SLICE", [index, *constants], [y]))
+        start += size
+
+
+@onnx_op("Gather")
+def import_gather(ctx, node, attrs):
+    """Constant indices (negative ones count from the end); on a feature map with 1-D indices the
+    result stays NHWC, otherwise it is gathered in ONNX's layout."""
+    x = activation_input(ctx, node.input[0])
+    if node.input[1] not in ctx.constants:
+        raise Skip("indices must be a constant")
+    indices = int_values(ctx, node.input[1], "indices")
+    index_shape = list(ctx.constants[node.input[1]].shape)
+    shape = onnx_shape(ctx, x)
+    axis = attrs.get("axis", 0)
+    if not -len(shape) <= axis < len(shape):
+        raise Skip(f"axis {axis} for a tensor of rank {len(shape)}")
+    axis %= len(shape)
+    d = shape[axis]
+    if any(not -d <= i < d for i in indices):
+        raise Skip(f"an index lies outside axis {axis} (of size {d})")
+    indices = [i % d for i in indices]
+    nhwc = ctx.values[x].nhwc and len(index_shape) == 1
+    if nhwc:
+        source, ir_axis = ctx.values[x].index, NCHW_TO_NHWC.index(axis)
+    else:
+        source, ir_axis = plain_index(ctx, x), axis
+    source_shape = list(ctx.tensors[source].shape)
+    out_shape = source_shape[:ir_axis] + index_shape + source_shape[ir_axis + 1:]
+    constant = ctx.add_tensor(f"{node.output[0]}/indices", index_shape, "int32", data=int32_bytes(indices))
+    moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
+                       lambda out: ctx.add_op("GATHER", [source, constant], [out], axis=ir_axis))
+
+
+@onnx_op("Pad")
+def import_pad(ctx, node, attrs):
+    """Pad (opset 11+: pads, constant_value and axes are inputs). "constant": IR PADV2, the value in the
+    input's quantization (it must be exactly representable there); "reflect" and "edge": IR MIRROR_PAD."""
+    mode = attrs.get("mode", "constant")
+    mode = mode.decode("utf-8", "replace") if isinstance(mode, bytes) else mode
+    if mode not in ("constant", "reflect", "edge"):
+        raise Skip(f"mode {mode!r} is not supported (constant, reflect and edge are)")
+    if ctx.opsets.get("ai.onnx", 13) < 11:
+        raise Skip("Pad before opset 11 (pads as an attribute) is not supported")
+    x = activation_input(ctx, node.input[0])
+    rank = len(onnx_shape(ctx, x))
+    inputs = list(node.input) + [""] * (4 - len(node.input))
+    pads = int_values(ctx, inputs[1], "pads") if inputs[1] else []
+    axes = int_values(ctx, inputs[3], "axes") if inputs[3] else list(range(rank))
+    if len(pads) != 2 * len(axes) or any(not -rank <= a < rank for a in axes):
+        raise Skip(f"pads {pads} for axes {axes} of a tensor of rank {rank}")
+    amounts = [[0, 0] for _ in range(rank)]
+    for k, axis in enumerate(axes):
+        amounts[axis % rank] = [pads[k], pads[k + len(axes)]]
+    if any(a < 0 for pair in amounts for a in pair):
+        raise Skip("negative pads (cropping) are not supported")
+    nhwc, index = ctx.values[x].nhwc, ctx.values[x].index
+    if nhwc:
+        amounts = [amounts[i] for i in NCHW_TO_NHWC]
+    t = ctx.tensors[index]
+    out_shape = [d + a + b for d, (a, b) in zip(t.shape, amounts)]
+    paddings = ctx.add_tensor(f"{node.output[0]}/pads", [rank, 2], "int32",
+                            data=int32_bytes([a for pair in amounts for a in pair]))
+    if mode == "constant":
+        value = pad_value_index(ctx, inputs[2], t)
+        moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
+                           lambda out: ctx.add_op("PADV2", [index, paddings, value], [out]))
+    else:
+        moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
+                           lambda out: ctx.add_op("MIRROR_PAD", [index, paddings], [out], mode=mode.upper()))
+
+
+def pad_value_index(ctx, name, t):
+    """An int8 constant in t's quantization: constant_value (float: quantized exactly, or refused;
+    int8 / uint8 in the QOperator form: already quantized), 0 by default."""
+    scale, zero_point = t.scale[0], t.zero_point[0]
+    if not name:
+        q = zero_point
+    else:
+        constant = required_constant(ctx, name, "constant_value")
+        (v,) = constant.values() if len(constant.values()) == 1 else (None,)
+        if v is None:
+            raise Skip("constant_value must be one value")
+        if constant.dtype in ("int8", "uint8"):
+            q = v - 128 if constant.dtype == "uint8" else v
         else:
-            constant = self._scalar_constant(name, "constant_value")
-            (v,) = constant.values() if len(constant.values()) == 1 else (None,)
-            if v is None:
-                raise Skip("constant_value must be one value")
-            if constant.dtype in ("int8", "uint8"):
-                q = v - 128 if constant.dtype == "uint8" else v
-            else:
-                q = round(v / scale) + zero_point
-                if not -128 <= q <= 127 or float32((q - zero_point) * scale) != float32(v):
-                    raise Skip(f"constant_value {v} is not exactly an int8 value of the input's quantization")
-        return self._tensor(f"{t.name}/pad_value", [], "int8", t.scale, t.zero_point, data=bytes([q & 0xFF]))
+            q = round(v / scale) + zero_point
+            if not -128 <= q <= 127 or float32((q - zero_point) * scale) != float32(v):
+                raise Skip(f"constant_value {v} is not exactly an int8 value of the input's quantization")
+    return ctx.add_tensor(f"{t.name}/pad_value", [], "int8", t.scale, t.zero_point, data=bytes([q & 0xFF]))

@@ -10,6 +10,7 @@ from tflite.TensorType import TensorType
 from ...errors import ModelError
 from ...graph import Tensor
 from ..flatbuffer_table import Table, field_offsets, scalars_at, string_at, table_at
+from ..input_shapes import unknown_inputs
 
 _I8 = struct.Struct("<b").unpack_from
 _I32 = struct.Struct("<i").unpack_from
@@ -83,8 +84,6 @@ def model_source(model, tensor_positions, tensors, graph_inputs, graph_outputs, 
 def set_batch(tensors, graph_inputs, input_shapes):
     """TFLite files store every tensor's shape: a new batch (the first dimension of the inputs) is given
     to every activation tensor whose first dimension is the model's batch. Only the batch can change."""
-    from .. import unknown_inputs
-
     names = {tensors[i].name: i for i in graph_inputs}
     unknown_inputs(input_shapes, names)
     batches = set()

@@ -22,8 +22,8 @@ Pure Python: it runs in Pyodide, where there is no numpy.
 
 import math
 
-from . import Unsupported
-from .common import float32
+from ..errors import Unsupported
+from .float32 import float32
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 INT32_MAX = (1 << 31) - 1

@@ -1,0 +1,196 @@
+"""onnxruntime's float32 arithmetic, for the ONNX ops whose int8 results must follow it bit for bit.
+
+ONNX models follow onnxruntime, which builds its QLinearLeakyRelu / QLinearSigmoid tables
+(contrib_ops/cpu/quantization/qlinear_lookup_table.cc) and runs the float ops a QDQ model keeps
+between DequantizeLinear and QuantizeLinear all in float32: x = float32(x_scale * (q - x_zp)),
+y = f(x) in float32, then MlasQuantizeLinear: rint(clamp(float32(y / y_scale), lo - zp, hi - zp)) + zp.
+Sigmoid and Tanh are MLAS's FMA3 kernels (mlas/lib/logistic.cpp, tanh.cpp: Eigen's rational
+approximations); HardSigmoid and HardSwish Eigen's float32 expressions (without FMA); Elu Eigen's exp
+(_eigen_exp). Each was checked against onnxruntime 1.32 on every dequantized value of several scales.
+"""
+
+import math
+
+from ..errors import Unsupported
+from .byte_values import RANGES, input_values
+from .float32 import float32, float32_bytes
+
+
+def _f32(x):
+    return float32(x)
+
+
+def _fma32(a, b, c):
+    """float32 fused multiply-add (the product of two float32 is exact in double; then one rounding)."""
+    return _f32(a * b + c)
+
+
+_LOGISTIC_ALPHA = [4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05, 8.51377133304701e-03,
+                   2.48287947061529e-01]
+_LOGISTIC_BETA = [6.10247389755681e-13, 5.76102136993427e-09, 6.29106785017040e-06, 1.70198817374094e-03,
+                  1.16817656904453e-01, 9.93151921023180e-01]
+
+
+def _mlas_rational(x, alpha, beta):
+    """MLAS's odd rational approximation x * P(x^2) / Q(x^2), Horner with float32 FMAs."""
+    x2 = _f32(x * x)
+    alpha, beta = [_f32(a) for a in alpha], [_f32(b) for b in beta]
+    p = _fma32(x2, alpha[0], alpha[1])
+    for a in alpha[2:]:
+        p = _fma32(p, x2, a)
+    p = _f32(p * x)
+    q = _fma32(x2, beta[0], beta[1])
+    for b in beta[2:]:
+        q = _fma32(q, x2, b)
+    return _f32(p / q)
+
+
+def _mlas_logistic(x):
+    x = min(max(x, -18.0), 18.0)
+    return min(max(_f32(_mlas_rational(x, _LOGISTIC_ALPHA, _LOGISTIC_BETA) + 0.5), 0.0), 1.0)
+
+
+_TANH_ALPHA = [-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
+               1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03]
+_TANH_BETA = [1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03]
+
+
+def _mlas_tanh(x):
+    return _mlas_rational(min(max(x, -9.0), 9.0), _TANH_ALPHA, _TANH_BETA)
+
+
+def _onnx_hard_sigmoid(alpha, beta):
+    alpha, beta = _f32(alpha), _f32(beta)
+    return lambda x: min(max(_f32(_f32(alpha * x) + beta), 0.0), 1.0)
+
+
+_SIXTH = _f32(1.0 / 6.0)
+
+
+def _onnx_hard_swish(x):
+    return _f32(x * min(max(_f32(_f32(x * _SIXTH) + 0.5), 0.0), 1.0))
+
+
+# Eigen's float32 exp (pexp_float: Cephes' range reduction, a degree-6 minimax polynomial), as
+# onnxruntime's Elu computes it on SSE packets of 4, without FMA. The elements past the last whole
+# packet (a tensor's last size % 4, on one thread; each thread's share has such a tail) go to glibc's
+# expf instead, one float32 ulp apart on a few values: a table cannot tell them apart, so there the
+# float result may differ by that ulp (a quantized one did not, on every value tried).
+_EIGEN_EXP_POLY = [_f32(c) for c in (1.37449637986719608306884765625e-3, 8.36894474923610687255859375e-3,
+                                     4.166965186595916748046875e-2, 0.16666518151760101318359375,
+                                     0.49999988079071044921875)]   # p6, p5, p4, p3, p2
+
+
+def _eigen_exp(x):
+    """exp of a finite float32 `x`, step by step as Eigen's pexp_float rounds it."""
+    if x < -104.0:
+        return 0.0
+    p6, p5, p4, p3, p2 = _EIGEN_EXP_POLY
+    clamped = min(x, _f32(88.723))
+    m = math.floor(_f32(_f32(clamped * _f32(1.44269504088896341)) + 0.5))
+    r = _f32(_f32(m * -0.693359375) + clamped)
+    r = _f32(_f32(m * _f32(2.12194440e-4)) + r)
+    r2 = _f32(r * r)
+    even = _f32(_f32(r2 * p6) + p4)
+    odd = _f32(_f32(r2 * p5) + p3)
+    even = _f32(_f32(r2 * even) + p2)
+    y = _f32(_f32(r * odd) + even)
+    y = _f32(_f32(r2 * y) + _f32(r + 1.0))
+    return max(_f32(math.ldexp(y, m)), x)
+
+
+def _onnx_elu(alpha):
+    """onnxruntime's Elu (activations.h): x >= 0 ? x : alpha * (exp(x) - 1), in float32, with Eigen's exp
+    (not expm1: exp(x) - 1 loses the low bits of small |x|, as onnxruntime does). Checked against
+    onnxruntime 1.32 on 122,000 values (every one the same bits) and on every dequantized value of int8
+    and uint8 inputs at several scales and alphas."""
+    alpha = _f32(alpha)
+    return lambda x: x if x >= 0 else _f32(alpha * _f32(_eigen_exp(x) - 1.0))
+
+
+def element_function(op_type, options):
+    """float32 functions as onnxruntime's CPU kernels compute them, or None (no exact model)."""
+    o = options
+    if op_type == "LEAKY_RELU":
+        if "alpha" not in o:
+            raise Unsupported("LEAKY_RELU needs the option 'alpha'")
+        alpha = _f32(float(o["alpha"]))
+        return lambda x: x if x >= 0 else _f32(alpha * x)
+    if op_type == "ELU":
+        return _onnx_elu(float(o.get("alpha", 1.0)))
+    if op_type == "LOGISTIC":
+        return _mlas_logistic
+    if op_type == "TANH":
+        return _mlas_tanh
+    if op_type == "HARD_SWISH":
+        return _onnx_hard_swish
+    if op_type == "HARD_SIGMOID":
+        return _onnx_hard_sigmoid(float(o.get("alpha", 0.2)), float(o.get("beta", 0.5)))
+    if op_type == "CLIP":
+        low = -math.inf if o.get("min") is None else _f32(float(o["min"]))
+        high = math.inf if o.get("max") is None else _f32(float(o["max"]))
+        return lambda x: min(max(x, low), high)
+    if op_type in ("RELU", "RELU6", "RELU_N1_TO_1"):
+        low, high = {"RELU": (0.0, math.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}[op_type]
+        return lambda x: min(max(x, low), high)
+    return None
+
+
+def onnxruntime_function(steps):
+    """The float32 function of float unary ops in a row ([(op type, options)]) as onnxruntime's kernels
+    compute it, or None when one of them has no exact model here."""
+    functions = [element_function(t, o) for t, o in steps]
+    if any(f is None for f in functions):
+        return None
+
+    def composed(x):
+        for f in functions:
+            x = f(x)
+        return x
+    return composed
+
+
+def float_table(x_dtype, x_scale, x_zp, function):
+    """256 float32 (little-endian bytes): the function of each dequantized input value, in float32."""
+    x_scale = _f32(x_scale)
+    return float32_bytes([_f32(function(_f32(x_scale * (v - x_zp)))) for v in input_values(x_dtype)])
+
+
+def make_table_onnxruntime(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, function, lo=None, hi=None):
+    """256 bytes as onnxruntime computes them (float32 all through, see the module's docstring)."""
+    type_lo, type_hi = RANGES[y_dtype]
+    lo = type_lo if lo is None else max(lo, type_lo)
+    hi = type_hi if hi is None else min(hi, type_hi)
+    x_scale, y_scale = _f32(x_scale), _f32(y_scale)
+    table = bytearray(256)
+    for byte, v in enumerate(input_values(x_dtype)):
+        y = function(_f32(x_scale * (v - x_zp)))
+        if math.isnan(y):
+            raise Unsupported("the function gives NaN inside the input's range")
+        f = _f32(y / y_scale) if math.isfinite(y) else y
+        f = min(max(f, lo - y_zp), hi - y_zp)
+        table[byte] = (round(f) + y_zp) & 0xFF
+    return bytes(table)
+
+
+def prelu_function(before, then):
+    """The float32 function of the float unary ops ``before`` ([(op type, options)]), PRelu and the ops
+    ``then`` after it (further PRelus among them: ("PRELU", {"slopes": [...]})), of a value and its
+    channel's slopes (the first PRelu's first)."""
+    first = onnxruntime_function(before)
+    after = [None if t == "PRELU" else element_function(t, o) for t, o in then]
+    if first is None or any(f is None and t != "PRELU" for f, (t, _) in zip(after, then)):
+        raise Unsupported(f"no float32 model of onnxruntime's {[t for t, _ in [*before, *then]]} around PRelu")
+
+    def prelu_then(v, slopes):
+        v = first(v)
+        v = v if v >= 0 else float32(v * slopes[0])
+        k = 1
+        for f in after:
+            if f is None:   # a further PRelu
+                v = v if v >= 0 else float32(v * slopes[k])
+                k += 1
+            else:
+                v = f(v)
+        return v
+    return prelu_then
