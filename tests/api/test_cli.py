@@ -12,7 +12,7 @@ import tomllib
 import numpy as np
 import pytest
 from built_files import REPO
-from models.test_errors import set_opcode
+from qnnweb_dev.tflite_builder import set_opcode
 from tflite.BuiltinOperator import BuiltinOperator
 
 import qnnweb

@@ -12,23 +12,7 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.Model import Model as TFLiteModel
 
 import qnnweb
-
-
-def set_opcode(data, old, new):
-    """Rewrite, in place, the operator code `old` of a real model to `new` (both builtin codes)."""
-    model = TFLiteModel.GetRootAs(data, 0)
-    for i in range(model.OperatorCodesLength()):
-        code = model.OperatorCodes(i)
-        if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == old:
-            table = code._tab
-            deprecated = table.Offset(4)
-            if deprecated:
-                data[table.Pos + deprecated] = new
-            builtin = table.Offset(10)
-            if builtin:
-                data[table.Pos + builtin:table.Pos + builtin + 4] = new.to_bytes(4, "little")
-            return
-    raise AssertionError(f"opcode {old} not in model")
+from qnnweb_dev.tflite_builder import set_opcode
 
 
 def test_every_unsupported_op_is_listed_at_once(model_path):

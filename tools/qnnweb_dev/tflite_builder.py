@@ -2,6 +2,7 @@
 for the forms real converters write that qnnweb's own exporter does not: op codes in only one of the
 two fields, options tables or fields left out (flatbuffers omits values equal to the schema default),
 shape arithmetic (SHAPE, STRIDED_SLICE, PACK) feeding RESHAPE. Every file is also run by ai-edge-litert.
+``set_opcode`` rewrites an operator code of a real model in place (an unsupported op for the error tests).
 """
 
 import struct
@@ -9,6 +10,7 @@ from importlib import import_module
 
 import flatbuffers
 from tflite.BuiltinOperator import BuiltinOperator
+from tflite.Model import Model as TFLiteModel
 from tflite.TensorType import TensorType
 
 # The schema's builder functions live in its modules (the package namespace holds the classes).
@@ -141,3 +143,20 @@ class ModelBuilder:
         Model.AddBuffers(b, buffers_vector)
         b.Finish(Model.End(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+
+def set_opcode(data, old, new):
+    """Rewrite, in place, the operator code `old` of a real model to `new` (both builtin codes)."""
+    model = TFLiteModel.GetRootAs(data, 0)
+    for i in range(model.OperatorCodesLength()):
+        code = model.OperatorCodes(i)
+        if max(code.BuiltinCode(), code.DeprecatedBuiltinCode()) == old:
+            table = code._tab
+            deprecated = table.Offset(4)
+            if deprecated:
+                data[table.Pos + deprecated] = new
+            builtin = table.Offset(10)
+            if builtin:
+                data[table.Pos + builtin:table.Pos + builtin + 4] = new.to_bytes(4, "little")
+            return
+    raise AssertionError(f"opcode {old} not in model")
