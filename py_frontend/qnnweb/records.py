@@ -8,6 +8,8 @@ against the kernels' ``qnn_record_words`` export.
 import math
 import struct
 
+from .errors import ModelError
+
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
 ABI_VERSION = 10
 
@@ -133,7 +135,5 @@ def pack_record(kind, fields):
         record = None
     floats = FLOAT_FIELDS[kind]
     if record is None or (floats and not all(map(math.isfinite, map(fields.__getitem__, floats)))):
-        from .errors import ModelError
-
         raise ModelError(check_record(kind, fields) or f"{kind} record: a field does not fit")
     return record
