@@ -1,0 +1,133 @@
+"""The ONNX side of the sweep (tools/converters/arch_sweep.py): torch.onnx export, onnxruntime's
+quantize_static in the users' modes, and onnxruntime as the reference qnnweb's outputs are compared with.
+
+The reference runs as the test suite's does (tests/reference/onnxruntime_session.py, whose reasons are told
+there): ``session.qdqisint8allowed=1`` keeps int8 QDQ tensors int8, and a model with uint8 tensors runs as
+its exact int8 twin (every uint8 value and zero point moved by -128), because onnxruntime's uint8 kernels
+are not exact on every x86 CPU. The suite's finer point (quantized Muls kept uint8) is left out here: a
+sweep reports shares and worst differences, not pass or fail.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import torch
+from onnx import TensorProto, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+OPSET = 17
+INPUT_NAME = "x"
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    quant_format: QuantFormat
+    activation: QuantType
+    weight: QuantType
+    per_channel: bool
+    about: str
+
+
+MODES = [
+    Mode("qdq_u8s8", QuantFormat.QDQ, QuantType.QUInt8, QuantType.QInt8, True,
+         "QDQ, uint8 activations, int8 per-channel weights (the default user recipe)"),
+    Mode("qdq_s8s8", QuantFormat.QDQ, QuantType.QInt8, QuantType.QInt8, True,
+         "QDQ, int8 activations, int8 per-channel weights"),
+    Mode("qop_u8", QuantFormat.QOperator, QuantType.QUInt8, QuantType.QInt8, True,
+         "QOperator (QLinearConv, QLinearMatMul...), uint8 activations, int8 per-channel weights"),
+]
+MODES_BY_NAME = {m.name: m for m in MODES}
+
+
+def export(model, input_shape, path: Path) -> None:
+    """torch.onnx.export at opset 17 with the TorchScript exporter (dynamo=False), constants folded."""
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.zeros(input_shape),), str(path), input_names=[INPUT_NAME],
+                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+
+
+class _Reader(CalibrationDataReader):
+    def __init__(self, inputs):
+        self.feeds = iter([{INPUT_NAME: x[None]} for x in inputs])
+
+    def get_next(self):
+        return next(self.feeds, None)
+
+
+def quantize(float_path: Path, mode: Mode, calibration) -> bytes:
+    """The float model quantized by ``quantize_static`` (MinMax) in ``mode``, calibrated on ``calibration``
+    ([N, 3, H, W] float32)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dst = Path(tmp) / "int8.onnx"
+        quantize_static(str(float_path), str(dst), _Reader(calibration), quant_format=mode.quant_format,
+                        activation_type=mode.activation, weight_type=mode.weight, per_channel=mode.per_channel)
+        return dst.read_bytes()
+
+
+def op_counts(model_bytes: bytes) -> dict:
+    counts = {}
+    for node in onnx.load_from_string(model_bytes).graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _shift_to_int8(array):
+    return (array.astype(np.int16) - 128).astype(np.int8)
+
+
+def int8_twin(model_bytes: bytes) -> bytes:
+    """The same model with every uint8 tensor int8: values and zero points moved by -128."""
+    model = onnx.load_from_string(model_bytes)
+    graph = model.graph
+    for tensor in graph.initializer:
+        if tensor.data_type == TensorProto.UINT8:
+            tensor.CopyFrom(numpy_helper.from_array(_shift_to_int8(numpy_helper.to_array(tensor)), tensor.name))
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.name == "value" and attribute.t.data_type == TensorProto.UINT8:
+                attribute.t.CopyFrom(numpy_helper.from_array(_shift_to_int8(numpy_helper.to_array(attribute.t)),
+                                                             attribute.t.name))
+            if attribute.name == "to" and attribute.i == TensorProto.UINT8:
+                attribute.i = TensorProto.INT8
+        if node.op_type == "QuantizeLinear" and (len(node.input) < 3 or not node.input[2]):
+            zero = f"{node.output[0]}/int8_zero_point"   # absent: uint8 zero point 0, which is int8 -128
+            graph.initializer.append(numpy_helper.from_array(np.int8(-128), zero))
+            node.input.extend([""] * (2 - len(node.input)))
+            node.input[2:] = [zero]
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if value.type.tensor_type.elem_type == TensorProto.UINT8:
+            value.type.tensor_type.elem_type = TensorProto.INT8
+    return model.SerializeToString()
+
+
+def reference_session(model_bytes: bytes) -> onnxruntime.InferenceSession:
+    """onnxruntime on one thread with int8 QDQ kept int8, on the int8 twin (the models here take and give
+    float32, so their outputs need no shift back)."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.add_session_config_entry("session.qdqisint8allowed", "1")
+    uint8 = any(t.data_type == TensorProto.UINT8 for t in onnx.load_from_string(model_bytes).graph.initializer)
+    data = int8_twin(model_bytes) if uint8 else model_bytes
+    return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+
+def output_quantum(graph) -> float | None:
+    """One quantum of a loaded qnnweb model's first (dequantized) output: the scale of the int8 tensor it is
+    dequantized from, found back through the layout ops in between (tests/models/onnx_quantized.py does the
+    same); None when no scale is found (a float op at the end)."""
+    tensor = graph.outputs[0]
+    while not graph.tensors[tensor].scale:
+        producer = next((op for op in graph.ops if tensor in op.outputs), None)
+        if producer is None or not producer.inputs:
+            return None
+        tensor = producer.inputs[0]
+    return float(graph.tensors[tensor].scale[0])
