@@ -42,6 +42,7 @@ def refuse_remote_connections() -> None:
         host = address[0] if isinstance(address, tuple) else address
         if isinstance(host, str) and host not in ("localhost", "::1") and not host.startswith("127.") \
                 and self.family != socket.AF_UNIX:
+            log(f"refused a connection to {address} (arch-sweep downloads nothing)")
             raise ConnectionRefusedError(f"arch-sweep downloads nothing: connection to {address} refused")
         return connect(self, address)
 
@@ -120,6 +121,7 @@ def sweep_mode(arch_name, mode, float_path, calibration, inputs, variant) -> dic
     except Exception as exc:  # noqa: BLE001  (a sweep records every failure and goes on)
         return _error_row(arch_name, mode.name, "quantize", exc)
     base["ops"] = ox.op_counts(data)
+    base["float_ops"] = ox.float_ops(data)
     base["model_bytes"] = len(data)
     try:
         loaded = qnnweb.load(data, variant=variant)

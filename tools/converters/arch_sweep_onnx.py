@@ -10,6 +10,7 @@ sweep reports shares and worst differences, not pass or fail.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -68,14 +69,39 @@ def quantize(float_path: Path, mode: Mode, calibration) -> bytes:
     ([N, 3, H, W] float32)."""
     with tempfile.TemporaryDirectory() as tmp:
         dst = Path(tmp) / "int8.onnx"
-        quantize_static(str(float_path), str(dst), _Reader(calibration), quant_format=mode.quant_format,
-                        activation_type=mode.activation, weight_type=mode.weight, per_channel=mode.per_channel)
+        quiet = logging.getLogger().level
+        logging.getLogger().setLevel(logging.ERROR)   # one warning per LayerNorm weight it quantizes per tensor
+        try:
+            quantize_static(str(float_path), str(dst), _Reader(calibration), quant_format=mode.quant_format,
+                            activation_type=mode.activation, weight_type=mode.weight, per_channel=mode.per_channel)
+        finally:
+            logging.getLogger().setLevel(quiet)
         return dst.read_bytes()
 
 
 def op_counts(model_bytes: bytes) -> dict:
     counts = {}
     for node in onnx.load_from_string(model_bytes).graph.node:
+        counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+# Nodes that carry no arithmetic of their own, left out of float_ops.
+_NOT_ARITHMETIC = {"QuantizeLinear", "DequantizeLinear", "Constant"}
+
+
+def float_ops(model_bytes: bytes) -> dict:
+    """Op type -> count of the nodes quantize_static left in float: neither a quantized operator
+    (QLinear*, QGemm...: a uint8/int8 input) nor fed by a DequantizeLinear (QDQ). Shape arithmetic counts
+    too (Shape, Gather on shapes...): what a runtime must still compute, or fold, in float."""
+    graph = onnx.load_from_string(model_bytes).graph
+    producer = {o: n.op_type for n in graph.node for o in n.output}
+    counts = {}
+    for node in graph.node:
+        if node.op_type in _NOT_ARITHMETIC or node.op_type.startswith("QLinear") or node.domain == "com.microsoft":
+            continue
+        if any(producer.get(name) == "DequantizeLinear" for name in node.input):
+            continue
         counts[node.op_type] = counts.get(node.op_type, 0) + 1
     return dict(sorted(counts.items()))
 

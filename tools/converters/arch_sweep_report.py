@@ -62,10 +62,25 @@ def forms_table(forms: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def float_ops_table(rows: list[dict]) -> str:
+    """Op type -> architectures (count) where quantize_static left it in float, in the first mode swept."""
+    first = rows[0]["mode"] if rows else None
+    kinds = {}
+    for row in rows:
+        if row["mode"] == first:
+            for op, count in row.get("float_ops", {}).items():
+                kinds.setdefault(op, {})[row["arch"]] = count
+    lines = [f"| op type | architectures (count) in {first} |", "| --- | --- |"]
+    for op, archs in sorted(kinds.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"| {op} | " + ", ".join(f"{a} ({n})" for a, n in archs.items()) + " |")
+    return "\n".join(lines)
+
+
 def markdown(header: dict, rows: list[dict]) -> str:
     parts = ["# arch-sweep", "", *[f"- {k}: {v}" for k, v in header.items()], "",
              "## Architecture x mode", "", results_table(rows), "",
-             "## Refused forms across the sweep", "", forms_table(refused_forms(rows)), ""]
+             "## Refused forms across the sweep", "", forms_table(refused_forms(rows)), "",
+             "## Ops quantize_static left in float", "", float_ops_table(rows), ""]
     return "\n".join(parts)
 
 
