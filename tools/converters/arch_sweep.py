@@ -126,21 +126,23 @@ def sweep_mode(arch_name, mode, float_path, calibration, inputs, variant) -> dic
     try:
         loaded = qnnweb.load(data, variant=variant)
     except qnnweb.UnsupportedModelError as exc:
-        counts, reasons = {}, {}
+        constant = ox.load_time_nodes(data)
+        counts, foldable, reasons = {}, {}, {}
         for _index, op_type, reason in exc.problems:
-            kind = op_type.split(" ", 1)[0]   # the importer names the node after its type: "Erf '/mlp/Erf'"
+            kind, _, node = op_type.partition(" ")   # the importer names the node after its type: "Erf '/mlp/Erf'"
             counts[kind] = counts.get(kind, 0) + 1
+            foldable[kind] = foldable.get(kind, 0) + (node.strip("'") in constant)
             reasons.setdefault(kind, set()).add(reason)
-        return {**base, "status": "refused", "refused_ops": counts,
+        return {**base, "status": "refused", "refused_ops": counts, "foldable_ops": foldable,
                 "reasons": {op: sorted(r) for op, r in reasons.items()}, "seconds": round(time.perf_counter() - t0, 1)}
     except Exception as exc:  # noqa: BLE001
-        return _error_row(arch_name, mode.name, "qnnweb.load", exc, **base)
+        return {**base, **_error_row(arch_name, mode.name, "qnnweb.load", exc)}
     try:
         with loaded:
             result = compare(loaded, ox.reference_session(data), inputs)
             used_variant = loaded.info().get("variant")
     except Exception as exc:  # noqa: BLE001
-        return _error_row(arch_name, mode.name, "run", exc, **base)
+        return {**base, **_error_row(arch_name, mode.name, "run", exc)}
     return {**base, "status": "ran", "variant": used_variant, **result, "seconds": round(time.perf_counter() - t0, 1)}
 
 

@@ -106,6 +106,20 @@ def float_ops(model_bytes: bytes) -> dict:
     return dict(sorted(counts.items()))
 
 
+def load_time_nodes(model_bytes: bytes) -> set:
+    """Names of the nodes whose outputs are known before any input arrives: every input of theirs is an
+    initializer, a Constant's output or the output of another such node, or the node is a Shape (the models
+    here have static shapes). A loader that folds constants would compute them once and never run them."""
+    graph = onnx.load_from_string(model_bytes).graph
+    known = {t.name for t in graph.initializer} | {""}
+    names = set()
+    for node in graph.node:   # ONNX nodes are in topological order
+        if node.op_type in ("Constant", "Shape") or all(name in known for name in node.input):
+            known.update(node.output)
+            names.add(node.name)
+    return names
+
+
 def _shift_to_int8(array):
     return (array.astype(np.int16) - 128).astype(np.int8)
 

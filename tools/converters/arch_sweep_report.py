@@ -4,6 +4,10 @@ forms across the sweep (op kind -> architectures, counts), as Markdown and JSON.
 from __future__ import annotations
 
 import json
+import re
+
+# Tensor and node names quoted in qnnweb's reasons: one reason per form, not per node.
+QUOTED_NAME = re.compile(r"'[^']*'")
 
 
 def _refusal_text(problems: dict) -> str:
@@ -32,17 +36,20 @@ def results_table(rows: list[dict]) -> str:
 
 def refused_forms(rows: list[dict]) -> list[dict]:
     """Op kind -> the architectures refusing on it (ops in the default mode, the first one swept), the
-    modes it appears in, the total op count over every architecture x mode, and its reasons."""
+    modes it appears in, the total op count over every architecture x mode, how many of those a loader
+    could compute once at load time (arch_sweep_onnx.load_time_nodes), and its reasons."""
     forms = {}
     default_mode = rows[0]["mode"] if rows else None
     for row in rows:
         if row["status"] != "refused":
             continue
         for op, count in row["refused_ops"].items():
-            form = forms.setdefault(op, {"op": op, "architectures": {}, "modes": set(), "total": 0, "reasons": set()})
+            form = forms.setdefault(op, {"op": op, "architectures": {}, "modes": set(), "total": 0, "foldable": 0,
+                                         "reasons": set()})
             form["modes"].add(row["mode"])
             form["total"] += count
-            form["reasons"].update(row["reasons"].get(op, []))
+            form["foldable"] += row.get("foldable_ops", {}).get(op, 0)
+            form["reasons"].update(QUOTED_NAME.sub("'…'", r) for r in row["reasons"].get(op, []))
             if row["mode"] == default_mode or row["arch"] not in form["architectures"]:
                 form["architectures"][row["arch"]] = count
     ordered = sorted(forms.values(), key=lambda f: (-len(f["architectures"]), -f["total"], f["op"]))
@@ -50,14 +57,15 @@ def refused_forms(rows: list[dict]) -> list[dict]:
 
 
 def forms_table(forms: list[dict]) -> str:
-    lines = ["| op kind | architectures | # archs | ops (all modes) | modes | reason (first) |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| op kind | architectures | # archs | ops (all modes) | of which load-time constant | modes | reason (first) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for f in forms:
         archs = ", ".join(f"{a} ({n})" for a, n in f["architectures"].items())
         reason = f["reasons"][0] if f["reasons"] else ""
         if len(f["reasons"]) > 1:
             reason += f" (+{len(f['reasons']) - 1} other reasons)"
-        cells = [f["op"], archs, str(len(f["architectures"])), str(f["total"]), ", ".join(f["modes"]), reason]
+        cells = [f["op"], archs, str(len(f["architectures"])), str(f["total"]), str(f["foldable"]), ", ".join(f["modes"]),
+                 reason]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
