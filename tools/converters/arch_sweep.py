@@ -78,6 +78,8 @@ def parse_args(argv=None):
                         help="photos to calibrate and compare on (default data/samples)")
     parser.add_argument("--variant", choices=list(qnnweb.VARIANTS), help="qnnweb kernel variant (default: the best)")
     args = parser.parse_args(argv)
+    if args.archs is not None and args.archs < 1:
+        parser.error("--archs takes a count of 1 or more")
     chosen = [a for a in models.ARCHITECTURES if not args.only or a.name in args.only]
     args.architectures = chosen[:args.archs] if args.archs is not None else chosen
     return args
@@ -183,7 +185,7 @@ def header(args) -> dict:
     return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": cpu_model(),
             "command": "./build.sh arch-sweep " + " ".join(sys.argv[1:]),
             "inputs": f"{models.SMALL_SIZE}x{models.SMALL_SIZE} (--small)" if args.small else "each model's default",
-            "photos": str(args.samples), "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
+            "photos": os.path.relpath(args.samples, ROOT), "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
             "modes": "; ".join(f"{m}: {ox.MODES_BY_NAME[m].about}" for m in args.modes)}
 
 

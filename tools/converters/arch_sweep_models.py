@@ -92,7 +92,8 @@ class Built:
 
 
 def photo_paths(samples: Path) -> list[Path]:
-    photos = sorted(p for p in samples.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
+    photos = sorted(p for p in samples.iterdir() if p.suffix.lower() in (".jpg", ".jpeg", ".png")) \
+        if samples.is_dir() else []
     if not photos:
         raise SystemExit(f"arch-sweep: no photos (*.jpg, *.png) in {samples}: run ./build.sh build samples")
     return photos
