@@ -69,7 +69,8 @@ def parse_args(argv=None):
                         help=f"only these architectures: {', '.join(names)}")
     parser.add_argument("--modes", nargs="+", metavar="MODE", choices=list(ox.MODES_BY_NAME),
                         default=list(ox.MODES_BY_NAME),
-                        help="quantization modes (default: all): " + "; ".join(f"{m.name}: {m.about}" for m in ox.MODES))
+                        help="quantization modes (default: all): "
+                             + "; ".join(f"{m.name}: {m.about}" for m in ox.MODES))
     parser.add_argument("--small", action="store_true",
                         help=f"{models.SMALL_SIZE}x{models.SMALL_SIZE} inputs ({models.SMALL_CLASSES} classes for timm "
                              "models) instead of each model's default: a quick sample")
@@ -185,7 +186,8 @@ def header(args) -> dict:
     return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": cpu_model(),
             "command": "./build.sh arch-sweep " + " ".join(sys.argv[1:]),
             "inputs": f"{models.SMALL_SIZE}x{models.SMALL_SIZE} (--small)" if args.small else "each model's default",
-            "photos": os.path.relpath(args.samples, ROOT), "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
+            "photos": os.path.relpath(args.samples, ROOT),
+            "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
             "modes": "; ".join(f"{m}: {ox.MODES_BY_NAME[m].about}" for m in args.modes)}
 
 

@@ -101,7 +101,8 @@ def photo_paths(samples: Path) -> list[Path]:
 
 def photo_inputs(paths, size: int, mean, std, crops_per_photo: int = 0, seed: int = SEED) -> np.ndarray:
     """[N, 3, size, size] float32: each photo's centre square resized to ``size``, then ``crops_per_photo``
-    seeded random squares of it (scale 0.3..1, random flip), normalized by ``mean`` / ``std`` (0..1 pixels)."""
+    seeded random squares of it (side 0.55..1 of the centre square's, random flip), normalized by ``mean`` /
+    ``std`` (0..1 pixels)."""
     rng = random.Random(seed)
     out = []
     for path in paths:
@@ -160,9 +161,10 @@ def _timm_model(arch: Arch, small: bool) -> tuple[nn.Module, str, int]:
         model = timm.create_model(name, pretrained=False)
         return model, name, model.pretrained_cfg["input_size"][-1]
     try:   # ViT-style models take the input size at construction (position embeddings, attention biases)
-        return timm.create_model(name, pretrained=False, num_classes=SMALL_CLASSES, img_size=SMALL_SIZE), name, SMALL_SIZE
+        model = timm.create_model(name, pretrained=False, num_classes=SMALL_CLASSES, img_size=SMALL_SIZE)
     except TypeError:   # convolutional ones take any size and have no img_size argument
-        return timm.create_model(name, pretrained=False, num_classes=SMALL_CLASSES), name, SMALL_SIZE
+        model = timm.create_model(name, pretrained=False, num_classes=SMALL_CLASSES)
+    return model, name, SMALL_SIZE
 
 
 def _yolo_model(arch: Arch, small: bool) -> tuple[nn.Module, str, int]:

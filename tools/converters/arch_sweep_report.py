@@ -57,15 +57,16 @@ def refused_forms(rows: list[dict]) -> list[dict]:
 
 
 def forms_table(forms: list[dict]) -> str:
-    lines = ["| op kind | architectures | # archs | ops (all modes) | of which load-time constant | modes | reason (first) |",
+    lines = ["| op kind | architectures | # archs | ops (all modes) | of which load-time constant | modes "
+             "| reason (first) |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for f in forms:
         archs = ", ".join(f"{a} ({n})" for a, n in f["architectures"].items())
         reason = f["reasons"][0] if f["reasons"] else ""
         if len(f["reasons"]) > 1:
             reason += f" (+{len(f['reasons']) - 1} other reasons)"
-        cells = [f["op"], archs, str(len(f["architectures"])), str(f["total"]), str(f["foldable"]), ", ".join(f["modes"]),
-                 reason]
+        cells = [f["op"], archs, str(len(f["architectures"])), str(f["total"]), str(f["foldable"]),
+                 ", ".join(f["modes"]), reason]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
