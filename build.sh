@@ -77,6 +77,13 @@ Usage: ./build.sh COMMAND [ARGS]
                                       (litert-torch + ai-edge-quantizer, reference ai-edge-litert) with
                                       tools/models/converters/make_tflite_fixtures.py [--only NAME...]; makes the
                                       converter virtualenv .cache/converters-venv (~1.5 GB) if missing
+  arch-sweep [--archs N] [--only NAME...] [--modes MODE...] [--small] [--out DIR]
+                                      where qnnweb stands on today's vision architectures (timm's
+                                      efficient families, YOLO11n / YOLOv8n; random weights): ONNX
+                                      export, quantize_static per mode, qnnweb's refusals or its
+                                      difference to onnxruntime (tools/models/converters/arch_sweep.py);
+                                      writes DIR/arch-sweep.md, .json (default results/arch-sweep);
+                                      makes its virtualenv .cache/arch-sweep-venv (~1.5 GB) if missing
   difftest [--cases N] [--seed S] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs, quantize_static in every mode, qnnweb vs
@@ -622,6 +629,42 @@ cmd_tflite_fixtures() {
   exec "$py" tools/models/converters/make_tflite_fixtures.py "$@"
 }
 
+# The sweep's environment (torch, timm, ultralytics, onnxruntime: ~1.5 GB) lives in its own virtualenv, made on
+# demand in three steps (tools/models/converters/arch_sweep_requirements*.txt say why; docs/arch-sweep.md).
+cmd_arch_sweep() {
+  local venv="$CACHE/arch-sweep-venv" req="$ROOT/tools/models/converters/arch_sweep_requirements.txt"
+  local nodeps="$ROOT/tools/models/converters/arch_sweep_requirements_nodeps.txt"
+  local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want torch_pin
+  want="$(cat "$req" "$nodeps" | sha256sum | cut -d' ' -f1)"
+  if [ ! -x "$py" ] || ! "$py" -c '' >/dev/null 2>&1; then
+    local base="${PYTHON:-python3}"
+    python_ok "$base" || die "missing tool: Python >= 3.11 with the venv module ('$base'; or set PYTHON=...)"
+    log "creating the arch-sweep virtualenv .cache/arch-sweep-venv with $("$base" --version 2>&1)"
+    rm -rf "$venv"
+    { "$base" -m venv "$venv" && "$py" -m pip install -q --upgrade pip; } \
+      || { rm -rf "$venv"; die "could not make the virtualenv .cache/arch-sweep-venv (see pip's message above)"; }
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    torch_pin="$(grep -m1 -E '^torch==' "$req")" || die "$req pins no torch"
+    log "pip install $torch_pin, then -r $(basename "$req"), then --no-deps -r $(basename "$nodeps") into .cache/arch-sweep-venv"
+    "$py" -m pip install --progress-bar off "$torch_pin" \
+      || die "installing $torch_pin into .cache/arch-sweep-venv failed (see pip's message above)"
+    "$py" -m pip install --progress-bar off -r "$req" \
+      || die "installing tools/models/converters/$(basename "$req") into .cache/arch-sweep-venv failed (see pip's message above)"
+    "$py" -m pip install --progress-bar off --no-deps -r "$nodeps" \
+      || die "installing tools/models/converters/$(basename "$nodeps") into .cache/arch-sweep-venv failed (see pip's message above)"
+    "$py" -c 'import torch, sys; sys.exit(torch.version.cuda is not None)' \
+      || die "the torch in .cache/arch-sweep-venv is a CUDA build: the sweep needs the CPU one (pip found no CPU torch wheel)"
+    echo "$want" >"$stamp"
+  fi
+  local v
+  for v in "${VARIANTS[@]}"; do
+    [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
+  done
+  log "tools/models/converters/arch_sweep.py $*"
+  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" tools/models/converters/arch_sweep.py "$@"
+}
+
 cmd_difftest() {
   cmd_setup
   cmd_build kernels
@@ -653,6 +696,7 @@ main() {
     test) cmd_test "$@" ;;
     bench) cmd_bench "$@" ;;
     kernel-bench) cmd_kernel_bench "$@" ;;
+    arch-sweep) cmd_arch_sweep "$@" ;;
     difftest) cmd_difftest "$@" ;;
     fuzz) cmd_fuzz "$@" ;;
     tflite-fixtures) cmd_tflite_fixtures "$@" ;;
