@@ -136,8 +136,8 @@ def _role(k, inputs):
 
 
 def lower(graph):
-    from . import (conv, detection, elementwise, pooling, prelu, resize, shape, slicing, softmax,  # noqa: F401
-                   unary)  # (registers lowerings)
+    from . import (binary, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
+                   resize, slicing, softmax, transpose, unary)  # (registers lowerings)
 
     problems, steps, checked = [], [], {}
     for op in graph.ops:
