@@ -7,7 +7,7 @@
  * operand. Engines read that operand as signed (ARM SDOT: config.c packs the weights as they are)
  * or as unsigned (x86 VNNI, vpdpbusd: config.c packs w ^ 0x80 = w + 128 and the operator adds
  * -128 * (the sum of the row's activations) as the row correction: weights_xor in config.h).
- * The kernels that feed the activations as the "i7" operand (qs8-igemm-2x16c4-minmax-fp32-relaxed-*.c,
+ * The kernels that feed the activations as the "i7" operand (qs8-igemm-2x16c4-relaxed-xor.h,
  * and this machine's former one-dot kernel) XOR each broadcast with 0x80 and hold that constant in a
  * register; without both, 12 accumulators fit beside the two activation broadcasts and the
  * streamed weight vector in the 15 vector registers V8 gives wasm code, and more accumulators hide
