@@ -1,9 +1,10 @@
-"""The QUANTIZE and DEQUANTIZE lowerings: float32 -> int8 (quantize), int8 -> float32 (dequantize),
-int8 -> int8 of another quantization (requantize, or a lut table), uint8 <-> int8 at a model's edges.
+"""The QUANTIZE and DEQUANTIZE lowerings: float32 -> int8, int8 -> float32, int8 -> int8 of another
+quantization, and uint8 <-> int8 at a model's edges. Records: quantize, dequantize, requantize, lut
+(byte to byte tables), lut_f32 (uint8 dequantization), quantize_channels and dequantize_channels.
 
 Both also take a tensor quantized per axis (one scale and zero point per channel along
 ``quantized_dimension``, ONNX's per-axis QuantizeLinear / DequantizeLinear at a model's edges: the
-quantize_channels and dequantize_channels records); uint8 <-> int8 of such a tensor is XOR 0x80."""
+*_channels records); uint8 <-> int8 of such a tensor is XOR 0x80."""
 
 import struct
 

@@ -1,5 +1,5 @@
 """The TRANSPOSE, DEPTH_TO_SPACE and SPACE_TO_DEPTH lowerings: values move between layouts as one
-strided copy (strided_copy.py), their quantization stays."""
+strided copy (strided_copy.py: a copy_strided record, or an aliased copy), their quantization stays."""
 
 from . import Unsupported, lowering
 from .common import constant_ints
