@@ -33,8 +33,8 @@ objdir="$(mktemp -d)"
 trap 'rm -rf "$objdir"' EXIT
 
 # The SIMD128 microkernels are compiled by Emscripten's clang in every module, the relaxed and threaded
-# ones too: V8 runs its code for them faster than clang 19's (the packa + GEMM kernels: 11 % on
-# EfficientNet-Lite0 in Chromium 156, tools/bench/kernel_ab.py, 2026-12-03).
+# ones too: V8 runs its code for them faster than clang 19's (the packa + GEMM kernels; figures in
+# docs/performance-log.md, 'Figures moved out of code comments').
 kernel_cc=(emcc)
 
 build() {  # variant, compiler command..., -- sources...

@@ -7,7 +7,7 @@ from collections import defaultdict
 from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
 from .ops.common import constant_ints, require_constant
-from .ops.shape import pad_amounts, pad_value
+from .ops.pad import pad_amounts, pad_value
 
 
 def fold_pads(graph):

@@ -125,10 +125,9 @@ static void init_configs(void) {
     narrow_gemm_config.nr = 16;
     narrow_gemm_config.name = kind == RELAXED_DOT_USDOT ? "qs8-igemm-2x16c4-relaxed-usdot" : "qs8-igemm-2x16c4-relaxed-sdot";
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE && !QNN_PREFER_RELAXED_HALVES) {
-    /* The exact two-dot "halves" form is slower here than the SIMD128 kernels (EfficientNet-Lite0 on
-     * an AMD EPYC without AVX-VNNI, 2026-12-01: 30.2 vs 26.4 ms in wasmtime, ~26 vs ~20 ms of
-     * kernels in Chromium 156, against an older SIMD128 IGEMM; the packa + GEMM pair is faster
-     * still), so engines whose relaxed dot saturates get the SIMD128 packa + GEMM. */
+    /* The exact two-dot "halves" form is slower here than the SIMD128 kernels (even than an older
+     * SIMD128 IGEMM, and the packa + GEMM pair is faster still: docs/performance-log.md, "Figures
+     * moved out of code comments"), so engines whose relaxed dot saturates get the SIMD128 packa + GEMM. */
     gemm_config = simd128_gemm_config();
     gemm_config.name = "qs8-gemm-4x8c2-simd128-dot16x2 (relaxed dot saturates)";
   } else if (kind == RELAXED_DOT_UNSIGNED_SATURATE) {
@@ -183,10 +182,10 @@ const struct qnn_gemm_config* qnn_get_gemm_config(void) {
   return &gemm_config;
 }
 
-/* The 2x24 tile runs a channel slot in ~7/8 of the 2x16 tile's time (EfficientNet-Lite0 in
- * Chromium 156, Intel Xeon with AVX-VNNI, 2026-12-04): the narrow tile where its padded channels
- * cost less, e.g. 16, 32 or 80 output channels (MobileNetV2's first convolutions: 0.14 -> 0.20 ms
- * with 2x24 for 16 channels). */
+/* The 2x24 tile runs a channel slot in about 7/8 of the 2x16 tile's time (the 7 and 8 below;
+ * docs/performance-log.md, "Figures moved out of code comments"): the narrow tile where its padded
+ * channels cost less, e.g. 16, 32 or 80 output channels (MobileNetV2's first convolutions, 16
+ * channels, were slower with 2x24). */
 const struct qnn_gemm_config* qnn_get_gemm_config_for(size_t output_channels) {
   const struct qnn_gemm_config* wide = qnn_get_gemm_config();
   if (narrow_gemm_config.igemm == NULL) return wide;

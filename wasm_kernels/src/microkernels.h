@@ -9,7 +9,7 @@
 
 /* Indirect GEMM (convolution). Computes mr output pixels x nc output channels: any mr, in tiles of
  * the kernel's MR rows (one call per chunk of rows: per-tile calls and their requantization setup
- * cost MobileNetV2 ~5 %, most in its small-K layers).
+ * cost measurably, most in small-K layers; docs/performance-log.md, "Figures moved out of code comments").
  *   a[m * ks + t]  input row (kc int8 channels) of tap t for output pixel m; may point at `zero`.
  *   w              packed weights (see packing.h), NR channels per block.
  *   c              first output pixel; pixel m is at c + m * c_stride; channels contiguous.

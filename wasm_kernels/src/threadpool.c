@@ -16,15 +16,15 @@
  *
  * Why slices: consecutive ops split the same pixels alike, so a thread's tasks read what it wrote
  * in the op before. With tasks going to whoever claimed next, each op's input came across from the
- * other core's cache: MobileNetV2's depthwise convolutions ran only x1.25 faster on 2 threads than
- * on 1 (x1.85-2.0 for the same op repeated alone), the whole model x1.86; with slices x1.96 and
- * x1.95 (wasmtime, simd128, 2026-12-04).
+ * other core's cache: MobileNetV2's depthwise convolutions gained far less from a second thread
+ * than the same op repeated alone, and slices recovered it (docs/performance-log.md, "Figures
+ * moved out of code comments").
  *
  * Workers spin for a while after each job (an inference is ~60 jobs in a row), then sleep on the
  * announce word (its low half changes with every job); the caller notifies only when some sleep.
  * At the end of an inference (qnn_pool_rest) they stop spinning and sleep at once: a worker spinning
- * on past the last op held a core the page's other work wanted (LiteRT.js run next in the bench's
- * rounds took 13 ms instead of 7.5 on this 2-vCPU machine).
+ * on past the last op held a core the page's other work wanted (LiteRT.js, run next in the bench's
+ * rounds, slowed down: docs/performance-log.md, "Figures moved out of code comments").
  *
  * Known limit (README Performance, "Threads: 1 -> 2 threads on this machine"; measurements in
  * docs/performance-log.md): this VM's guest kernel (sched_vcpu_pack) places a thread woken by a notify

@@ -52,7 +52,8 @@ size_t qnn_items_per_task(size_t total, size_t granule, size_t tasks_per_thread,
 
 /* Work per task below which splitting an op costs more than it saves: each task is a claim and a
  * completion count, cache lines handed between cores (~0.2 us), and a small op split 16 ways ran
- * slower on 2 threads than on 1 (BlazeFace: ~90 ops of ~20 us, 1.68 -> 2.09 ms in Chromium 156). */
+ * slower on 2 threads than on 1 (BlazeFace's small ops: docs/performance-log.md, "Figures moved
+ * out of code comments"). */
 #define QNN_TASK_MACS 131072      /* convolutions: ~1.5-3 us at 50-100 GMAC/s */
 #define QNN_TASK_DW_MACS 32768    /* depthwise: ~1.5 us at ~20 GMAC/s */
 #define QNN_TASK_ELEMENTS 4096    /* element-wise passes (quantize, tables, add, copies, pooling taps): ~1-3 us */

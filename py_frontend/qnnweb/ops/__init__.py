@@ -3,45 +3,17 @@
 ``lower(graph)`` turns every op into ``Step``s (records whose tensor fields still name graph
 tensors), or raises ``UnsupportedModelError`` listing every op that cannot run. Adding an operator
 means: a C operator (wasm_kernels/src/operators/), its record (qnnweb.h and records.py), and a
-``@lowering("OP_TYPE")`` function here.
+``@lowering("OP_TYPE")`` function (registry.py) in its family's module, imported below.
 """
 
-from dataclasses import dataclass, field
-
-from ..errors import Unsupported, UnsupportedModelError  # noqa: F401 (Unsupported: the lowerings' signal)
+from ..errors import UnsupportedModelError
 from ..graph import DTYPE_SIZES
-from ..records import INPUT_FIELDS, OUTPUT_FIELDS, check_record
+from ..records import check_record
 
-
-@dataclass
-class Step:
-    kind: str                   # record kind, see qnnweb.records
-    fields: dict                # record fields; tensor fields hold graph tensor indices
-    constants: dict = field(default_factory=dict)   # constant field name -> bytes-like
-    alias: bool = False         # no record: output shares the input's memory (RESHAPE)
-    alias_offset: int = 0       # ... from this byte of the input on (a contiguous SLICE / SPLIT)
-    op: tuple = None            # (op index, op type) of the graph op it lowers, for error messages
-
-    @property
-    def inputs(self):
-        return [self.fields[f] for f in INPUT_FIELDS if f in self.fields]
-
-    @property
-    def outputs(self):
-        """The tensors it writes, the main one first."""
-        return [self.fields[f] for f in OUTPUT_FIELDS if f in self.fields]
-
-
-LOWERINGS = {}
-
-
-def lowering(*op_types):
-    def register(function):
-        for op_type in op_types:
-            LOWERINGS[op_type] = function
-        return function
-
-    return register
+# each family module registers its lowerings (registry.LOWERINGS) when imported
+from . import (binary, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
+               resize, slicing, softmax, transpose, unary, variables)
+from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 
 # Arity of every lowered op type: (required inputs, most inputs or None, outputs or None: at least 1). Required inputs
@@ -138,9 +110,6 @@ def _role(k, inputs):
 
 
 def lower(graph):
-    from . import (conv, detection, elementwise, pooling, prelu, resize, shape, slicing, softmax,  # noqa: F401
-                   unary, variables)  # (registers lowerings)
-
     problems, steps, checked = [], [], {}
     for op in graph.ops:
         function = LOWERINGS.get(op.type)

@@ -2,7 +2,7 @@
 
 import math
 
-from . import Unsupported
+from .registry import Unsupported
 from ..records import FLOAT32_MAX
 
 

@@ -6,7 +6,7 @@ with 1 < group < C imports to it): groups = input channels / weight input channe
 import struct
 
 from ..numerics.float32 import float32_bytes, float32s
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_constant, require_int8, require_rank
 
 

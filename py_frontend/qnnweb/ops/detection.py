@@ -4,7 +4,7 @@ DETECTION_POSTPROCESS): one detection_postprocess record over float32 box encodi
 float32 anchors. The kernel follows TFLite's arithmetic (wasm_kernels/src/operators/detection_postprocess.c).
 """
 
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 
 # TFLite's defaults for options a model may leave out (detection_postprocess.cc: Init)
 DEFAULT_DETECTIONS_PER_CLASS = 100

@@ -13,7 +13,7 @@ MLAS's float global pool (four lanes, then the last taps, divided) then Quantize
 
 import math
 
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 
 

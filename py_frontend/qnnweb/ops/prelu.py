@@ -14,7 +14,7 @@ from ..numerics.byte_values import RANGES, input_values
 from ..numerics.float32 import float32
 from ..numerics.onnxruntime import float_table, make_table_onnxruntime, prelu_function
 from ..numerics.tflite import multiply_by_quantized_multiplier, quantize_multiplier
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_byte_quantized
 
 MAX_CHANNELS = 1 << 12   # one 256-entry table per channel

@@ -20,9 +20,9 @@ import struct
 from array import array
 
 from ..numerics.float32 import float32 as f32  # every step of the reference runtimes' coordinate arithmetic
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import require_int8
-from .shape import require_moved_values
+from .strided_copy import require_moved_values
 
 MAX_SIZE = 1 << 24  # XNNPACK's bound on every height and width
 

@@ -1,12 +1,12 @@
 """SLICE, STRIDED_SLICE, SPLIT, SPLIT_V and GATHER with constant indices: each output is one strided
-copy of its input (``shape.strided_copy``), or none at all when it is a contiguous part of the input
+copy of its input (strided_copy.py), or none at all when it is a contiguous part of the input
 (then it shares the input's memory). Values move, their quantization stays."""
 
 import math
 
-from . import Unsupported, lowering
+from .registry import Unsupported, lowering
 from .common import constant_ints
-from .shape import contiguous_strides, require_moved_values, strided_copy
+from .strided_copy import contiguous_strides, require_moved_values, strided_copy
 
 
 def _moved(graph, op, output=0):

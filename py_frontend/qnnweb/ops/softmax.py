@@ -12,7 +12,7 @@ import math
 
 from ..numerics.float32 import float32, float32_bytes
 from ..records import FLOAT32_MAX
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import require_int8
 
 

@@ -17,7 +17,7 @@ from ..numerics.byte_values import RANGES, input_values
 from ..numerics.float32 import float32
 from ..numerics.onnxruntime import float_table, make_table_onnxruntime, onnxruntime_function
 from ..numerics.tflite import hard_swish_table
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_byte_quantized
 
 

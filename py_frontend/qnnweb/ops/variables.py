@@ -2,7 +2,7 @@
 activation (importers/tflite/variables.py rewrites them on the variable's tensor), as TFLite's
 kernels copy: a value read stays what it was when read, whatever is assigned afterwards."""
 
-from . import Step, Unsupported, lowering
+from .registry import Step, Unsupported, lowering
 
 
 @lowering("READ_VARIABLE", "ASSIGN_VARIABLE")

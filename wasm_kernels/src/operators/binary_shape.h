@@ -1,7 +1,8 @@
-/* The broadcasting shared by the binary element-wise operators (add.c, binary.c, binary_f32.c): a record's
- * 4-D output shape and per-input element strides (0 along broadcast dimensions), collapsed at create
- * time (size-1 dimensions dropped, dimensions contiguous in both inputs merged: same-shape operands
- * become one long row, [1,H,W,C] x [1,1,1,C] becomes H*W rows of C), then run as rows in parallel. */
+/* The broadcasting shared by the binary element-wise operators (add.c, mul.c, maximum.c, lut2d.c,
+ * binary_f32.c): a record's 4-D output shape and per-input element strides (0 along broadcast
+ * dimensions), collapsed at create time (size-1 dimensions dropped, dimensions contiguous in both
+ * inputs merged: same-shape operands become one long row, [1,H,W,C] x [1,1,1,C] becomes H*W rows of
+ * C), then run as rows in parallel. */
 #ifndef QNN_OPERATORS_BINARY_SHAPE_H
 #define QNN_OPERATORS_BINARY_SHAPE_H
 

@@ -81,8 +81,8 @@ static int use_im2col(const struct qnn_conv2d_record* r, const struct qnn_gemm_c
   return row < window_taps * qnn_round_up((size_t) kc, (size_t) skr) && row <= 256 && pixels * row <= (16 << 20);
 }
 
-int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_conv2d_record* r = record;
+/* The checks of the record's fields that need no tensor. */
+static int32_t check_record(const struct qnn_conv2d_record* r) {
   if (!qnn_check_positive(&r->batch, 13, "conv2d")) return QNN_ERROR_INVALID_RECORD;
   if (r->groups < 1 || r->output_channels % r->groups != 0 || (int64_t) r->groups * r->input_channels > (1 << 24)) {
     qnn_set_error("conv2d: groups must be positive and divide output_channels");
@@ -113,174 +113,286 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
       !qnn_check_int8(r->weights_zero_point, "conv2d")) {
     return QNN_ERROR_INVALID_RECORD;
   }
-  const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
-  const int64_t window_taps = (int64_t) r->kernel_height * r->kernel_width;
-  const int split = r->weights_zero_points != 0;
-  const int64_t taps = split ? 2 * window_taps : window_taps;  /* the kernels' taps */
-  const int64_t groups = r->groups, group_channels = r->output_channels / r->groups;
-  const int64_t pixel_stride = groups * r->input_channels;
-  const int8_t* input = qnn_plan_tensor(
-      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * pixel_stride, "conv2d input");
-  int8_t* output = qnn_plan_tensor(plan, r->output, pixels * r->output_channels, "conv2d output");
-  const int8_t* weights = qnn_plan_constant(
-      r->weights, (int64_t) r->output_channels * window_taps * r->input_channels, "conv2d weights");
-  const int32_t* zero_points = split ? qnn_plan_constant(r->weights_zero_points, (int64_t) r->output_channels * 4,
-                                                         "conv2d weights_zero_points") : NULL;
-  if (split && zero_points == NULL) return QNN_ERROR_INVALID_RECORD;
-  for (int32_t n = 0; split && n < r->output_channels; n++) {
-    if (!qnn_check_int8(zero_points[n], "conv2d weights_zero_points")) return QNN_ERROR_INVALID_RECORD;
+  return QNN_OK;
+}
+
+/* The convolution as the kernels see it, derived once from the record and the kernel config. */
+struct conv2d_geometry {
+  const struct qnn_gemm_config* config;
+  int64_t pixels, window_taps, groups, group_channels, pixel_stride;
+  int split;                 /* per-channel weight zero points: every tap twice (the file's comment) */
+  int64_t taps;              /* the kernels' taps: window_taps, twice that when split */
+  int im2col;
+  int64_t gemm_taps, gemm_channels;  /* what the IGEMM sees: taps x channels per output pixel */
+  int64_t row_stride;        /* im2col: the bytes of one gathered row */
+  int64_t entries;           /* the indirection's pointers per group */
+  int64_t packed_group_size, gemm_kc;
+  size_t gemm_rows;
+  int corrected;             /* some row may need a correction: a correction buffer is allocated */
+};
+
+static struct conv2d_geometry geometry_of(const struct qnn_conv2d_record* r) {
+  struct conv2d_geometry g;
+  g.pixels = (int64_t) r->batch * r->output_height * r->output_width;
+  g.window_taps = (int64_t) r->kernel_height * r->kernel_width;
+  g.split = r->weights_zero_points != 0;
+  g.taps = g.split ? 2 * g.window_taps : g.window_taps;
+  g.groups = r->groups;
+  g.group_channels = r->output_channels / r->groups;
+  g.pixel_stride = g.groups * r->input_channels;
+  g.config = qnn_get_gemm_config_for((size_t) g.group_channels);
+  g.im2col = use_im2col(r, g.config, g.pixels, g.window_taps);
+  g.gemm_taps = g.im2col ? 1 : g.taps;
+  g.gemm_channels = g.im2col ? g.window_taps * r->input_channels : r->input_channels;
+  g.row_stride = (int64_t) qnn_round_up((size_t) g.gemm_channels, g.config->kr * g.config->sr);
+  g.entries = g.pixels * g.taps;
+  g.packed_group_size = qnn_pack_qs8_igemm_size(g.group_channels, g.gemm_taps, g.gemm_channels, g.config->nr,
+                                                g.config->kr, g.config->sr);
+  g.gemm_kc = g.gemm_taps * (int64_t) qnn_round_up((size_t) g.gemm_channels, 2);
+  g.gemm_rows = gemm_chunk_rows(g.config->mr, (size_t) g.gemm_kc);
+  g.corrected = r->weights_zero_point != 0 || g.split || g.config->weights_xor != 0;
+  return g;
+}
+
+struct conv2d_tensors {
+  const int8_t* input;
+  int8_t* output;
+  const int8_t* weights;
+  const int32_t* zero_points;  /* per output channel; NULL unless split */
+  const float* scales;
+  const int32_t* bias;         /* NULL: none */
+};
+
+/* The record's tensors and constants, each checked for its size (and the zero points for int8). */
+static int32_t find_tensors(struct qnn_plan* plan, const struct qnn_conv2d_record* r, const struct conv2d_geometry* g,
+                            struct conv2d_tensors* t) {
+  t->input = qnn_plan_tensor(
+      plan, r->input, (int64_t) r->batch * r->input_height * r->input_width * g->pixel_stride, "conv2d input");
+  t->output = qnn_plan_tensor(plan, r->output, g->pixels * r->output_channels, "conv2d output");
+  t->weights = qnn_plan_constant(
+      r->weights, (int64_t) r->output_channels * g->window_taps * r->input_channels, "conv2d weights");
+  t->zero_points = g->split ? qnn_plan_constant(r->weights_zero_points, (int64_t) r->output_channels * 4,
+                                                "conv2d weights_zero_points") : NULL;
+  if (g->split && t->zero_points == NULL) return QNN_ERROR_INVALID_RECORD;
+  for (int32_t n = 0; g->split && n < r->output_channels; n++) {
+    if (!qnn_check_int8(t->zero_points[n], "conv2d weights_zero_points")) return QNN_ERROR_INVALID_RECORD;
   }
-  const float* scales = qnn_plan_constant(r->scales, (int64_t) r->output_channels * 4, "conv2d scales");
-  const int32_t* bias = r->bias != 0 ? qnn_plan_constant(r->bias, (int64_t) r->output_channels * 4, "conv2d bias") : NULL;
-  if (input == NULL || output == NULL || weights == NULL || scales == NULL || (r->bias != 0 && bias == NULL)) {
+  t->scales = qnn_plan_constant(r->scales, (int64_t) r->output_channels * 4, "conv2d scales");
+  t->bias = r->bias != 0 ? qnn_plan_constant(r->bias, (int64_t) r->output_channels * 4, "conv2d bias") : NULL;
+  if (t->input == NULL || t->output == NULL || t->weights == NULL || t->scales == NULL || (r->bias != 0 && t->bias == NULL)) {
     return QNN_ERROR_INVALID_RECORD;
   }
+  return QNN_OK;
+}
 
-  const struct qnn_gemm_config* config = qnn_get_gemm_config_for((size_t) group_channels);
-  const int im2col = use_im2col(r, config, pixels, window_taps);
-  /* what the IGEMM sees: taps x channels per output pixel */
-  const int64_t gemm_taps = im2col ? 1 : taps, gemm_channels = im2col ? window_taps * r->input_channels : r->input_channels;
-  const int64_t row_stride = (int64_t) qnn_round_up((size_t) gemm_channels, config->kr * config->sr);
-  struct conv2d_op* op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
-  int8_t* zero = qnn_plan_alloc(plan, qnn_round_up((size_t) r->input_channels, config->kr * config->sr) + QNN_EXTRA_BYTES);
-  const int64_t entries = pixels * taps;
-  const int8_t** indirection = qnn_plan_alloc(plan, groups * entries * (int64_t) sizeof(int8_t*));
-  const int64_t packed_group_size =
-      qnn_pack_qs8_igemm_size(group_channels, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
-  const int64_t gemm_kc = gemm_taps * (int64_t) qnn_round_up((size_t) gemm_channels, 2);
-  const size_t gemm_rows = gemm_chunk_rows(config->mr, (size_t) gemm_kc);
-  char* packed = qnn_plan_alloc(plan, groups * packed_group_size);
-  const int corrected = r->weights_zero_point != 0 || split || config->weights_xor != 0;
-  int32_t* correction = corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
-  const int8_t** row_pointers = im2col ? qnn_plan_alloc(plan, pixels * (int64_t) sizeof(int8_t*)) : NULL;
-  int8_t* rows = im2col ? qnn_plan_alloc(plan, pixels * row_stride + QNN_EXTRA_BYTES) : NULL;
-  uint8_t* whole = im2col ? qnn_plan_alloc(plan, pixels) : NULL;
-  if (op == NULL || zero == NULL || indirection == NULL || packed == NULL || (corrected && correction == NULL) ||
-      (im2col && (row_pointers == NULL || rows == NULL || whole == NULL)) ||
-      (config->gemm != NULL &&
-       !qnn_reserve_scratch(gemm_rows * (size_t) gemm_kc * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
+struct conv2d_buffers {
+  struct conv2d_op* op;
+  int8_t* zero;                 /* what padded taps read: input_zero_point bytes */
+  const int8_t** indirection;   /* groups buffers of entries pointers */
+  char* packed;
+  int32_t* correction;          /* NULL unless corrected */
+  const int8_t** row_pointers;  /* im2col only: a pointer per pixel into rows */
+  int8_t* rows;                 /* im2col only */
+  uint8_t* whole;               /* im2col only */
+};
+
+static size_t zero_bytes(const struct qnn_conv2d_record* r, const struct qnn_gemm_config* config) {
+  return qnn_round_up((size_t) r->input_channels, config->kr * config->sr) + QNN_EXTRA_BYTES;
+}
+
+/* The plan's memory for the operator, and each thread's scratch for the packa + GEMM kernels. */
+static int32_t allocate_buffers(struct qnn_plan* plan, const struct qnn_conv2d_record* r, const struct conv2d_geometry* g,
+                                struct conv2d_buffers* b) {
+  b->op = qnn_plan_alloc(plan, sizeof(struct conv2d_op));
+  b->zero = qnn_plan_alloc(plan, zero_bytes(r, g->config));
+  b->indirection = qnn_plan_alloc(plan, g->groups * g->entries * (int64_t) sizeof(int8_t*));
+  b->packed = qnn_plan_alloc(plan, g->groups * g->packed_group_size);
+  b->correction = g->corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
+  b->row_pointers = g->im2col ? qnn_plan_alloc(plan, g->pixels * (int64_t) sizeof(int8_t*)) : NULL;
+  b->rows = g->im2col ? qnn_plan_alloc(plan, g->pixels * g->row_stride + QNN_EXTRA_BYTES) : NULL;
+  b->whole = g->im2col ? qnn_plan_alloc(plan, g->pixels) : NULL;
+  if (b->op == NULL || b->zero == NULL || b->indirection == NULL || b->packed == NULL ||
+      (g->corrected && b->correction == NULL) ||
+      (g->im2col && (b->row_pointers == NULL || b->rows == NULL || b->whole == NULL)) ||
+      (g->config->gemm != NULL &&
+       !qnn_reserve_scratch(g->gemm_rows * (size_t) g->gemm_kc * sizeof(int16_t) + QNN_GEMM_PACKA_EXTRA))) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
+  return QNN_OK;
+}
 
-  qnn_memset(zero, r->input_zero_point, qnn_round_up((size_t) r->input_channels, config->kr * config->sr) + QNN_EXTRA_BYTES);
+/* The zero buffer and the indirection: a pointer per output pixel and tap (every tap twice when
+ * split), one buffer per group. */
+static void build_indirection(const struct qnn_conv2d_record* r, const struct conv2d_geometry* g, const int8_t* input,
+                              const struct conv2d_buffers* b) {
+  qnn_memset(b->zero, r->input_zero_point, zero_bytes(r, g->config));
   const struct qnn_window window = {
-    r->batch, r->input_height, r->input_width, (size_t) pixel_stride, r->output_height, r->output_width,
+    r->batch, r->input_height, r->input_width, (size_t) g->pixel_stride, r->output_height, r->output_width,
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
     r->padding_top, r->padding_left};
-  qnn_indirection_init(&window, input, zero, indirection);
-  if (split) {  /* every tap twice; backwards, so in place (entry i moves to 2i and 2i + 1) */
-    for (int64_t i = pixels * window_taps - 1; i >= 0; i--) {
+  const int8_t** indirection = b->indirection;
+  qnn_indirection_init(&window, input, b->zero, indirection);
+  if (g->split) {  /* every tap twice; backwards, so in place (entry i moves to 2i and 2i + 1) */
+    for (int64_t i = g->pixels * g->window_taps - 1; i >= 0; i--) {
       indirection[2 * i] = indirection[2 * i + 1] = indirection[i];
     }
   }
-  for (int64_t g = 1; g < groups; g++) {
-    const int8_t** group_indirection = indirection + g * entries;
-    for (int64_t i = 0; i < entries; i++) {
-      group_indirection[i] = indirection[i] == zero ? zero : indirection[i] + g * r->input_channels;
+  for (int64_t group = 1; group < g->groups; group++) {
+    const int8_t** group_indirection = indirection + group * g->entries;
+    for (int64_t i = 0; i < g->entries; i++) {
+      group_indirection[i] = indirection[i] == b->zero ? b->zero : indirection[i] + group * r->input_channels;
     }
   }
-  size_t kc = (size_t) r->input_channels, ks = (size_t) taps;
-  const size_t nc = (size_t) group_channels;
-  const size_t window_ks = (size_t) window_taps;
-  size_t n_stride = window_ks * kc, t_stride = kc, k_stride = 1;      /* OHWI */
-  if (r->weights_layout == QNN_WEIGHTS_OIHW) {
-    t_stride = 1;
-    k_stride = window_ks;
-  } else if (r->weights_layout == QNN_WEIGHTS_IO) {
-    n_stride = 1;
-    t_stride = 0;
-    k_stride = nc;
+}
+
+/* The weights as packing reads them: value (n, t, k) at data[n * n_stride + t * t_stride + k * k_stride]. */
+struct weights_view {
+  const int8_t* data;
+  size_t n_stride, t_stride, k_stride;
+};
+
+/* The record's weights in their layout: OHWI and OIHW hold each channel's taps x channels together;
+ * IO (1x1) strides them by the group's output channels. */
+static struct weights_view weights_in_layout(const struct qnn_conv2d_record* r, const struct conv2d_geometry* g,
+                                             const int8_t* weights) {
+  const size_t kc = (size_t) r->input_channels, window_ks = (size_t) g->window_taps;
+  if (r->weights_layout == QNN_WEIGHTS_OIHW) return (struct weights_view) {weights, window_ks * kc, 1, window_ks};
+  if (r->weights_layout == QNN_WEIGHTS_IO) return (struct weights_view) {weights, 1, 0, (size_t) g->group_channels};
+  return (struct weights_view) {weights, window_ks * kc, kc, 1};
+}
+
+/* Per-channel weight zero points: the two int8 halves of w - zw[n] - c as taps 2t and 2t + 1, OHWI
+ * (the file's comment). *row_zero_point becomes -c. */
+static int32_t split_weights(struct qnn_plan* plan, const struct qnn_conv2d_record* r, const struct conv2d_geometry* g,
+                             const int32_t* zero_points, struct weights_view* w, int32_t* row_zero_point) {
+  const size_t kc = (size_t) r->input_channels, ks = (size_t) g->taps, window_ks = (size_t) g->window_taps;
+  int8_t* halves = qnn_plan_alloc(plan, (int64_t) r->output_channels * g->taps * r->input_channels);
+  if (halves == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  int32_t c = 0;
+  for (size_t n = 0; n < (size_t) r->output_channels; n++) {
+    for (size_t i = 0; i < window_ks * kc; i++) {
+      const size_t t = i / kc, k = i % kc;
+      if ((int32_t) w->data[n * w->n_stride + t * w->t_stride + k * w->k_stride] - zero_points[n] == 255) c = 1;
+    }
   }
-  /* OHWI and OIHW hold each channel's taps x channels together; IO (1x1) strides them by nc */
-  const int bounded = qnn_products_bounded((size_t) r->output_channels, window_ks * kc, weights, n_stride,
-                                       r->weights_layout == QNN_WEIGHTS_IO ? nc : 1, r->weights_zero_point,
-                                       zero_points, bias, scales);
-  int32_t row_zero_point = r->weights_zero_point;
-  if (split) {  /* the two halves of w - zw[n] - c, as taps 2t and 2t + 1, OHWI */
-    int8_t* halves = qnn_plan_alloc(plan, (int64_t) r->output_channels * taps * r->input_channels);
-    if (halves == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-    int32_t c = 0;
-    for (size_t n = 0; n < (size_t) r->output_channels; n++) {
-      for (size_t i = 0; i < window_ks * kc; i++) {
-        const size_t t = i / kc, k = i % kc;
-        if ((int32_t) weights[n * n_stride + t * t_stride + k * k_stride] - zero_points[n] == 255) c = 1;
+  *row_zero_point = -c;
+  for (size_t n = 0; n < (size_t) r->output_channels; n++) {
+    for (size_t t = 0; t < window_ks; t++) {
+      for (size_t k = 0; k < kc; k++) {
+        const int32_t v = (int32_t) w->data[n * w->n_stride + t * w->t_stride + k * w->k_stride] - zero_points[n] - c;
+        const int32_t low = qnn_max_i32(qnn_min_i32(v, 127), -128);
+        halves[(n * ks + 2 * t) * kc + k] = (int8_t) low;
+        halves[(n * ks + 2 * t + 1) * kc + k] = (int8_t) (v - low);
       }
     }
-    row_zero_point = -c;
+  }
+  *w = (struct weights_view) {halves, ks * kc, kc, 1};
+  return QNN_OK;
+}
+
+/* im2col: each pixel's row pointer, and whether its window's kernel rows lie whole in the input. */
+static void point_rows(const struct qnn_conv2d_record* r, const struct conv2d_geometry* g, const struct conv2d_buffers* b) {
+  for (int64_t p = 0; p < g->pixels; p++) {
+    b->row_pointers[p] = b->rows + p * g->row_stride;
+    const int8_t* const* taps_of_p = b->indirection + p * g->window_taps;
+    b->whole[p] = 1;
+    for (int64_t t = 0; t < g->window_taps; t++) {
+      const int64_t column = t % r->kernel_width;
+      if (taps_of_p[t] != taps_of_p[t - column] + column * r->input_channels) b->whole[p] = 0;
+    }
+  }
+}
+
+/* im2col: the weights as one tap of the window's channels, tap-major as the rows (OIHW reordered to
+ * OHWI). */
+static int32_t weights_as_one_tap(struct qnn_plan* plan, const struct qnn_conv2d_record* r,
+                                  const struct conv2d_geometry* g, struct weights_view* w) {
+  const size_t kc = (size_t) r->input_channels, window_ks = (size_t) g->window_taps;
+  if (r->weights_layout == QNN_WEIGHTS_OIHW) {
+    int8_t* ohwi = qnn_plan_alloc(plan, (int64_t) r->output_channels * g->window_taps * r->input_channels);
+    if (ohwi == NULL) return QNN_ERROR_OUT_OF_MEMORY;
     for (size_t n = 0; n < (size_t) r->output_channels; n++) {
       for (size_t t = 0; t < window_ks; t++) {
-        for (size_t k = 0; k < kc; k++) {
-          const int32_t v = (int32_t) weights[n * n_stride + t * t_stride + k * k_stride] - zero_points[n] - c;
-          const int32_t low = qnn_max_i32(qnn_min_i32(v, 127), -128);
-          halves[(n * ks + 2 * t) * kc + k] = (int8_t) low;
-          halves[(n * ks + 2 * t + 1) * kc + k] = (int8_t) (v - low);
-        }
+        for (size_t k = 0; k < kc; k++) ohwi[(n * window_ks + t) * kc + k] = w->data[n * w->n_stride + t + k * window_ks];
       }
     }
-    weights = halves;
-    n_stride = ks * kc;
-    t_stride = kc;
-    k_stride = 1;
+    w->data = ohwi;
   }
-  if (im2col) {  /* one tap of the window's channels, tap-major as the rows */
-    for (int64_t p = 0; p < pixels; p++) {
-      row_pointers[p] = rows + p * row_stride;
-      const int8_t* const* taps_of_p = indirection + p * window_taps;
-      whole[p] = 1;
-      for (int64_t t = 0; t < window_taps; t++) {
-        const int64_t column = t % r->kernel_width;
-        if (taps_of_p[t] != taps_of_p[t - column] + column * r->input_channels) whole[p] = 0;
-      }
-    }
-    if (r->weights_layout == QNN_WEIGHTS_OIHW) {
-      int8_t* ohwi = qnn_plan_alloc(plan, (int64_t) r->output_channels * window_taps * r->input_channels);
-      if (ohwi == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-      for (size_t n = 0; n < (size_t) r->output_channels; n++) {
-        for (size_t t = 0; t < window_ks; t++) {
-          for (size_t k = 0; k < kc; k++) ohwi[(n * window_ks + t) * kc + k] = weights[n * n_stride + t + k * window_ks];
-        }
-      }
-      weights = ohwi;
-    }
-    ks = 1;
-    kc = (size_t) gemm_channels;
-    t_stride = 0;
-    k_stride = 1;
-  }
-  for (int64_t g = 0; g < groups; g++) {
-    const size_t first = (size_t) g * nc;
-    qnn_pack_qs8_igemm_w(nc, ks, kc, config->nr, config->kr, config->sr, r->input_zero_point + config->input_zero_point_offset,
-                         config->weights_xor, weights + first * n_stride, n_stride, t_stride, k_stride, bias != NULL ? bias + first : NULL,
-                         scales + first, packed + g * packed_group_size);
-  }
+  w->t_stride = 0;
+  w->k_stride = 1;
+  return QNN_OK;
+}
 
+/* One packed-weights block per group: gemm_taps x gemm_channels per output channel. */
+static void pack_weights(const struct qnn_conv2d_record* r, const struct conv2d_geometry* g, const struct weights_view* w,
+                         const struct conv2d_tensors* t, char* packed) {
+  const struct qnn_gemm_config* config = g->config;
+  const size_t nc = (size_t) g->group_channels;
+  for (int64_t group = 0; group < g->groups; group++) {
+    const size_t first = (size_t) group * nc;
+    qnn_pack_qs8_igemm_w(nc, (size_t) g->gemm_taps, (size_t) g->gemm_channels, config->nr, config->kr, config->sr,
+                         r->input_zero_point + config->input_zero_point_offset, config->weights_xor,
+                         w->data + first * w->n_stride, w->n_stride, w->t_stride, w->k_stride,
+                         t->bias != NULL ? t->bias + first : NULL, t->scales + first, packed + group * g->packed_group_size);
+  }
+}
+
+static void fill_op(const struct qnn_conv2d_record* r, const struct conv2d_geometry* g, const struct conv2d_tensors* t,
+                    const struct conv2d_buffers* b, int bounded, int32_t row_zero_point) {
+  const struct qnn_gemm_config* config = g->config;
+  struct conv2d_op* op = b->op;
   op->config = config;
-  op->indirection = im2col ? row_pointers : indirection;
-  op->window = im2col ? indirection : NULL;
-  op->rows = rows;
-  op->whole = whole;
-  op->window_taps = (size_t) window_taps;
+  op->indirection = g->im2col ? b->row_pointers : b->indirection;
+  op->window = g->im2col ? b->indirection : NULL;
+  op->rows = b->rows;
+  op->whole = b->whole;
+  op->window_taps = (size_t) g->window_taps;
   op->window_width = (size_t) r->kernel_width;
   op->window_channels = (size_t) r->input_channels;
-  op->row_stride = (size_t) row_stride;
-  op->packed = packed;
-  op->output = output;
-  op->pixels = (size_t) pixels;
+  op->row_stride = (size_t) g->row_stride;
+  op->packed = b->packed;
+  op->output = t->output;
+  op->pixels = (size_t) g->pixels;
   op->output_channels = r->output_channels;
-  op->input_channels = (size_t) gemm_channels;
-  op->taps = (size_t) gemm_taps;
-  op->groups = (size_t) groups;
-  op->packed_group_size = (size_t) packed_group_size;
-  op->block_bytes = (size_t) qnn_pack_qs8_igemm_size(config->nr, gemm_taps, gemm_channels, config->nr, config->kr, config->sr);
-  op->gemm_kc = (size_t) gemm_kc;
-  op->gemm_rows = gemm_rows;
+  op->input_channels = (size_t) g->gemm_channels;
+  op->taps = (size_t) g->gemm_taps;
+  op->groups = (size_t) g->groups;
+  op->packed_group_size = (size_t) g->packed_group_size;
+  op->block_bytes =
+      (size_t) qnn_pack_qs8_igemm_size(config->nr, g->gemm_taps, g->gemm_channels, config->nr, config->kr, config->sr);
+  op->gemm_kc = (size_t) g->gemm_kc;
+  op->gemm_rows = g->gemm_rows;
   op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
   op->params.products_bounded = bounded;
   op->input_zero_point = r->input_zero_point;
   op->weights_zero_point = row_zero_point;
-  op->tap_step = split ? 2 : 1;
-  op->correction = row_zero_point != 0 || config->weights_xor != 0 ? correction : NULL;
-  *result = &op->base;
+  op->tap_step = g->split ? 2 : 1;
+  op->correction = row_zero_point != 0 || config->weights_xor != 0 ? b->correction : NULL;
+}
+
+int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_conv2d_record* r = record;
+  int32_t status = check_record(r);
+  if (status != QNN_OK) return status;
+  const struct conv2d_geometry g = geometry_of(r);
+  struct conv2d_tensors t;
+  if ((status = find_tensors(plan, r, &g, &t)) != QNN_OK) return status;
+  struct conv2d_buffers b;
+  if ((status = allocate_buffers(plan, r, &g, &b)) != QNN_OK) return status;
+  build_indirection(r, &g, t.input, &b);
+  struct weights_view w = weights_in_layout(r, &g, t.weights);
+  const int bounded = qnn_products_bounded((size_t) r->output_channels, (size_t) (g.window_taps * r->input_channels),
+                                           w.data, w.n_stride, r->weights_layout == QNN_WEIGHTS_IO ? (size_t) g.group_channels : 1,
+                                           r->weights_zero_point, t.zero_points, t.bias, t.scales);
+  int32_t row_zero_point = r->weights_zero_point;
+  if (g.split && (status = split_weights(plan, r, &g, t.zero_points, &w, &row_zero_point)) != QNN_OK) return status;
+  if (g.im2col) {
+    point_rows(r, &g, &b);
+    if ((status = weights_as_one_tap(plan, r, &g, &w)) != QNN_OK) return status;
+  }
+  pack_weights(r, &g, &w, &t, b.packed);
+  fill_op(r, &g, &t, &b, bounded, row_zero_point);
+  *result = &b.op->base;
   return QNN_OK;
 }
 

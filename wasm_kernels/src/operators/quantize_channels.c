@@ -1,6 +1,6 @@
 /* Per-channel (ONNX per-axis) QUANTIZE float32 -> int8 and DEQUANTIZE int8 -> float32 of a tensor
  * viewed as [outer][channels][inner]; the arithmetic of each element is the per-tensor ops'
- * (elementwise.c) with its channel's scale and zero point. */
+ * (quantize.c) with its channel's scale and zero point. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"

@@ -6,14 +6,11 @@
  * i16, packing.h) and adds the products in i32: 4 dot products per 16 channels and 2 taps, where
  * multiplying in i16 and widening takes 6 instructions per tap. (Interleaving the taps' bytes first
  * and sign-extending after takes two instructions more per 16 channels: the high half's extension
- * is two on x86; MobileNetV2's depthwise layers 2.18 -> 2.06 ms, EfficientNet-Lite0's 2.96 -> 2.76,
- * Chromium 156 on an AMD EPYC without VNNI, 2026-12-06. Unrolling the 3x3 tap loop made them 25 %
- * slower.)
+ * is two on x86; it was slower, and so was unrolling the 3x3 tap loop.)
  * Exact for every int8 weight (XNNPACK's mul16_add16 sums products in i16, which excludes -128).
  * Two pixels share each weight load and loop step: the kernel is bound by instruction count, not by
- * its multiplies (MobileNetV2's 3x3 layers in Chromium 156 on an AMD EPYC without VNNI, 2026-12-05,
- * tools/bench/kernel_ab.py: 1.94 -> 1.65 ms; V8 keeps one pixel's 4 accumulators in registers and spills 3
- * of two pixels' 8, which still win).
+ * its multiplies (V8 keeps one pixel's 4 accumulators in registers and spills 3 of two pixels' 8,
+ * which still win). Figures: docs/performance-log.md, "Figures moved out of code comments".
  * An odd last tap goes alone: its activations in both lanes of each pair (loaded once), times its
  * pair's packed weights (w, 0); one tap pointer and two loads fewer than the pair of the last tap and
  * a zero-weight copy the kernel took before. */

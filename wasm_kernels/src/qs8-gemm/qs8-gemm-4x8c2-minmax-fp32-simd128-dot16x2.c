@@ -6,9 +6,8 @@
  * channels, whose weights i16x8.load8x8_s sign-extends as it loads them (int8 in memory, packing.h
  * with KR 2, SR 1). Per step: 6 loads, 8 dot products, 8 adds for 64 multiply-adds, where the
  * 4x8c2s4 IGEMM on int8 rows needs 3 more instructions per 64 for its sign extensions and rotations
- * (EfficientNet-Lite0's 1x1 convolutions in Chromium 156 on an AMD EPYC without VNNI, 2026-12-03,
- * tools/bench/kernel_ab.py: -6 to -10 %, most on the layers with few input channels; int16 weights, a 6x8
- * tile measured no faster or slower).
+ * (it was slower, most on the layers with few input channels; int16 weights and a 6x8 tile were no
+ * faster. Figures: docs/performance-log.md, "Figures moved out of code comments").
  * 8 accumulators + 2 weight vectors + 1 activation vector fit V8's 15 vector registers. */
 #include <wasm_simd128.h>
 

@@ -167,7 +167,7 @@ def float_island_binary(ctx, op_type, node):
 
 
 def float_activation_binary(ctx, op_type, node):
-    """The op in float32 (ops/elementwise.py's binary_f32) when float_operands says so: its float
+    """The op in float32 (ops/binary.py's binary_f32) when float_operands says so: its float
     result goes on to QuantizeLinear, or to more such ops. Whether it ran."""
     names = float_operands(ctx, node) if op_type in F32_OPERATIONS else None
     if names is None:
@@ -248,7 +248,7 @@ def import_max_min(ctx, node, attrs):
 def import_sub_div(ctx, node, attrs):
     """Sub and Div left in float by the quantizer (onnxruntime has no quantized Sub; Div by a constant, a
     normalization, x / 6 ..., or by an activation): IR SUB / DIV, computed as onnxruntime's float32 Sub /
-    division of the dequantized operands (ops/elementwise.py, a 256 x 256 table)."""
+    division of the dequantized operands (ops/binary.py, a 256 x 256 table)."""
     float_binary(ctx, IR_BINARY[node.op_type], node)
 
 

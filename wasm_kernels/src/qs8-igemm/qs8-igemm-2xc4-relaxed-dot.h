@@ -1,19 +1,21 @@
-/* Relaxed-SIMD IGEMM for engines whose relaxed dot is exact: 2 output pixels x 24 output channels
- * (2x16 for few output channels: config.c picks per convolution), 4 input channels per step (c4),
- * one i32x4.relaxed_dot_i8x16_i7x16_add_s per 16 multiply-adds.
+/* The shared body of the relaxed-SIMD IGEMM kernels for engines whose relaxed dot is exact
+ * (qs8-igemm-2x24c4-minmax-fp32-relaxed-dot.c, and qs8-igemm-2x16c4-minmax-fp32-relaxed-dot.c for
+ * few output channels: config.c picks per convolution): 2 output pixels x 4 * NB output channels,
+ * 4 input channels per step (c4), one i32x4.relaxed_dot_i8x16_i7x16_add_s per 16 multiply-adds.
  *
  * The activations are the instruction's signed i8 operand, as they are; the weights its "i7"
  * operand. Engines read that operand as signed (ARM SDOT: config.c packs the weights as they are)
  * or as unsigned (x86 VNNI, vpdpbusd: config.c packs w ^ 0x80 = w + 128 and the operator adds
  * -128 * (the sum of the row's activations) as the row correction: weights_xor in config.h).
- * The kernels that feed the activations as the "i7" operand (qs8-igemm-2x16c4-...-relaxed.c, and
- * this machine's former one-dot kernel) XOR each broadcast with 0x80 and hold that constant in a
+ * The kernels that feed the activations as the "i7" operand (qs8-igemm-2x16c4-relaxed-xor.h,
+ * and this machine's former one-dot kernel) XOR each broadcast with 0x80 and hold that constant in a
  * register; without both, 12 accumulators fit beside the two activation broadcasts and the
  * streamed weight vector in the 15 vector registers V8 gives wasm code, and more accumulators hide
- * the dot's latency. EfficientNet-Lite0 in Chromium 156 on an Intel Xeon with AVX-VNNI (2026-12-04,
- * tools/bench/kernel_ab.py, 40 rounds): 7.10 -> 6.55 ms, its 1x1 convolutions 4.40 -> 4.08 ms (row sums
- * included; 3.90 without them); MobileNetV2 x0.95. With the XOR, 2x24 spilled and was slower than
- * 2x16; 2x20 gained 5 %. */
+ * the dot's latency. With the XOR, 2x24 spilled and was slower than 2x16. Figures:
+ * docs/performance-log.md, "Figures moved out of code comments". */
+#ifndef QNN_QS8_IGEMM_2XC4_RELAXED_DOT_H
+#define QNN_QS8_IGEMM_2XC4_RELAXED_DOT_H
+
 #include <wasm_simd128.h>
 
 #include "common.h"
@@ -103,30 +105,4 @@ static inline __attribute__((always_inline)) void igemm_2xc4(
   }
 }
 
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x24c4__relaxed_dot(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
-  const int corrected = params->row_correction != NULL;
-  if (params->products_bounded) {
-    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1, 1);
-    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0, 1);
-  } else {
-    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 1, 0);
-    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 6, 0, 0);
-  }
-}
-
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_dot(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
-  const int corrected = params->row_correction != NULL;
-  if (params->products_bounded) {
-    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1, 1);
-    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0, 1);
-  } else {
-    if (corrected) igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 1, 0);
-    else igemm_2xc4(mr, nc, kc, ks, a, w, c, c_stride, params, 4, 0, 0);
-  }
-}
+#endif

@@ -1,10 +1,11 @@
-/* Relaxed-SIMD IGEMM for engines whose relaxed dot is not known to be exact: 2 output pixels x 16
- * output channels, 4 input channels per step (c4). Per step and row, 4 activation bytes are
+/* The shared body of the relaxed-SIMD IGEMM kernels for engines whose relaxed dot is not known to be
+ * exact (qs8-igemm-2x16c4-minmax-fp32-relaxed-halves.c and -split.c): 2 output pixels x 16 output
+ * channels, 4 input channels per step (c4). Per step and row, 4 activation bytes are
  * splatted (v128.load32_splat) and XORed with 0x80 (u = x + 128, in [0, 255]); each of the 4 weight
  * vectors (4 channels x 4 k) is loaded once and multiplied against both rows with
  * i32x4.relaxed_dot_i8x16_i7x16_add_s(weights, activations, acc); the packing folds
  * (izp + 128) * sum(w) into the bias. Lanes are channels, so no horizontal reduction is needed.
- * (Engines whose dot is exact run the 2x24c4 "relaxed-dot" kernel: one dot per step, no XOR.)
+ * (Engines whose dot is exact run the "relaxed-dot" kernels: one dot per step, no XOR.)
  *
  * The activations are the instruction's "i7" operand: when its top bit is set, the spec lets the
  * engine read it as signed or unsigned, and lets the i16 sums of product pairs saturate (x86
@@ -19,6 +20,9 @@
  * Both cost two dots per step. Why 2 rows: V8 gives wasm code 15 of x86's 16 vector registers; the
  * former 4x16 tile needed 22 and spilled accumulators in its inner loop. Requantization repeats
  * qnn_qs8_requantize_fp32 lane by lane. */
+#ifndef QNN_QS8_IGEMM_2X16C4_RELAXED_XOR_H
+#define QNN_QS8_IGEMM_2X16C4_RELAXED_XOR_H
+
 #include <wasm_simd128.h>
 
 #include "common.h"
@@ -120,24 +124,4 @@ static inline __attribute__((always_inline)) void igemm_2x16c4(
   }
 }
 
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_halves(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
-  if (params->row_correction != NULL) {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_HALVES, 1);
-  } else {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_HALVES, 0);
-  }
-}
-
-void qnn_qs8_igemm_minmax_fp32_ukernel_2x16c4__relaxed_split(
-    size_t mr, size_t nc, size_t kc, size_t ks,
-    const int8_t* const* a, const void* w, int8_t* c, size_t c_stride,
-    const struct qnn_qs8_minmax_params* params) {
-  if (params->row_correction != NULL) {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SPLIT, 1);
-  } else {
-    igemm_2x16c4(mr, nc, kc, ks, a, w, c, c_stride, params, MODE_SPLIT, 0);
-  }
-}
+#endif

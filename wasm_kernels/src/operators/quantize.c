@@ -1,4 +1,5 @@
-/* Element-wise ops: QUANTIZE, DEQUANTIZE, REQUANTIZE and COPY (ADD: add.c; MUL: binary.c). */
+/* QUANTIZE (float32 to int8), DEQUANTIZE (int8 to float32) and REQUANTIZE (int8 to int8 of another
+ * quantization), element by element. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -147,20 +148,4 @@ void qnn_run_requantize(const struct qnn_op* base) {
     const float f = (float) ((int32_t) x[i] - op->input_zero_point) * op->scale;
     y[i] = qnn_qs8_quantize_clamped(f, op->output_zero_point, -128, 127);
   }
-}
-
-int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_copy_record* r = record;
-  if (r->bytes < 0) return negative_size("copy: negative size");
-  struct unary_op* op;
-  const int32_t status = create_unary(plan, r->input, r->bytes, r->output, r->bytes, "copy", &op);
-  if (status != QNN_OK) return status;
-  op->size = r->bytes;
-  *result = &op->base;
-  return QNN_OK;
-}
-
-void qnn_run_copy(const struct qnn_op* base) {
-  const struct unary_op* op = (const struct unary_op*) base;
-  if (op->output != op->input) __builtin_memmove(op->output, op->input, op->size);
 }

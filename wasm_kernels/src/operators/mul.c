@@ -1,6 +1,4 @@
-/* The other binary element-wise ops with numpy broadcasting: MUL (fp32 requantization as conv, or
- * onnxruntime's QLinearMul), MAXIMUM / MINIMUM, and LUT2D (any function of two int8 values as a table).
- * ADD, with its three arithmetics, is add.c.
+/* MUL with numpy broadcasting: fp32 requantization as conv, or onnxruntime's QLinearMul.
  *
  * Broadcasting: binary_shape.h. Rows where both inputs are contiguous run a SIMD128 loop in the
  * simd128 / relaxed modules (bit-exact with the scalar loop); other rows run scalar. */
@@ -13,8 +11,6 @@
 #if defined(__wasm_simd128__)
   #include "requantization-simd128.h"
 #endif
-
-/* ----------------------------------------------------------------------------------------- MUL */
 
 struct mul_params {
   int32_t a_zero_point, b_zero_point;
@@ -128,112 +124,4 @@ int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op*
 void qnn_run_mul(const struct qnn_op* base) {
   const struct mul_op* op = (const struct mul_op*) base;
   binary_run(&op->shape, mul_row, &op->params);
-}
-
-/* ------------------------------------------------------------------------- MAXIMUM / MINIMUM */
-
-struct maximum_op {
-  struct qnn_op base;
-  struct binary_shape shape;
-  int32_t minimum;
-};
-
-/* maximum_row and minimum_row: the larger / smaller of each pair (SIMD128 16 at a time when both
- * inputs are contiguous). */
-#if defined(__wasm_simd128__)
-#define QNN_PICK_SIMD128(simd_pick)                                                           \
-  if (a_stride == 1 && b_stride == 1) {                                                      \
-    for (; i + 16 <= n; i += 16) {                                                           \
-      wasm_v128_store(output + i, simd_pick(wasm_v128_load(a + i), wasm_v128_load(b + i)));  \
-    }                                                                                        \
-  }
-#else
-#define QNN_PICK_SIMD128(simd_pick)
-#endif
-
-#define QNN_PICK_ROW(name, simd_pick, first_wins)                                             \
-  static void name(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride, \
-                   int8_t* output, const void* params) {                                      \
-    (void) params;                                                                           \
-    size_t i = 0;                                                                            \
-    QNN_PICK_SIMD128(simd_pick)                                                              \
-    for (; i < n; i++) {                                                                     \
-      const int8_t x = a[i * a_stride], y = b[i * b_stride];                                 \
-      output[i] = (first_wins) ? x : y;                                                      \
-    }                                                                                        \
-  }
-
-QNN_PICK_ROW(maximum_row, wasm_i8x16_max, x > y)
-QNN_PICK_ROW(minimum_row, wasm_i8x16_min, x < y)
-
-int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_maximum_record* r = record;
-  if (r->minimum != 0 && r->minimum != 1) return binary_invalid("maximum", ": minimum must be 0 or 1");
-  struct maximum_op* op = qnn_plan_alloc(plan, sizeof(struct maximum_op));
-  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  const int32_t status = binary_shape_init(
-      plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "maximum", "maximum input a", "maximum input b", "maximum output", 1, 1, &op->shape);
-  if (status != QNN_OK) return status;
-  op->minimum = r->minimum;
-  *result = &op->base;
-  return QNN_OK;
-}
-
-void qnn_run_maximum(const struct qnn_op* base) {
-  const struct maximum_op* op = (const struct maximum_op*) base;
-  binary_run(&op->shape, op->minimum ? minimum_row : maximum_row, NULL);
-}
-
-/* ------------------------------------------------------------------------------------ LUT2D */
-
-/* Any function of two int8 values as a 256 x 256 table (ONNX's float Sub between DequantizeLinear and
- * QuantizeLinear: the frontend computes onnxruntime's float32 arithmetic for every pair), of int8 or of
- * float32 results. */
-struct lut2d_op {
-  struct qnn_op base;
-  struct binary_shape shape;
-  const uint8_t* table;      /* [a + 128][b + 128] x output_bytes, copied into the plan */
-};
-
-static void lut2d_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
-                      int8_t* output, const void* params) {
-  const uint8_t* table = params;
-  for (size_t i = 0; i < n; i++) {
-    const size_t row = (size_t) ((int32_t) a[i * a_stride] + 128), column = (size_t) ((int32_t) b[i * b_stride] + 128);
-    output[i] = (int8_t) table[row * 256 + column];
-  }
-}
-
-static void lut2d_f32_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
-                          int8_t* output, const void* params) {
-  const uint8_t* table = params;
-  for (size_t i = 0; i < n; i++) {
-    const size_t row = (size_t) ((int32_t) a[i * a_stride] + 128), column = (size_t) ((int32_t) b[i * b_stride] + 128);
-    qnn_memcpy(output + 4 * i, table + 4 * (row * 256 + column), 4);
-  }
-}
-
-int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_lut2d_record* r = record;
-  if (r->output_bytes != 1 && r->output_bytes != 4) return binary_invalid("lut2d", ": output_bytes must be 1 or 4");
-  const int64_t table_bytes = 65536 * (int64_t) r->output_bytes;
-  const uint8_t* table = qnn_plan_constant(r->table, table_bytes, "lut2d table");
-  if (table == NULL) return QNN_ERROR_INVALID_RECORD;
-  struct lut2d_op* op = qnn_plan_alloc(plan, sizeof(struct lut2d_op));
-  uint8_t* copy = op != NULL ? qnn_plan_alloc(plan, table_bytes) : NULL;
-  if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  qnn_memcpy(copy, table, (size_t) table_bytes);
-  const int32_t status = binary_shape_init(
-      plan, r->input_a, r->input_b, r->output, r->b_constant, r->dims, r->a_strides, r->b_strides,
-      "lut2d", "lut2d input a", "lut2d input b", "lut2d output", 1, (size_t) r->output_bytes, &op->shape);
-  if (status != QNN_OK) return status;
-  op->table = copy;
-  *result = &op->base;
-  return QNN_OK;
-}
-
-void qnn_run_lut2d(const struct qnn_op* base) {
-  const struct lut2d_op* op = (const struct lut2d_op*) base;
-  binary_run(&op->shape, op->shape.output_bytes == 4 ? lut2d_f32_row : lut2d_row, op->table);
 }
