@@ -5,9 +5,12 @@
 // sliding_window_size probabilities passes the sidecar's probability_cutoff. The plot shows the probabilities
 // and that mean over the last PLOT_SECONDS, the cutoff as a dashed line.
 //
+// The model's latency per call is the page's latency (its median over the last calls too).
+//
 // Test hooks: body.dataset.listening is "on" | "off"; #wakeword-state carries data-detections (how many
 // times the mean rose past the cutoff) and data-calls; window.qnnwebDemo.wakeword is {outputs (the model's
 // uint8 outputs), means, samples() (the 16 kHz int16 samples the frontend was given, the first MAX_KEPT_SECONDS)}.
+import { recordLatency } from "./run-info.js";
 import { page } from "./state.js";
 import { $, showError } from "./ui.js";
 import { infer } from "./workers.js";
@@ -41,7 +44,11 @@ export function showWakeWord(record, key) {
   stopListening();
   $("wakeword").hidden = !record;
   shown = record ? { record, key } : null;
-  if (!record) return;
+  if (!record) {
+    delete body.dataset.task;
+    return;
+  }
+  body.dataset.task = "wake-word"; // the page's layout without a photo (style.css)
   const { cutoff, size, phrase } = settings(record);
   $("results-title").textContent = `Wake word \u201c${phrase}\u201d`;
   $("scores-kind").textContent = `detected when the mean of the last ${size} probabilities passes ${cutoff}`;
@@ -119,6 +126,7 @@ async function hear(listening, key, samples) {
     return;
   }
   if (page.listening !== listening) return; // stopped meanwhile
+  if (result.outputs.length) recordLatency(`${key}|microphone`, result.ms / result.outputs.length);
   const { probabilities, means, size, cutoff, phrase } = listening;
   result.outputs.forEach((q, i) => {
     listening.outputs.push(q);
