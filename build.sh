@@ -541,7 +541,8 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models wakeword-models samples kernels wheel pyodide-bytecode pyodide-lock pyodide-snapshot compress npm)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models wakeword-models samples kernels wheel
+                                     pyodide-bytecode pyodide-lock pyodide-snapshot compress npm)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -558,7 +559,8 @@ cmd_build() {
       pyodide-snapshot) build_pyodide_snapshot ;;
       compress) build_compress ;;
       npm) build_npm ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, wakeword-models, samples, kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress, npm)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, wakeword-models, samples," \
+             "kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress, npm)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

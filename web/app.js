@@ -242,7 +242,9 @@ async function runOnce(photoOrPromise) {
   // Clear the previous answer first, so nothing stale is on screen if this run fails (camera frames
   // replace it in place instead: no flicker between frames).
   if (!photoOrPromise.frame) clearShown();
-  if (record.task === "wake-word") throw new Error(`${record.file} is a wake-word model: it hears the microphone (Listen)`);
+  if (record.task === "wake-word") {
+    throw new Error(`${record.file} is a wake-word model: it hears the microphone (Listen)`);
+  }
   showWakeWord(null); // a photo's run ends listening
 
   const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoOrPromise]);

@@ -16,8 +16,9 @@ PACKAGE_MODELS = prepare_wakeword_models.PACKAGE_MODELS
 
 def test_the_tool_writes_the_packages_settings_and_keeps_unchanged_files(tmp_path) -> None:
     prepare_wakeword_models.prepare(tmp_path)
-    assert sorted(p.name for p in tmp_path.glob("*.tflite")) == sorted(f"{n}.tflite" for n in prepare_wakeword_models.NAMES)
-    for name in prepare_wakeword_models.NAMES:
+    names = prepare_wakeword_models.NAMES
+    assert sorted(p.name for p in tmp_path.glob("*.tflite")) == sorted(f"{n}.tflite" for n in names)
+    for name in names:
         raw = (tmp_path / f"{name}.json").read_bytes()
         assert problem(raw) is None
         side, config = json.loads(raw), json.loads((PACKAGE_MODELS / f"{name}.json").read_text())

@@ -13,7 +13,6 @@ pymicro-wakeword (the project's ``[models]`` extra).
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import pymicro_wakeword
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
-from models.files import write_if_changed  # noqa: E402
+from models.files import main_with_out, write_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_MODELS = Path(pymicro_wakeword.__file__).parent / "models"
@@ -65,18 +64,13 @@ def prepare(out: Path, models: Path = PACKAGE_MODELS) -> None:
         if data[4:8] != b"TFL3":
             raise SystemExit(f"{config['model']}: not a TFLite flatbuffer (identifier {data[4:8]!r})")
         side = sidecar(config, data, version)
-        changed = write_if_changed(out / f"{name}.tflite", data)
-        changed |= write_if_changed(out / f"{name}.json", (json.dumps(side, indent=2) + "\n").encode("utf-8"))
+        changed = write_model(out, name, ".tflite", data, side)
         log(f"{name}.tflite ({len(data)} bytes, cutoff {side['postprocess']['probability_cutoff']}): "
             f"{'written' if changed else 'up to date'}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "data" / "models", help="models folder")
-    args = parser.parse_args(argv)
-    prepare(args.out)
-    return 0
+    return main_with_out(__doc__, prepare, ROOT / "data" / "models", argv)
 
 
 if __name__ == "__main__":

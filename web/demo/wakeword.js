@@ -9,7 +9,8 @@
 //
 // Test hooks: body.dataset.listening is "on" | "off"; #wakeword-state carries data-detections (how many
 // times the mean rose past the cutoff) and data-calls; window.qnnwebDemo.wakeword is {outputs (the model's
-// uint8 outputs), means, samples() (the 16 kHz int16 samples the frontend was given, the first MAX_KEPT_SECONDS)}.
+// uint8 outputs), means, samples() (the 16 kHz int16 samples the frontend was given, the first
+// MAX_KEPT_SECONDS)}.
 import { recordLatency } from "./run-info.js";
 import { page } from "./state.js";
 import { $, showError } from "./ui.js";
@@ -27,14 +28,16 @@ let shown = null; // {record, key}: the wake-word model the panel is for
 function settings(record) {
   const pp = record.postprocess || {};
   if (typeof pp.probability_cutoff !== "number" || !Number.isInteger(pp.sliding_window_size)) {
-    throw new Error(`${record.file}: its sidecar has no wake-word settings (postprocess.probability_cutoff, sliding_window_size)`);
+    throw new Error(`${record.file}: its sidecar has no wake-word settings ` +
+                    "(postprocess.probability_cutoff, sliding_window_size)");
   }
   return { cutoff: pp.probability_cutoff, size: pp.sliding_window_size, phrase: pp.phrase || record.title };
 }
 
+// The state line, an aria-live region: its text is replaced only when it changes (each replacement is read out).
 function setState(text, detections, calls) {
   const state = $("wakeword-state");
-  state.textContent = text;
+  if (state.textContent !== text) state.textContent = text;
   state.dataset.detections = String(detections);
   state.dataset.calls = String(calls);
 }
@@ -52,8 +55,8 @@ export function showWakeWord(record, key) {
   const { cutoff, size, phrase } = settings(record);
   $("results-title").textContent = `Wake word \u201c${phrase}\u201d`;
   $("scores-kind").textContent = `detected when the mean of the last ${size} probabilities passes ${cutoff}`;
-  $("preprocess").textContent = "microphone → 16 kHz int16 (linear interpolation) → 40 log-mel features per 10 ms " +
-    "(qnnweb-audio.js) → 3 frames per call, int8";
+  $("preprocess").textContent = "microphone → 16 kHz int16 (linear interpolation) → " +
+    "40 log-mel features per 10 ms (qnnweb-audio.js) → 3 frames per call, int8";
   setState("Not listening: press Listen (the microphone).", 0, 0);
   draw({ probabilities: [], means: [], cutoff });
   window.qnnwebDemo.wakeword = null;
@@ -159,11 +162,11 @@ function draw({ probabilities, means, cutoff }) {
   const n = Math.round(PLOT_SECONDS / CALL_SECONDS);
   const y = (p) => height - 2 - p * (height - 4);
   const line = (values, color, lineWidth) => {
-    const shown = values.slice(-n);
+    const tail = values.slice(-n); // the newest at the right edge
     ctx.strokeStyle = color;
     ctx.lineWidth = lineWidth;
     ctx.beginPath();
-    shown.forEach((p, i) => ctx[i ? "lineTo" : "moveTo"](width - (shown.length - 1 - i) * (width / (n - 1)), y(p)));
+    tail.forEach((p, i) => ctx[i ? "lineTo" : "moveTo"](width - (tail.length - 1 - i) * (width / (n - 1)), y(p)));
     ctx.stroke();
   };
   ctx.setLineDash([6, 4]);

@@ -27,7 +27,9 @@ function roundHalfEven(x) {
 // np.round(feature / scale + zero_point).astype(int8) (an Int8Array wraps as that cast does).
 function quantizeFrames(frames, tensor) {
   const x = new Int8Array(tensor.size);
-  frames.forEach((frame, f) => frame.forEach((v, i) => { x[f * frame.length + i] = roundHalfEven(v / tensor.scale + tensor.zero_point); }));
+  frames.forEach((frame, f) => frame.forEach((v, i) => {
+    x[f * frame.length + i] = roundHalfEven(v / tensor.scale + tensor.zero_point);
+  }));
   return x;
 }
 
