@@ -55,6 +55,7 @@ Usage: ./build.sh COMMAND [ARGS]
                                         onnx-models  int8 ONNX demo models (torch + onnxruntime) into data/models
                                         vision-models  the face detector and Face Mesh (committed int8 fixtures) into data/models
                                         pixel-models  segmentation and super-resolution ONNX models (torch + onnxruntime) into data/models
+                                        wakeword-models  the microWakeWord models of PyPI pymicro-wakeword into data/models
                                         samples  sample photos into data/samples
                                         kernels  the three .wasm variants and their -threads builds into py_frontend/qnnweb/wasm
                                         wheel    the installable qnnweb wheel and sdist into dist/, a copy of the
@@ -430,6 +431,11 @@ build_pixel_models() {
   "$PY" tools/models/prepare_pixel_models.py --out "$MODELS"
 }
 
+build_wakeword_models() {
+  need_venv
+  "$PY" tools/models/prepare_wakeword_models.py --out "$MODELS"
+}
+
 build_samples() {
   need_venv
   mkdir -p "$SAMPLES"
@@ -535,7 +541,8 @@ build_compress() {
 
 cmd_build() {
   local -a steps=("$@")
-  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models samples kernels wheel pyodide-bytecode pyodide-lock pyodide-snapshot compress npm)
+  [ "${#steps[@]}" -gt 0 ] || steps=(models onnx-models vision-models pixel-models wakeword-models samples kernels wheel
+                                     pyodide-bytecode pyodide-lock pyodide-snapshot compress npm)
   local step t0=$SECONDS
   for step in "${steps[@]}"; do
     case "$step" in
@@ -543,6 +550,7 @@ cmd_build() {
       onnx-models) build_onnx_models ;;
       vision-models) build_vision_models ;;
       pixel-models) build_pixel_models ;;
+      wakeword-models) build_wakeword_models ;;
       samples) build_samples ;;
       kernels) build_kernels ;;
       wheel) build_wheel ;;
@@ -551,7 +559,8 @@ cmd_build() {
       pyodide-snapshot) build_pyodide_snapshot ;;
       compress) build_compress ;;
       npm) build_npm ;;
-      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, samples, kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress, npm)" ;;
+      *) die "unknown build step '$step' (models, onnx-models, vision-models, pixel-models, wakeword-models, samples," \
+             "kernels, wheel, pyodide-bytecode, pyodide-lock, pyodide-snapshot, compress, npm)" ;;
     esac
   done
   log "build done ($((SECONDS - t0)) s)"

@@ -5,7 +5,7 @@
 // Plain ES modules, no bundler, nothing loaded from outside this server. This module is the entry
 // point: start-up (URL parameters, the lists), the controls and the run flow; the parts live in
 // web/demo/ (one module per concern: state, ui, workers, models, photo, tasks, roi, run-info, queue,
-// camera, python-panel).
+// camera, wakeword, python-panel).
 //
 // Test hooks: document.body.dataset.state is "loading" | "ready" | "running" | "done" | "error";
 // dataset.started is "1" once the runtime and the lists are up; dataset.python is "loading" |
@@ -20,7 +20,8 @@
 //
 // Each model's sidecar names its task (/api/models `task`): classification shows the top classes;
 // detection draws boxes and keypoints over the photo, landmarks the points, segmentation the mask;
-// image-to-image shows the picture (settings: `postprocess`).
+// image-to-image shows the picture (settings: `postprocess`). A wake-word model hears the microphone
+// instead of a photo (demo/wakeword.js: Listen, a live plot, "detected"; its test hooks are listed there).
 //
 // ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (a value that is
 // neither is dropped, with a notice in #notice; default: the
@@ -39,6 +40,7 @@ import { clearShown, median, recordLatency, showModelInfo } from "./demo/run-inf
 import { page } from "./demo/state.js";
 import { isLogits, TASKS } from "./demo/tasks.js";
 import { $, doneLoading, fillSelect, fmtMs, setQueryParam, setStatus, showError, threadsText } from "./demo/ui.js";
+import { showWakeWord, startListening, stopListening } from "./demo/wakeword.js";
 import { infer, runPython } from "./demo/workers.js";
 
 const VARIANTS = ["relaxed", "simd128", "scalar"];
@@ -190,6 +192,8 @@ async function main() {
   $("run").addEventListener("click", runNow);
   $("bench").addEventListener("click", () => enqueue("Benchmark failed", benchmark));
   $("camera").addEventListener("click", () => (page.camera ? stopCamera() : startCamera(runOnce)));
+  $("listen").addEventListener("click", () => (page.listening ? stopListening()
+    : enqueue("Microphone unavailable", startListening)));
   // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
   // (MODEL_SETTLE_MS), not once per model passed over.
   $("model-select").addEventListener("change", () => {
@@ -219,6 +223,8 @@ async function main() {
 
 async function runSelected() {
   if (page.camera) stopCamera({ clear: false }); // a photo the user asks for ends the camera
+  const name = $("model-select").value;
+  if (page.models.has(name) && page.models.get(name).task === "wake-word") return readyToListen(name);
   try {
     await runOnce(photoBlob());
   } catch (err) {
@@ -236,6 +242,10 @@ async function runOnce(photoOrPromise) {
   // Clear the previous answer first, so nothing stale is on screen if this run fails (camera frames
   // replace it in place instead: no flicker between frames).
   if (!photoOrPromise.frame) clearShown();
+  if (record.task === "wake-word") {
+    throw new Error(`${record.file} is a wake-word model: it hears the microphone (Listen)`);
+  }
+  showWakeWord(null); // a photo's run ends listening
 
   const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoOrPromise]);
   showModelInfo(name, info, record);
@@ -282,6 +292,18 @@ async function runOnce(photoOrPromise) {
   setStatus(`${name} on ${photo.name}: ${fmtMs(result.ms)} with ${result.variant} kernels on ${threadsText(result.threads)}.`, 1);
 }
 
+// A wake-word model loaded, its panel shown (listening to the microphone waits for Listen: a user's choice).
+async function readyToListen(name) {
+  const record = page.models.get(name);
+  clearShown();
+  clearPhoto();
+  const { key, info } = await getModel(name);
+  showModelInfo(name, info, record);
+  showWakeWord(record, key);
+  $("engine").textContent = "qnnweb.js (JavaScript runtime, compiled model, worker)";
+  setStatus(`${name} loaded: press Listen to run it on the microphone.`, 1);
+}
+
 // Run the last input BENCH_RUNS more times (after a fresh run if the selection changed), one at a
 // time so the page stays responsive, and show every latency and the median.
 async function benchmark() {
@@ -292,6 +314,7 @@ async function benchmark() {
   if (!page.last || page.last.name !== name || page.last.photo !== photo || !sameVariant || !sameThreads) {
     await runSelected();
   }
+  if (!page.last) throw new Error("the benchmark times a model on a photo (a wake-word model hears the microphone)");
   const { key } = page.last;
   for (let i = 1; i <= BENCH_RUNS; i++) {
     setStatus(`Benchmark: run ${i} of ${BENCH_RUNS}…`, (i - 1) / BENCH_RUNS);

@@ -3,7 +3,8 @@
 The server runs uvicorn in a background thread on a free 127.0.0.1 port and serves the real
 data dir (wheels, samples, Pyodide) with a temporary models folder: copies of the prepared
 models (the two TFLite demo models, EfficientNet-Lite0 int8, the page's default, and the face
-detector, Face Mesh, the segmentation and the super-resolution models) plus ``corrupt.tflite`` (garbage bytes). Nothing is skipped: a missing browser, data dir or Pyodide
+detector, Face Mesh, the segmentation and the super-resolution models, the okay_nabu wake-word model)
+plus ``corrupt.tflite`` (garbage bytes). Nothing is skipped: a missing browser, data dir or Pyodide
 is a failure that says what to run.
 
 One demo page per kernel variant (``variant_page``, session-scoped: the page, and the Pyodide of
@@ -29,7 +30,7 @@ PYODIDE_DIR = Path(os.environ.get("QNNWEB_PYODIDE_DIR", REPO / ".cache" / "pyodi
 VARIANTS = ["scalar", "simd128", "relaxed"]
 MODELS = ["visual_wake_words.tflite", "image_classification.tflite", "efficientnet_lite0_u8s8.onnx",
           "face_detection_short_range.tflite", "face_landmark.tflite", "efficientnet_lite0_segmentation.onnx",
-          "espcn_x2.onnx"]
+          "espcn_x2.onnx", "okay_nabu.tflite"]
 PHOTOS = ["grace_hopper.jpg", "chelsea.png", "coffee.png", "astronaut.png"]
 CORRUPT = b"this is not a TFLite model, just garbage bytes\x00\xff" * 64
 

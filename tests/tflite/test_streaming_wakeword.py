@@ -15,7 +15,7 @@ import numpy as np
 import pymicro_wakeword
 import pytest
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
-from pymicro_wakeword import MicroWakeWord, MicroWakeWordFeatures
+from pymicro_wakeword import MicroWakeWord
 
 import qnnweb
 from qnnweb.compiled import CompiledModel
@@ -26,7 +26,7 @@ from qnnweb.importers import import_model
 from qnnweb.importers.tflite.variables import resource_variables
 from qnnweb.ops import lower
 from qnnweb.planner import plan_memory
-from qnnweb_dev.speech import speech_pcm
+from qnnweb_dev.wakeword import STRIDE, model_calls, say
 
 MODELS_DIR = Path(pymicro_wakeword.__file__).parent / "models"
 WAKE_WORDS = {"okay_nabu": "okay nabu", "alexa": "alexa", "hey_jarvis": "hey jarvis", "hey_mycroft": "hey mycroft"}
@@ -36,23 +36,9 @@ DETECTED = ["okay_nabu", "alexa", "hey_mycroft"]
 OTHER_SPEECH = ["the weather is nice today, let us go for a walk in the park",
                 "please turn on the kitchen lights and set a timer for ten minutes",
                 "what time does the train to the city leave tomorrow morning"]
-STRIDE = 3                     # feature frames per call: the models' input is [1, 3, 40]
 SILENCE = bytes(2 * 8000)      # 0.5 s of 16 kHz 16-bit silence
 WEB = Path(__file__).resolve().parents[2] / "web"
 KERNELS = Path(qnnweb.__file__).parent / "wasm"
-
-
-def say(text):
-    """16 kHz 16-bit mono PCM of espeak-ng saying ``text``."""
-    return speech_pcm(["-v", "en", "-s", "150", text])
-
-
-def model_calls(audio, input_scale, input_zero_point):
-    """The int8 inputs of the calls a stream of audio makes, as ``MicroWakeWord.process_streaming_prob``
-    makes them: the package's frontend's 40-value frames, quantized in groups of 3."""
-    frames = list(MicroWakeWordFeatures().process_streaming(audio))
-    return [np.round(np.concatenate(frames[k:k + STRIDE], axis=1) / input_scale + input_zero_point).astype(np.int8)
-            for k in range(0, len(frames) - STRIDE + 1, STRIDE)]
 
 
 def litert_outputs(path, calls, resolver=OpResolverType.AUTO):

@@ -13,14 +13,12 @@ Files whose content is unchanged are not rewritten. Run by ``./build.sh build``;
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/: the tools' import root (tools/README.md)
-from models.files import write_if_changed  # noqa: E402
+from models.files import main_with_out, write_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "tflite"
@@ -74,17 +72,12 @@ def prepare(out: Path, fixtures: Path = FIXTURES) -> None:
             raise SystemExit(f"{name}.tflite: not a TFLite flatbuffer (identifier {data[4:8]!r})")
         sidecar = {**meta, "source": SOURCE.format(file=f"{name}.tflite"),
                    "sha256": hashlib.sha256(data).hexdigest()}
-        changed = write_if_changed(out / f"{name}.tflite", data)
-        changed |= write_if_changed(out / f"{name}.json", (json.dumps(sidecar, indent=2) + "\n").encode("utf-8"))
+        changed = write_model(out, name, ".tflite", data, sidecar)
         log(f"{name}.tflite ({len(data)} bytes, {meta['task']}): {'written' if changed else 'up to date'}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "data" / "models", help="models folder")
-    args = parser.parse_args(argv)
-    prepare(args.out)
-    return 0
+    return main_with_out(__doc__, prepare, ROOT / "data" / "models", argv)
 
 
 if __name__ == "__main__":

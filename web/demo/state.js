@@ -12,4 +12,5 @@ export const page = {
   history: new Map(), // `${name}|${photo}|${variant}|${threads}` -> latencies (ms) of the last runs
   last: null, // {key, modelKey, name, photo, variant, threads}: the last run, which a benchmark repeats
   camera: null, // {stream, frames, times} while the camera runs
+  listening: null, // while a wake-word model hears the microphone: its stream, AudioContext, outputs (demo/wakeword.js)
 };

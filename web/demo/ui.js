@@ -69,7 +69,8 @@ export function setQueryParam(name, value) {
 }
 
 export function fmtMs(ms) {
-  return ms >= 100 ? `${ms.toFixed(0)} ms` : `${ms.toFixed(1)} ms`;
+  // two decimals under 1 ms: a wake-word model's call takes a few hundredths
+  return `${ms.toFixed(ms >= 100 ? 0 : ms >= 1 ? 1 : 2)} ms`;
 }
 
 export function kb(bytes) {

@@ -5,10 +5,33 @@
 //   run      {key, rgb, mean, std}             -> {ms, variant, threads, outputs: {name: values}}
 //                                                 (every output dequantized: detection, landmarks...)
 //   rerun    {key}                             -> ms (the last input again)
+//   listen   {key}                             -> null: a new audio stream for a wake-word model (its state
+//                                                 reset, a new audio frontend)
+//   hear     {key, samples}                    -> {ms, outputs, probabilities}: 16 kHz int16 samples of that
+//                                                 stream; one output (uint8) and probability per model call
 import * as qnnweb from "../qnnweb.js";
+import { MicroFrontend } from "../qnnweb-audio.js";
 import { dequantize, rgbToInput, topK } from "../qnnweb-image.js";
 
 const models = new Map(); // key -> {model, x}
+const streams = new Map(); // key -> {frontend, frames}: a wake-word model's audio stream, frames not yet run
+const FRAMES_PER_CALL = 3; // a microWakeWord model's input is [1, 3, 40]: three 10 ms feature frames
+
+// numpy's round (half to even)
+function roundHalfEven(x) {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+// The frames as the model's input, quantized as pymicro-wakeword's MicroWakeWord.process_streaming_prob does:
+// np.round(feature / scale + zero_point).astype(int8) (an Int8Array wraps as that cast does).
+function quantizeFrames(frames, tensor) {
+  const x = new Int8Array(tensor.size);
+  frames.forEach((frame, f) => frame.forEach((v, i) => {
+    x[f * frame.length + i] = roundHalfEven(v / tensor.scale + tensor.zero_point);
+  }));
+  return x;
+}
 
 // The photo (RGB bytes at the input's size) through the model: its outputs and the run's time.
 function runOn(key, rgb, mean, std) {
@@ -43,6 +66,25 @@ const ops = {
     const t0 = performance.now();
     entry.model.run([entry.x]);
     return performance.now() - t0;
+  },
+  listen({ key }) {
+    models.get(key).model.reset();
+    streams.set(key, { frontend: new MicroFrontend(), frames: [] });
+    return null;
+  },
+  hear({ key, samples }) {
+    const { model } = models.get(key);
+    const stream = streams.get(key);
+    const [output] = model.outputs;
+    stream.frames.push(...stream.frontend.process(samples));
+    const result = { ms: 0, outputs: [], probabilities: [] };
+    while (stream.frames.length >= FRAMES_PER_CALL) {
+      const [q] = model.run([quantizeFrames(stream.frames.splice(0, FRAMES_PER_CALL), model.inputs[0])]);
+      result.ms += model.lastRunMs;
+      result.outputs.push(q[0]);
+      result.probabilities.push((q[0] - output.zero_point) * output.scale);
+    }
+    return result;
   },
 };
 

@@ -23,8 +23,9 @@ class Preprocess(BaseModel):
     )
 
 
-# What a model's outputs mean, i.e. how the demo page shows them.
-Task = Literal["classification", "detection", "landmarks", "segmentation", "image-to-image"]
+# What a model's outputs mean, i.e. how the demo page shows them. "wake-word": a streaming audio model
+# (microWakeWord) whose postprocess holds its probability_cutoff and sliding_window_size.
+Task = Literal["classification", "detection", "landmarks", "segmentation", "image-to-image", "wake-word"]
 
 
 class Sidecar(BaseModel):
