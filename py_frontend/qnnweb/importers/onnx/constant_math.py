@@ -1,0 +1,187 @@
+"""ONNX's element operations on constants as onnxruntime's CPU kernels compute them, for folding at import
+(folding.py). Values are Python numbers. float32: every + - * / and sqrt of float32 operands is computed
+in double, which holds the exact result to more than twice float32's precision, then rounded once to
+float32 (``round_float32``): the correctly rounded float32 operation, as onnxruntime's. Integers as C++
+computes them: Div and Mod(fmod=1) truncate toward zero. A form onnxruntime refuses, or that this does not
+compute, raises FoldError with the reason."""
+
+import math
+
+from ...numerics.float32 import float32s
+from ..shape_folding import FoldError
+
+INTEGER = ("int32", "int64")
+NUMERIC = ("float32", *INTEGER)
+CAST_TARGETS = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}   # TensorProto.DataType -> dtype
+INT_RANGE = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
+
+
+def round_float32(values):
+    return float32s(values)
+
+
+def float_div(a, b):
+    """IEEE division: x / 0 is an infinity with the signs' product, 0 / 0 is NaN."""
+    if b == 0:
+        if a == 0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def int_div(a, b):
+    if b == 0:
+        raise FoldError("an integer division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def fmod(a, b):
+    """C's fmod: the remainder with the dividend's sign (exact for floats, so rounding does not move it)."""
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.fmod(a, b)
+        except ValueError:   # fmod(inf, y), fmod(x, 0)
+            return math.nan
+    return a - b * int_div(a, b)
+
+
+def floor_mod(a, b):
+    """Mod with fmod=0 (integers): the remainder with the divisor's sign, Python's %."""
+    if b == 0:
+        raise FoldError("an integer Mod by zero")
+    return a % b
+
+
+def power(a, b):
+    """std::pow in double (a float32 base and exponent are exact doubles): negative base with a
+    fractional exponent is NaN, 0 to a negative power an infinity."""
+    try:
+        return math.pow(a, b)
+    except ValueError:
+        if a == 0:
+            odd = float(b).is_integer() and int(b) % 2 == 1
+            return math.copysign(math.inf, a) if odd else math.inf
+        return math.nan
+    except OverflowError:
+        odd = float(b).is_integer() and int(b) % 2 == 1
+        return math.copysign(math.inf, a) if odd else math.inf
+
+
+ARITHMETIC = {  # (float function, integer function)
+    "Add": (lambda a, b: a + b, lambda a, b: a + b), "Sub": (lambda a, b: a - b, lambda a, b: a - b),
+    "Mul": (lambda a, b: a * b, lambda a, b: a * b), "Div": (float_div, int_div),
+}
+COMPARISONS = {"Equal": lambda a, b: a == b, "Less": lambda a, b: a < b, "Greater": lambda a, b: a > b}
+
+
+def binary_function(op, dtype, attrs, exponent_is_scalar):
+    """The element function of binary ``op`` on ``dtype`` operands."""
+    if op in COMPARISONS:
+        if dtype not in NUMERIC and op != "Equal":
+            raise FoldError(f"{op} of {dtype} values")
+        return COMPARISONS[op]
+    if dtype not in NUMERIC:
+        raise FoldError(f"{op} of {dtype} values")
+    floats = dtype == "float32"
+    if op in ARITHMETIC:
+        return ARITHMETIC[op][0 if floats else 1]
+    if op == "Mod":
+        if attrs.get("fmod", 0):
+            return fmod
+        if floats:
+            raise FoldError("Mod of floats needs fmod=1 (onnxruntime refuses fmod=0)")
+        return floor_mod
+    if op == "Pow":
+        return pow_function(floats, exponent_is_scalar)
+    raise FoldError(f"no element function for {op}")
+
+
+def pow_function(floats, exponent_is_scalar):
+    """onnxruntime's Pow: with one exponent for all, x ** 2 and x ** 3 are float32 products (x * x * x
+    rounds twice); else std::pow in double rounded to float32 (glibc's powf is within 1 ulp of that; the
+    tests compare with onnxruntime). An integer base: std::pow's double truncated."""
+    if not floats:
+        def integer_power(a, b):
+            p = power(a, b)
+            if not math.isfinite(p):
+                raise FoldError(f"{a} ** {b} is not an integer")
+            return int(p)
+        return integer_power
+
+    def float_power(a, b):
+        if exponent_is_scalar and b == 2:
+            return a * a
+        if exponent_is_scalar and b == 3:
+            return round_float32([a * a])[0] * a
+        return power(a, b)
+    return float_power
+
+
+def unary_function(op, dtype):
+    if op == "Not":
+        if dtype != "bool":
+            raise FoldError(f"Not of {dtype} values")
+        return lambda a: not a
+    if op == "Neg" and dtype in NUMERIC:
+        return lambda a: -a
+    if dtype != "float32":
+        raise FoldError(f"{op} of {dtype} values")
+    if op == "Sqrt":
+        return lambda a: math.sqrt(a) if a >= 0 else math.nan   # NaN stays NaN (a >= 0 is False)
+    if op == "Reciprocal":
+        return lambda a: float_div(1.0, a)
+    raise FoldError(f"no element function for {op}")
+
+
+def finish(values, dtype):
+    """Results as ``dtype`` holds them: float32 rounded once; integers within range (onnxruntime's int
+    arithmetic wraps around; a folded shape that overflows is refused rather than wrapped)."""
+    if dtype == "float32":
+        return round_float32(values)
+    if dtype in INT_RANGE:
+        low, high = INT_RANGE[dtype]
+        bad = next((v for v in values if not low <= v <= high), None)
+        if bad is not None:
+            raise FoldError(f"the result {bad} does not fit in {dtype}")
+    return values
+
+
+def cast(values, source, to):
+    """Cast between float32, int32, int64 and bool as static_cast does (float to int truncates; int64 to
+    int32 wraps around); a NaN, an infinity or a float beyond the integer type is refused."""
+    target = CAST_TARGETS.get(to)
+    if target is None:
+        raise FoldError(f"Cast to data type {to} is not computed at load time (float32, int32, int64 and bool "
+                        "are)")
+    if target == "bool":
+        return [v != 0 for v in values], target
+    if target == "float32":
+        return round_float32([float(v) for v in values]), target
+    low, high = INT_RANGE[target]
+    out = []
+    for v in values:
+        if source == "float32":
+            if not math.isfinite(v) or not low <= math.trunc(v) <= high:
+                raise FoldError(f"Cast of {v} to {target}: out of range")
+            v = math.trunc(v)
+        out.append((int(v) - low) % (1 << (64 if target == "int64" else 32)) + low)
+    return out, target
+
+
+def range_count(start, limit, delta, dtype):
+    """Range's length as onnxruntime's kernel computes it: ceil((limit - start) / delta), the difference
+    in the values' type, the division in double; 0 when negative."""
+    if delta == 0:
+        raise FoldError("Range with delta 0")
+    difference = round_float32([limit - start])[0] if dtype == "float32" else limit - start
+    return max(math.ceil(difference / delta), 0)
+
+
+def range_values(start, delta, count, dtype):
+    """start, start + delta, ...: accumulated in the values' type, as onnxruntime does."""
+    values = []
+    for _ in range(count):
+        values.append(start)
+        start = round_float32([start + delta])[0] if dtype == "float32" else start + delta
+    return values
