@@ -261,8 +261,20 @@ def position_embedding_model():
     return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, tokens, 4])], init)
 
 
+def bias_table_model():
+    """A Conv's output plus an attention-bias table gathered by constant indices, as LeViT and
+    EfficientFormerV2 write it (the quantizer quantizes the table like weights: a Gather of a dequantized
+    int8 constant), then a Conv."""
+    nodes = [node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), node("Gather", ["table", "idx"], ["bias"], axis=1),
+             node("Add", ["c", "bias"], ["biased"]), node("Conv", ["biased", "w2"], ["y"])]
+    init = {"w": conv_weights(C, 3, 3, 3), "table": RNG.normal(0, 1, (C, 9)).astype(np.float32),
+            "idx": RNG.integers(0, 9, (H, W)).astype(np.int64), "w2": conv_weights(4, C, 1, 1)}
+    return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, H, W])], init)
+
+
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
-@pytest.mark.parametrize("model, op", [(attention_scale_model, "MUL"), (position_embedding_model, "ADD")])
+@pytest.mark.parametrize("model, op", [(attention_scale_model, "MUL"), (position_embedding_model, "ADD"),
+                                       (bias_table_model, "ADD")])
 def test_quantized_model_reading_a_folded_constant_matches_onnxruntime(model, op, activation):
     feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
     data = quantized(model(), feeds, activation=activation)

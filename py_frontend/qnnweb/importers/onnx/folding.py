@@ -1,5 +1,5 @@
 """Constants folded at import: a node of FOLDABLE whose inputs are all constants (initializers, Constant
-nodes, earlier folded nodes; for Shape, any tensor of static shape) is computed here, once, and its result
+nodes, earlier folded nodes, int8 constants dequantized per tensor; for Shape, any tensor of static shape) is computed here, once, and its result
 becomes a constant that later handlers take as they take an initializer (a QuantizeLinear -> DequantizeLinear
 after it, a float constant operand, a Reshape's shape). torch.onnx writes such arithmetic even when every
 shape is static: ``x.view(x.size(0), -1)``, the attention scale of scaled_dot_product_attention (Shape ->
@@ -51,9 +51,19 @@ def foldable_inputs(ctx, node):
         except FoldError:
             return False
         return True
-    names = [name for name in node.input if name]
-    return all(name in ctx.constants and ctx.constants[name].dtype in FOLDED_TYPES
-               and folding.product(ctx.constants[name].shape) <= folding.MAX_RESULT for name in names)
+    if node.op_type == "Identity" and node.input[0] in ctx.quantized_constants:
+        return False   # its handler passes the int8 constant on (weights after an Identity stay int8)
+    return all(dequantizable(ctx.quantized_constants[name]) if name in ctx.quantized_constants else
+               name in ctx.constants and ctx.constants[name].dtype in FOLDED_TYPES
+               and folding.product(ctx.constants[name].shape) <= folding.MAX_RESULT for name in node.input if name)
+
+
+def dequantizable(q):
+    """Whether a dequantized constant is folded as its float32 values (QuantizedConstant.dequantized(), as
+    onnxruntime's DequantizeLinear gives them): int8 / uint8 quantized per tensor, as the quantizer leaves a
+    table indexed by constant indices (LeViT's attention biases)."""
+    return q.constant.dtype in ("int8", "uint8") and len(q.scale) == len(q.zero_point) == 1 \
+        and folding.product(q.constant.shape) <= folding.MAX_RESULT
 
 
 def static_shape(ctx, name):
@@ -72,6 +82,9 @@ def folded_input(ctx, name):
     """(Folded value, dtype) of constant ``name``; (None, None) for an absent optional input ("")."""
     if not name:
         return None, None
+    if name in ctx.quantized_constants:
+        q = ctx.quantized_constants[name]
+        return folding.Folded(q.constant.shape, q.dequantized()), "float32"
     constant = ctx.constants[name]
     value = folding.Folded.from_bytes(constant.dtype, constant.shape, constant.data, limit=folding.MAX_RESULT)
     return value, constant.dtype
