@@ -77,14 +77,15 @@ def concat(inputs, axis):
     for x in inputs:
         if len(x.shape) != rank or any(x.shape[k] != inputs[0].shape[k] for k in range(rank) if k != axis):
             raise FoldError("shapes do not concatenate")
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    require_size(shape)
     outer = product(inputs[0].shape[:axis])
     values = []
     for o in range(outer):
         for x in inputs:
             _, extent, inner = _split(x, axis)
             values += x.values[o * extent * inner:(o + 1) * extent * inner]
-    shape = list(inputs[0].shape)
-    shape[axis] = sum(x.shape[axis] for x in inputs)
     return Folded(shape, values)
 
 

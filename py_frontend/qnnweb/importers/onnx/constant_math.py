@@ -1,23 +1,19 @@
 """ONNX's element operations on constants as onnxruntime's CPU kernels compute them, for folding at import
 (folding.py). Values are Python numbers. float32: every + - * / and sqrt of float32 operands is computed
 in double, which holds the exact result to more than twice float32's precision, then rounded once to
-float32 (``round_float32``): the correctly rounded float32 operation, as onnxruntime's. Integers as C++
+float32 (``float32s``): the correctly rounded float32 operation, as onnxruntime's. Integers as C++
 computes them: Div and Mod(fmod=1) truncate toward zero. A form onnxruntime refuses, or that this does not
 compute, raises FoldError with the reason."""
 
 import math
 
-from ...numerics.float32 import float32s
+from ...numerics.float32 import float32, float32s
 from ..shape_folding import FoldError
 
 INTEGER = ("int32", "int64")
 NUMERIC = ("float32", *INTEGER)
 CAST_TARGETS = {1: "float32", 6: "int32", 7: "int64", 9: "bool"}   # TensorProto.DataType -> dtype
 INT_RANGE = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
-
-
-def round_float32(values):
-    return float32s(values)
 
 
 def float_div(a, b):
@@ -113,7 +109,7 @@ def pow_function(floats, exponent_is_scalar):
         if exponent_is_scalar and b == 2:
             return a * a
         if exponent_is_scalar and b == 3:
-            return round_float32([a * a])[0] * a
+            return float32(a * a) * a
         return power(a, b)
     return float_power
 
@@ -138,7 +134,7 @@ def finish(values, dtype):
     """Results as ``dtype`` holds them: float32 rounded once; integers within range (onnxruntime's int
     arithmetic wraps around; a folded shape that overflows is refused rather than wrapped)."""
     if dtype == "float32":
-        return round_float32(values)
+        return float32s(values)
     if dtype in INT_RANGE:
         low, high = INT_RANGE[dtype]
         bad = next((v for v in values if not low <= v <= high), None)
@@ -157,7 +153,7 @@ def cast(values, source, to):
     if target == "bool":
         return [v != 0 for v in values], target
     if target == "float32":
-        return round_float32([float(v) for v in values]), target
+        return [float32(v) if source == "float32" else int_to_float32(int(v)) for v in values], target
     low, high = INT_RANGE[target]
     out = []
     for v in values:
@@ -169,13 +165,29 @@ def cast(values, source, to):
     return out, target
 
 
+def int_to_float32(v):
+    """An integer rounded once to float32 (to nearest, ties to even), as static_cast<float> of an int64:
+    through a double it would round twice beyond 2**53."""
+    if abs(v) < 1 << 53:
+        return float32(float(v))
+    shift = abs(v).bit_length() - 24
+    kept, rest = divmod(abs(v), 1 << shift)
+    half = 1 << (shift - 1)
+    if rest > half or (rest == half and kept & 1):
+        kept += 1
+    return math.copysign(float(kept << shift), v)
+
+
 def range_count(start, limit, delta, dtype):
     """Range's length as onnxruntime's kernel computes it: ceil((limit - start) / delta), the difference
     in the values' type, the division in double; 0 when negative."""
     if delta == 0:
         raise FoldError("Range with delta 0")
-    difference = round_float32([limit - start])[0] if dtype == "float32" else limit - start
-    return max(math.ceil(difference / delta), 0)
+    difference = float32(limit - start) if dtype == "float32" else limit - start
+    count = difference / delta
+    if not math.isfinite(count):
+        raise FoldError(f"Range from {start} to {limit} by {delta} has no finite length")
+    return max(math.ceil(count), 0)
 
 
 def range_values(start, delta, count, dtype):
@@ -183,5 +195,5 @@ def range_values(start, delta, count, dtype):
     values = []
     for _ in range(count):
         values.append(start)
-        start = round_float32([start + delta])[0] if dtype == "float32" else start + delta
+        start = float32(start + delta) if dtype == "float32" else start + delta
     return values
