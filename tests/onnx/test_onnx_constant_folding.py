@@ -308,6 +308,12 @@ BAD = {
                      r"Add 'mismatch'.*\[3\] and \[2\] do not broadcast"),
     "cast-to-float16": ([node("Cast", ["a"], ["c"], to=TensorProto.FLOAT16, name="half")], {"a": floats([1, 2])},
                         r"Cast 'half'.*Cast to data type 10"),
+    "float-indices": ([node("Gather", ["a", "i"], ["c"], name="by_floats")], {"a": floats([1, 2]), "i": floats([1])},
+                      r"Gather 'by_floats'.*input 1 \(i\) is float32; Gather takes integers"),
+    "squeeze-a-scalar": ([node("Squeeze", ["a", "axes"], ["c"], name="sq")], {"a": floats(1), "axes": ints([0])},
+                         r"Squeeze 'sq'.*axes \[0\] for a result of rank 0"),
+    "gather-a-scalar": ([node("Gather", ["a", "i"], ["c"], name="g0")], {"a": floats(1), "i": ints(0)},
+                        r"Gather 'g0'.*axis 0 for rank 0"),
     "integer-division-by-zero": ([node("Div", ["a", "b"], ["c"], name="div0")], {"a": ints([1]), "b": ints([0])},
                                  r"Div 'div0'.*division by zero"),
 }

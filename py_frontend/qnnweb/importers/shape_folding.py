@@ -57,9 +57,9 @@ def product(shape):
 
 
 def _axis(axis, rank):
-    if not -rank <= axis < max(rank, 1):
+    if not -rank <= axis < rank:
         raise FoldError(f"axis {axis} for rank {rank}")
-    return axis % rank if rank else 0
+    return axis % rank
 
 
 def shape_of(shape):

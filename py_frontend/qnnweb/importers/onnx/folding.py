@@ -23,6 +23,9 @@ from .skip import Skip
 FOLDED_TYPES = ("float32", "int32", "int64", "bool")
 UNARY = ("Sqrt", "Neg", "Reciprocal", "Not")
 BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater")
+# the inputs that are indices, shapes or axes: integers
+INTEGER_INPUTS = {"Gather": (1,), "Expand": (1,), "Tile": (1,), "Reshape": (1,), "Slice": (1, 2, 3, 4),
+                  "Unsqueeze": (1,), "Squeeze": (1,), "ConstantOfShape": (0,)}
 FOLDABLE = ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "ConstantOfShape", "Reshape",
             "Identity", "Where", "Expand", "Tile", "Range", *UNARY, *BINARY)
 
@@ -37,7 +40,7 @@ def fold(ctx, node):
     try:
         value, dtype = evaluate(ctx, node, attributes(node))
         data = value.to_bytes(dtype)
-    except FoldError as e:
+    except (FoldError, ArithmeticError) as e:
         raise Skip(f"its inputs are constants, but it cannot be computed at load time: {e}") from None
     ctx.constants[node.output[0]] = Constant(node.output[0], dtype, value.shape, data)
     return True
@@ -110,6 +113,9 @@ def evaluate(ctx, node, attrs):
     args = [folded_input(ctx, name) for name in node.input]
     values, dtypes = [a[0] for a in args], [a[1] for a in args]
     x, dtype = values[0], dtypes[0]
+    for k in INTEGER_INPUTS.get(op, ()):
+        if k < len(dtypes) and dtypes[k] is not None and dtypes[k] not in math.INTEGER:
+            raise FoldError(f"input {k} ({node.input[k]}) is {dtypes[k]}; {op} takes integers there")
     if op in UNARY:
         function = math.unary_function(op, dtype)
         return folding.Folded(x.shape, math.finish([function(v) for v in x.values], dtype)), dtype
@@ -120,6 +126,8 @@ def evaluate(ctx, node, attrs):
     if op == "ConstantOfShape":
         return constant_of_shape(x, attrs)
     if op == "Range":
+        if dtype not in math.NUMERIC or len(set(dtypes)) != 1:
+            raise FoldError(f"Range of {' / '.join(dtypes)} values")
         start, limit, delta = (scalar(v, f"Range's {what}") for v, what in zip(values, ("start", "limit", "delta")))
         count = math.range_count(start, limit, delta, dtype)
         folding.require_size([count])
@@ -182,14 +190,16 @@ def constant_of_shape(shape, attrs):
 def squeezed_shape(op, shape, attrs, values):
     axes = attrs.get("axes") if "axes" in attrs else (ints(values[1]) if len(values) > 1 and values[1] else None)
     shape = list(shape)
+    rank = len(shape) + len(axes or ()) if op == "Unsqueeze" else len(shape)
+    if any(not -rank <= a < rank for a in axes or ()):
+        raise FoldError(f"{op} axes {list(axes)} for a result of rank {rank}")
     if op == "Unsqueeze":
         if not axes:
             raise FoldError("Unsqueeze without axes")
-        rank = len(shape) + len(axes)
         for axis in sorted(a % rank for a in axes):
             shape.insert(axis, 1)
         return shape
-    drop = {a % len(shape) for a in axes} if axes else {k for k, d in enumerate(shape) if d == 1}
+    drop = {a % rank for a in axes} if axes else {k for k, d in enumerate(shape) if d == 1}
     if any(shape[k] != 1 for k in drop):
         raise FoldError(f"Squeeze of axes {sorted(drop)} of shape {shape}")
     return [d for k, d in enumerate(shape) if k not in drop]
