@@ -5,8 +5,8 @@ attention-bias tables gathered by constant indices, anchor grids (Range, Tile), 
 
 Each constant subgraph is also a tiny model of its own: qnnweb's folded result is compared with
 onnxruntime's output of it, byte for byte. Property tests compare Where, Expand, Mod, Range and Pow with
-onnxruntime on random values. Quantized models (quantize_static) whose real arithmetic reads such a
-constant run within one quantum of onnxruntime. A constant node that cannot be computed (a result over the
+onnxruntime on random values. Quantized models (quantize_static, QDQ and QOperator) whose real arithmetic
+reads such a constant run within one quantum of onnxruntime. A constant node that cannot be computed (a result over the
 size cap, shapes that do not broadcast, a Cast to float16) is refused by name."""
 
 import numpy as np
@@ -273,12 +273,12 @@ def bias_table_model():
     return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 4, H, W])], init)
 
 
-@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+@pytest.mark.parametrize("quant_format, activation", [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8")])
 @pytest.mark.parametrize("model, op", [(attention_scale_model, "MUL"), (position_embedding_model, "ADD"),
                                        (bias_table_model, "ADD")])
-def test_quantized_model_reading_a_folded_constant_matches_onnxruntime(model, op, activation):
+def test_quantized_model_reading_a_folded_constant_matches_onnxruntime(model, op, quant_format, activation):
     feeds = [{"x": RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32)} for _ in range(8)]
-    data = quantized(model(), feeds, activation=activation)
+    data = quantized(model(), feeds, quant_format=quant_format, activation=activation)
     for _ in range(2):
         assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, H, W)).astype(np.float32), [op])
 

@@ -6,8 +6,8 @@ shape is static: ``x.view(x.size(0), -1)``, the attention scale of scaled_dot_pr
 Slice -> Cast -> Sqrt -> Div), a class token expanded to the batch (ConstantOfShape -> Equal -> Where ->
 Expand), attention-bias tables gathered by constant indices, a detector's anchor grid (Range, Tile).
 
-Values of float32, int32, int64 and bool are folded, as onnxruntime computes them (constant_math.py); a
-node on other types is left to its handler. A node whose inputs are all constants but that cannot be
+Values of float32, int32, int64 and bool are folded, as onnxruntime computes them (constant_math.py), and
+int8 / uint8 ones moved (MOVES); a node on other types is left to its handler. A node whose inputs are all constants but that cannot be
 computed (shapes that do not broadcast, a Cast to an unsupported type, a result over
 shape_folding.MAX_RESULT elements) is refused with the reason."""
 
@@ -21,6 +21,10 @@ from .proto import tensor_bytes
 from .skip import Skip
 
 FOLDED_TYPES = ("float32", "int32", "int64", "bool")
+# int8 / uint8 constants are only moved (QOperator's Gather of a quantized table: the values keep their
+# quantization); their arithmetic is the quantized ops' own
+BYTE_TYPES = ("int8", "uint8")
+MOVES = ("Gather", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Concat", "Expand", "Tile")
 UNARY = ("Sqrt", "Neg", "Reciprocal", "Not")
 BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater")
 # the inputs that are indices, shapes or axes: integers
@@ -56,8 +60,9 @@ def foldable_inputs(ctx, node):
         return True
     if node.op_type == "Identity" and node.input[0] in ctx.quantized_constants:
         return False   # its handler passes the int8 constant on (weights after an Identity stay int8)
+    types = FOLDED_TYPES + (BYTE_TYPES if node.op_type in MOVES else ())
     return all(dequantizable(ctx.quantized_constants[name]) if name in ctx.quantized_constants else
-               name in ctx.constants and ctx.constants[name].dtype in FOLDED_TYPES
+               name in ctx.constants and ctx.constants[name].dtype in types
                and folding.product(ctx.constants[name].shape) <= folding.MAX_RESULT for name in node.input if name)
 
 
