@@ -6,9 +6,10 @@ computes them: Div and Mod(fmod=1) truncate toward zero. A form onnxruntime refu
 compute, raises FoldError with the reason."""
 
 import math
+import struct
 
 from ...numerics.float32 import float32, float32s
-from ..shape_folding import FoldError
+from ..shape_folding import FoldError, int_div
 
 INTEGER = ("int32", "int64")
 NUMERIC = ("float32", *INTEGER)
@@ -23,13 +24,6 @@ def float_div(a, b):
             return math.nan
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
-
-
-def int_div(a, b):
-    if b == 0:
-        raise FoldError("an integer division by zero")
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
 
 
 def fmod(a, b):
@@ -50,18 +44,16 @@ def floor_mod(a, b):
 
 
 def power(a, b):
-    """std::pow in double (a float32 base and exponent are exact doubles): negative base with a
-    fractional exponent is NaN, 0 to a negative power an infinity."""
+    """std::pow in double (a float32 base and exponent are exact doubles): a negative base to a fractional
+    power is NaN; 0 to a negative power, or a result beyond double, an infinity (negative for a negative base
+    to an odd power)."""
     try:
         return math.pow(a, b)
-    except ValueError:
-        if a == 0:
-            odd = float(b).is_integer() and int(b) % 2 == 1
-            return math.copysign(math.inf, a) if odd else math.inf
-        return math.nan
-    except OverflowError:
-        odd = float(b).is_integer() and int(b) % 2 == 1
-        return math.copysign(math.inf, a) if odd else math.inf
+    except (ValueError, OverflowError):
+        integral = float(b).is_integer()
+        if a < 0 and not integral:
+            return math.nan
+        return math.copysign(math.inf, a) if integral and int(b) % 2 else math.inf
 
 
 ARITHMETIC = {  # (float function, integer function)
@@ -71,7 +63,7 @@ ARITHMETIC = {  # (float function, integer function)
 COMPARISONS = {"Equal": lambda a, b: a == b, "Less": lambda a, b: a < b, "Greater": lambda a, b: a > b}
 
 
-def binary_function(op, dtype, attrs, exponent_is_scalar):
+def binary_function(op, dtype, attrs, products=False):
     """The element function of binary ``op`` on ``dtype`` operands."""
     if op in COMPARISONS:
         if dtype not in NUMERIC and op != "Equal":
@@ -89,14 +81,17 @@ def binary_function(op, dtype, attrs, exponent_is_scalar):
             raise FoldError("Mod of floats needs fmod=1 (onnxruntime refuses fmod=0)")
         return floor_mod
     if op == "Pow":
-        return pow_function(floats, exponent_is_scalar)
+        return pow_function(floats, products)
     raise FoldError(f"no element function for {op}")
 
 
-def pow_function(floats, exponent_is_scalar):
-    """onnxruntime's Pow: with one exponent for all, x ** 2 and x ** 3 are float32 products (x * x * x
-    rounds twice); else std::pow in double rounded to float32 (glibc's powf is within 1 ulp of that; the
-    tests compare with onnxruntime). An integer base: std::pow's double truncated."""
+def pow_function(floats, products):
+    """onnxruntime's Pow. ``products``: its broadcasting hands the kernel a span of bases and one exponent
+    (the exponent has one element, the base more), where x ** 2 and x ** 3 are float32 products (x * x * x
+    rounds twice). Otherwise std::pow(float, float), glibc's powf: computed here in double and rounded
+    once, which is what powf gives except where the result lies halfway between two float32 values
+    (2.2265625 ** 3): powf's own error decides the rounding there, so such a Pow is refused. An integer
+    base: std::pow's double truncated."""
     if not floats:
         def integer_power(a, b):
             p = power(a, b)
@@ -106,12 +101,25 @@ def pow_function(floats, exponent_is_scalar):
         return integer_power
 
     def float_power(a, b):
-        if exponent_is_scalar and b == 2:
+        if products and b == 2:
             return a * a
-        if exponent_is_scalar and b == 3:
+        if products and b == 3:
             return float32(a * a) * a
-        return power(a, b)
+        p = power(a, b)
+        if halfway_between_float32s(p):
+            raise FoldError(f"{a} ** {b} = {p} lies halfway between two float32 values, where onnxruntime's powf "
+                            "may round either way")
+        return p
     return float_power
+
+
+def halfway_between_float32s(x):
+    nearest = float32(x)
+    if nearest == x or not math.isfinite(nearest):
+        return False
+    bits = struct.unpack("<I", struct.pack("<f", nearest))[0]
+    other = struct.unpack("<f", struct.pack("<I", bits + (1 if abs(x) > abs(nearest) else -1)))[0]
+    return nearest + other == 2 * x   # exact: both are float32, their sum fits a double
 
 
 def unary_function(op, dtype):

@@ -166,10 +166,26 @@ def binary(op, values, dtypes, attrs):
     a, b = values
     if op != "Pow" and dtypes[0] != dtypes[1]:
         raise FoldError(f"{op} of {dtypes[0]} and {dtypes[1]} values")
-    function = math.binary_function(op, dtypes[0], attrs, exponent_is_scalar=len(b.values) == 1)
+    function = math.binary_function(op, dtypes[0], attrs, op == "Pow" and exponent_per_span(a.shape, b.shape))
     result = folding.elementwise(function, a, b)
     dtype = "bool" if op in math.COMPARISONS else dtypes[0]
     return folding.Folded(result.shape, math.finish(result.values, dtype)), dtype
+
+
+def exponent_per_span(base, exponent):
+    """Whether onnxruntime's broadcasting hands its Pow kernel spans of bases with one exponent each (then
+    x ** 2 and x ** 3 are products): a base of one element is the kernel's scalar first; else an exponent of
+    one element, or one constant along the output's innermost dimension that is not 1."""
+    if folding.product(base) == 1:
+        return False
+    if folding.product(exponent) == 1:
+        return True
+    out = folding.broadcast_shape(base, exponent)
+    n = len(out)
+    while n > 0 and out[n - 1] == 1:
+        n -= 1
+    padded = (1,) * (len(out) - len(exponent)) + tuple(exponent)
+    return n > 0 and padded[n - 1] == 1
 
 
 def where(values, dtypes):
