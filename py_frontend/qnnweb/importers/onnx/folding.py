@@ -1,19 +1,20 @@
 """Constants folded at import: a node of FOLDABLE whose inputs are all constants (initializers, Constant
-nodes, earlier folded nodes, int8 constants dequantized per tensor; for Shape, any tensor of static shape) is computed here, once, and its result
-becomes a constant that later handlers take as they take an initializer (a QuantizeLinear -> DequantizeLinear
-after it, a float constant operand, a Reshape's shape). torch.onnx writes such arithmetic even when every
-shape is static: ``x.view(x.size(0), -1)``, the attention scale of scaled_dot_product_attention (Shape ->
-Slice -> Cast -> Sqrt -> Div), a class token expanded to the batch (ConstantOfShape -> Equal -> Where ->
-Expand), attention-bias tables gathered by constant indices, a detector's anchor grid (Range, Tile).
+nodes, earlier folded nodes, int8 constants dequantized per tensor; for Shape, any tensor of static shape)
+is computed here, once, and its result becomes a constant that later handlers take as they take an
+initializer (a QuantizeLinear -> DequantizeLinear after it, a float constant operand, a Reshape's shape).
+torch.onnx writes such arithmetic even when every shape is static: ``x.view(x.size(0), -1)``, the attention
+scale of scaled_dot_product_attention (Shape -> Slice -> Cast -> Sqrt -> Div), a class token expanded to
+the batch (ConstantOfShape -> Equal -> Where -> Expand), attention-bias tables gathered by constant
+indices, a detector's anchor grid (Range, Tile).
 
-Values of float32, int32, int64 and bool are folded, as onnxruntime computes them (constant_math.py), and
-int8 / uint8 ones moved (MOVES); a node on other types is left to its handler. A node whose inputs are all constants but that cannot be
-computed (shapes that do not broadcast, a Cast to an unsupported type, a result over
-shape_folding.MAX_RESULT elements) is refused with the reason."""
+Values of float32, int32, int64 and bool are folded as onnxruntime computes them (constant_math.py), and
+int8 / uint8 ones moved (MOVES); a node on other types is left to its handler. A node whose inputs are all
+constants but that cannot be computed (shapes that do not broadcast, a Cast to an unsupported type, a
+result over shape_folding.MAX_RESULT elements) is refused with the reason."""
 
 from .. import shape_folding as folding
 from ..shape_folding import FoldError
-from . import constant_math as math
+from . import constant_math
 from .attributes import attributes
 from .constants import Constant
 from .layout import onnx_shape
@@ -119,11 +120,11 @@ def evaluate(ctx, node, attrs):
     values, dtypes = [a[0] for a in args], [a[1] for a in args]
     x, dtype = values[0], dtypes[0]
     for k in INTEGER_INPUTS.get(op, ()):
-        if k < len(dtypes) and dtypes[k] is not None and dtypes[k] not in math.INTEGER:
+        if k < len(dtypes) and dtypes[k] is not None and dtypes[k] not in constant_math.INTEGER:
             raise FoldError(f"input {k} ({node.input[k]}) is {dtypes[k]}; {op} takes integers there")
     if op in UNARY:
-        function = math.unary_function(op, dtype)
-        return folding.Folded(x.shape, math.finish([function(v) for v in x.values], dtype)), dtype
+        function = constant_math.unary_function(op, dtype)
+        return folding.Folded(x.shape, constant_math.finish([function(v) for v in x.values], dtype)), dtype
     if op in BINARY:
         return binary(op, values, dtypes, attrs)
     if op == "Where":
@@ -131,16 +132,16 @@ def evaluate(ctx, node, attrs):
     if op == "ConstantOfShape":
         return constant_of_shape(x, attrs)
     if op == "Range":
-        if dtype not in math.NUMERIC or len(set(dtypes)) != 1:
+        if dtype not in constant_math.NUMERIC or len(set(dtypes)) != 1:
             raise FoldError(f"Range of {' / '.join(dtypes)} values")
         start, limit, delta = (scalar(v, f"Range's {what}") for v, what in zip(values, ("start", "limit", "delta")))
-        count = math.range_count(start, limit, delta, dtype)
+        count = constant_math.range_count(start, limit, delta, dtype)
         folding.require_size([count])
-        return folding.Folded([count], math.range_values(start, delta, count, dtype)), dtype
+        return folding.Folded([count], constant_math.range_values(start, delta, count, dtype)), dtype
     if op == "Identity":
         return x, dtype
     if op == "Cast":
-        cast, to = math.cast(x.values, dtype, attrs.get("to"))
+        cast, to = constant_math.cast(x.values, dtype, attrs.get("to"))
         return folding.Folded(x.shape, cast), to
     if op == "Expand":
         shape = ints(values[1])
@@ -166,10 +167,10 @@ def binary(op, values, dtypes, attrs):
     a, b = values
     if op != "Pow" and dtypes[0] != dtypes[1]:
         raise FoldError(f"{op} of {dtypes[0]} and {dtypes[1]} values")
-    function = math.binary_function(op, dtypes[0], attrs, op == "Pow" and exponent_per_span(a.shape, b.shape))
+    function = constant_math.binary_function(op, dtypes[0], attrs, op == "Pow" and exponent_per_span(a.shape, b.shape))
     result = folding.elementwise(function, a, b)
-    dtype = "bool" if op in math.COMPARISONS else dtypes[0]
-    return folding.Folded(result.shape, math.finish(result.values, dtype)), dtype
+    dtype = "bool" if op in constant_math.COMPARISONS else dtypes[0]
+    return folding.Folded(result.shape, constant_math.finish(result.values, dtype)), dtype
 
 
 def exponent_per_span(base, exponent):
