@@ -149,6 +149,8 @@ CASES = {
                         ["y"]),
     "where-broadcast": ([node("Where", ["c", "a", "b"], ["y"])],
                         {"c": np.array([[True], [False]]), "a": floats([1, 2, 3]), "b": floats(-1)}, ["y"]),
+    "transpose": ([node("Transpose", ["x"], ["y"], perm=[2, 0, 1]), node("Transpose", ["x"], ["z"])],
+                  {"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4)}, ["y", "z"]),
     "tile": ([node("Tile", ["x", "reps"], ["y"])], {"x": ints([[1, 2], [3, 4]]), "reps": ints([2, 3])}, ["y"]),
     "constant-of-shape-default": ([node("ConstantOfShape", ["s"], ["y"])], {"s": ints([2, 0, 3])}, ["y"]),
 }

@@ -187,6 +187,17 @@ def elementwise(function, *inputs):
     return Folded(shape, [function(*args) for args in zip(*columns)])
 
 
+def transpose(x, perm):
+    rank = len(x.shape)
+    if sorted(perm) != list(range(rank)):
+        raise FoldError(f"perm {list(perm)} for rank {rank}")
+    strides = [product(x.shape[k + 1:]) for k in range(rank)]
+    flat = [0]
+    for axis in perm:
+        flat = [i + j * strides[axis] for i in flat for j in range(x.shape[axis])]
+    return Folded([x.shape[axis] for axis in perm], [x.values[i] for i in flat])
+
+
 def tile(x, repeats):
     if len(repeats) != len(x.shape) or any(r < 0 for r in repeats):
         raise FoldError(f"repeats {list(repeats)} for shape {list(x.shape)}")

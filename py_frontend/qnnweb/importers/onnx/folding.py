@@ -5,7 +5,7 @@ initializer (a QuantizeLinear -> DequantizeLinear after it, a float constant ope
 torch.onnx writes such arithmetic even when every shape is static: ``x.view(x.size(0), -1)``, the attention
 scale of scaled_dot_product_attention (Shape -> Slice -> Cast -> Sqrt -> Div), a class token expanded to
 the batch (ConstantOfShape -> Equal -> Where -> Expand), attention-bias tables gathered by constant
-indices, a detector's anchor grid (Range, Tile).
+indices, a detector's anchor grid (Range, Tile, Transpose).
 
 Values of float32, int32, int64 and bool are folded as onnxruntime computes them (constant_math.py), and
 int8 / uint8 ones moved (MOVES); a node on other types is left to its handler. A node whose inputs are all
@@ -25,14 +25,14 @@ FOLDED_TYPES = ("float32", "int32", "int64", "bool")
 # int8 / uint8 constants are only moved (QOperator's Gather of a quantized table: the values keep their
 # quantization); their arithmetic is the quantized ops' own
 BYTE_TYPES = ("int8", "uint8")
-MOVES = ("Gather", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Concat", "Expand", "Tile")
+MOVES = ("Gather", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Concat", "Expand", "Tile", "Transpose")
 UNARY = ("Sqrt", "Neg", "Reciprocal", "Not")
 BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater")
 # the inputs that are indices, shapes or axes: integers
 INTEGER_INPUTS = {"Gather": (1,), "Expand": (1,), "Tile": (1,), "Reshape": (1,), "Slice": (1, 2, 3, 4),
                   "Unsqueeze": (1,), "Squeeze": (1,), "ConstantOfShape": (0,)}
 FOLDABLE = ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "ConstantOfShape", "Reshape",
-            "Identity", "Where", "Expand", "Tile", "Range", *UNARY, *BINARY)
+            "Identity", "Where", "Expand", "Tile", "Range", "Transpose", *UNARY, *BINARY)
 
 
 def fold(ctx, node):
@@ -150,6 +150,9 @@ def evaluate(ctx, node, attrs):
         return folding.broadcast_to(x, folding.broadcast_shape(x.shape, shape)), dtype
     if op == "Tile":
         return folding.tile(x, ints(values[1])), dtype
+    if op == "Transpose":
+        perm = attrs.get("perm")
+        return folding.transpose(x, list(perm) if perm else list(range(len(x.shape)))[::-1]), dtype
     if op == "Gather":
         return folding.gather(x, values[1], attrs.get("axis", 0)), dtype
     if op == "Concat":
