@@ -12,6 +12,9 @@ import struct
 
 CODES = {"int32": "i", "int64": "q", "float32": "f", "uint8": "B", "int8": "b", "bool": "?", "float16": "e"}
 MAX_ELEMENTS = 1 << 16   # shape tensors are tiny; refuse to fold anything large
+# the most elements a folded result may have: an Expand / Tile / broadcast of small constants can ask
+# for any size, and a crafted model must not make the importer allocate gigabytes
+MAX_RESULT = 1 << 20
 
 
 class FoldError(Exception):
@@ -25,12 +28,12 @@ class Folded:
             raise FoldError(f"{len(self.values)} values for shape {list(self.shape)}")
 
     @classmethod
-    def from_bytes(cls, dtype, shape, data):
+    def from_bytes(cls, dtype, shape, data, limit=MAX_ELEMENTS):
         code = CODES.get(dtype)
         if code is None:
             raise FoldError(f"dtype {dtype}")
         count = product(shape)
-        if count > MAX_ELEMENTS or len(data) != count * struct.calcsize(code):
+        if count > limit or len(data) != count * struct.calcsize(code):
             raise FoldError("too large or wrong byte count")
         return cls(shape, struct.unpack(f"<{count}{code}", bytes(data)))
 
@@ -54,9 +57,9 @@ def product(shape):
 
 
 def _axis(axis, rank):
-    if not -rank <= axis < max(rank, 1):
+    if not -rank <= axis < rank:
         raise FoldError(f"axis {axis} for rank {rank}")
-    return axis % rank if rank else 0
+    return axis % rank
 
 
 def shape_of(shape):
@@ -74,14 +77,15 @@ def concat(inputs, axis):
     for x in inputs:
         if len(x.shape) != rank or any(x.shape[k] != inputs[0].shape[k] for k in range(rank) if k != axis):
             raise FoldError("shapes do not concatenate")
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    require_size(shape)
     outer = product(inputs[0].shape[:axis])
     values = []
     for o in range(outer):
         for x in inputs:
             _, extent, inner = _split(x, axis)
             values += x.values[o * extent * inner:(o + 1) * extent * inner]
-    shape = list(inputs[0].shape)
-    shape[axis] = sum(x.shape[axis] for x in inputs)
     return Folded(shape, values)
 
 
@@ -102,6 +106,7 @@ def stack(inputs, axis):
 
 def gather(x, indices, axis):
     axis = _axis(axis, len(x.shape))
+    require_size(x.shape[:axis] + indices.shape + x.shape[axis + 1:])
     outer, extent, inner = _split(x, axis)
     values = []
     for o in range(outer):
@@ -135,15 +140,69 @@ def clamp_bounds(start, stop, step, size):
     return min(max(start, -1), size - 1), min(max(stop, -1), size - 1)
 
 
-def elementwise(function, a, b):
-    """numpy broadcasting of two values (only the forms shape code uses: equal shapes or a scalar)."""
-    if a.shape == b.shape:
-        return Folded(a.shape, [function(p, q) for p, q in zip(a.values, b.values)])
-    if len(b.values) == 1:
-        return Folded(a.shape, [function(p, b.values[0]) for p in a.values])
-    if len(a.values) == 1:
-        return Folded(b.shape, [function(a.values[0], q) for q in b.values])
-    raise FoldError("broadcast of non-scalars")
+def require_size(shape):
+    """Refuse a result of more than MAX_RESULT elements before it is made."""
+    count = product(shape)
+    if count > MAX_RESULT:
+        raise FoldError(f"its result would have {count} elements (shape {list(shape)}); at most {MAX_RESULT} "
+                        "are computed at load time")
+    return shape
+
+
+def broadcast_shape(*shapes):
+    """numpy's (multidirectional) broadcast of ``shapes``."""
+    rank = max(len(s) for s in shapes)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for dims in zip(*padded):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise FoldError(f"shapes {' and '.join(str(list(s)) for s in shapes)} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return require_size(tuple(out))
+
+
+def select(x, positions):
+    """The elements of ``x`` at ``positions`` (one list of indices per axis, row-major product): the
+    one gather that broadcasting, Expand, Tile and Slice are made of."""
+    flat = [0]
+    stride = product(x.shape)
+    for axis, picked in enumerate(positions):
+        stride //= x.shape[axis] or 1
+        flat = [i + p * stride for i in flat for p in picked]
+    return Folded([len(p) for p in positions], [x.values[i] for i in flat])
+
+
+def broadcast_to(x, shape):
+    padded = (1,) * (len(shape) - len(x.shape)) + x.shape
+    if padded == tuple(shape):
+        return Folded(shape, x.values)
+    return select(Folded(padded, x.values), [range(d) if d == n else [0] * n for d, n in zip(padded, shape)])
+
+
+def elementwise(function, *inputs):
+    """``function`` of the inputs' elements, numpy-broadcast."""
+    shape = broadcast_shape(*(x.shape for x in inputs))
+    columns = [broadcast_to(x, shape).values for x in inputs]
+    return Folded(shape, [function(*args) for args in zip(*columns)])
+
+
+def transpose(x, perm):
+    rank = len(x.shape)
+    if sorted(perm) != list(range(rank)):
+        raise FoldError(f"perm {list(perm)} for rank {rank}")
+    strides = [product(x.shape[k + 1:]) for k in range(rank)]
+    flat = [0]
+    for axis in perm:
+        flat = [i + j * strides[axis] for i in flat for j in range(x.shape[axis])]
+    return Folded([x.shape[axis] for axis in perm], [x.values[i] for i in flat])
+
+
+def tile(x, repeats):
+    if len(repeats) != len(x.shape) or any(r < 0 for r in repeats):
+        raise FoldError(f"repeats {list(repeats)} for shape {list(x.shape)}")
+    require_size([d * r for d, r in zip(x.shape, repeats)])
+    return select(x, [list(range(d)) * r for d, r in zip(x.shape, repeats)])
 
 
 def int_div(p, q):

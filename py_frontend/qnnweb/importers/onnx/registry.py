@@ -40,6 +40,10 @@ ARITY = {
     "ConstantOfShape": (1, 1, 1, 1), "Slice": (1, 5, 1, 1), "Split": (1, 2, 1, None),
     "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1), "Resize": (1, 4, 1, 1), "Max": (1, None, 1, 1), "Min": (1, None, 1, 1),
     "Sub": (2, 2, 1, 1), "Div": (2, 2, 1, 1),
+    # folded when their inputs are constants (folding.py)
+    "Where": (3, 3, 1, 1), "Range": (3, 3, 1, 1), "Expand": (2, 2, 1, 1), "Tile": (2, 2, 1, 1), "Pow": (2, 2, 1, 1),
+    "Mod": (2, 2, 1, 1), "Equal": (2, 2, 1, 1), "Less": (2, 2, 1, 1), "Greater": (2, 2, 1, 1), "Sqrt": (1, 1, 1, 1),
+    "Neg": (1, 1, 1, 1), "Reciprocal": (1, 1, 1, 1), "Not": (1, 1, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1, None)   # every other handler reads its first input and first output
 GROUPED_INPUTS = {"QLinearConcat": (2, 3)}   # y_scale, y_zero_point, then (x, scale, zero point) triples
@@ -69,7 +73,7 @@ def arity_problem(node):
 
 
 def known(node):
-    """Whether qnnweb reads `node`'s operator (a handler, or integer shape arithmetic folded at import)."""
+    """Whether qnnweb reads `node`'s operator (a handler, or arithmetic on constants folded at import)."""
     return node.domain in ("", "ai.onnx", "com.microsoft") and (node.op_type in HANDLERS or node.op_type in FOLDABLE)
 
 
@@ -79,7 +83,7 @@ def handle_node(ctx, node):
     problem = arity_problem(node) if known(node) else None
     if problem:
         raise Skip(problem)
-    if fold(ctx, node):  # integer shape arithmetic on constants and static shapes (folding.py)
+    if fold(ctx, node):  # arithmetic on constants and static shapes (folding.py)
         return
     if node.domain not in ("", "ai.onnx", "com.microsoft"):
         raise Skip(f"operator domain {node.domain} not supported")
