@@ -31,15 +31,16 @@
 
 import { startCamera, stopCamera } from "./demo/camera.js";
 import { getModel, modelOption, usable } from "./demo/models.js";
-import { clearPhoto, fillThumbs, inputSize, markThumb, photoBlob, photoToRGB, showPhoto, watchPhotoInputs }
-  from "./demo/photo.js";
+import { clearPhoto, fillThumbs, inputSize, markThumb, photoBlob, photoToRGB, sampleChosen, showPhoto,
+  watchPhotoInputs } from "./demo/photo.js";
 import { watchPython } from "./demo/python-panel.js";
 import { enqueue } from "./demo/queue.js";
 import { detectorROI } from "./demo/roi.js";
 import { clearShown, median, recordLatency, showModelInfo } from "./demo/run-info.js";
 import { page } from "./demo/state.js";
-import { isLogits, TASKS } from "./demo/tasks.js";
-import { $, doneLoading, fillSelect, fmtMs, setQueryParam, setStatus, showError, threadsText } from "./demo/ui.js";
+import { isLogits, runTitle, TASKS } from "./demo/tasks.js";
+import { $, doneLoading, fillSelect, fmtMs, setQueryParam, setStatus, showError, showNotice, threadsText }
+  from "./demo/ui.js";
 import { showWakeWord, startListening, stopListening } from "./demo/wakeword.js";
 import { infer, runPython } from "./demo/workers.js";
 
@@ -100,7 +101,7 @@ async function loadLists() {
     $("photo-select"),
     ordered.map((s) => ({ value: s.name, text: s.name })),
   );
-  fillThumbs(ordered, runNow);
+  fillThumbs(ordered, photoChosen);
   if (!models.length) throw new Error("the server has no models (run ./build.sh build)");
   // ?model= and ?photo= that name nothing here are dropped with a notice (the caller says so)
   const ignored = [];
@@ -122,6 +123,7 @@ async function loadLists() {
     setQueryParam("photo", null);
   }
   markThumb();
+  showRunTitle();
   return ignored;
 }
 
@@ -146,6 +148,46 @@ function runNow() {
   clearTimeout(modelTimer);
   modelTimer = null;
   enqueue("Run failed", runSelected);
+}
+
+// Run's tooltip says what it does for the chosen model's task.
+function showRunTitle() {
+  $("run").title = runTitle(page.models.get($("model-select").value));
+}
+
+// The URL names the chosen model and sample photo (keeping the other parameters), so a shared link brings
+// them back; the user's own photo is not in it.
+function rememberChoices() {
+  setQueryParam("model", $("model-select").value || null);
+  const photo = $("photo-select").value;
+  setQueryParam("photo", page.samples.has(photo) ? photo : null);
+}
+
+// A photo chosen (thumbnail, list, file or drop): the URL names it, and it runs.
+function photoChosen() {
+  rememberChoices();
+  runNow();
+}
+
+// A model chosen. Arrow keys in the model list fire a change per step: the model runs once the choice
+// rests (MODEL_SETTLE_MS), not once per model passed over. The camera keeps running: its next frame
+// runs the new model (the old model's answer leaves the screen), unless that is a wake-word model,
+// which hears the microphone: then the camera stops, and says so.
+function modelChosen() {
+  const name = $("model-select").value;
+  showRunTitle();
+  rememberChoices();
+  clearTimeout(modelTimer);
+  modelTimer = null;
+  if (page.camera && page.models.get(name).task !== "wake-word") {
+    enqueue("Camera", async () => clearShown());
+    return;
+  }
+  if (page.camera) {
+    stopCamera();
+    showNotice(`The camera stopped: ${name} is a wake-word model, it hears the microphone (Listen).`);
+  }
+  modelTimer = setTimeout(runNow, MODEL_SETTLE_MS);
 }
 
 const CONTROLS = ["model-select", "photo-select", "photo-file", "variant-select", "threads-select", "run", "bench",
@@ -174,8 +216,7 @@ async function main() {
     watchPython();
     ignored.push(...(await loadLists()));
     if (ignored.length) {
-      $("notice").textContent = `Ignored ${ignored.join("; ")}.`;
-      $("notice").hidden = false;
+      showNotice(`Ignored ${ignored.join("; ")}.`);
     }
   } catch (err) {
     doneLoading("Failed to start."); // nothing is loading any more: no busy progress bar
@@ -194,15 +235,10 @@ async function main() {
   $("camera").addEventListener("click", () => (page.camera ? stopCamera() : startCamera(runOnce)));
   $("listen").addEventListener("click", () => (page.listening ? stopListening()
     : enqueue("Microphone unavailable", startListening)));
-  // Arrow keys in the model list fire a change per step: the model is loaded once the choice rests
-  // (MODEL_SETTLE_MS), not once per model passed over.
-  $("model-select").addEventListener("change", () => {
-    clearTimeout(modelTimer);
-    modelTimer = setTimeout(runNow, MODEL_SETTLE_MS);
-  });
+  $("model-select").addEventListener("change", modelChosen);
   $("photo-select").addEventListener("change", () => {
-    markThumb();
-    runNow();
+    sampleChosen();
+    photoChosen();
   });
   $("variant-select").addEventListener("change", () => {
     page.variant = $("variant-select").value || null;
@@ -215,7 +251,7 @@ async function main() {
     setQueryParam("threads", value || null);
     runNow();
   });
-  watchPhotoInputs(runNow);
+  watchPhotoInputs(photoChosen);
   if (new URLSearchParams(location.search).get("autorun") !== "0") runNow();
 }
 

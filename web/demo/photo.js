@@ -26,7 +26,7 @@ export function fillThumbs(samples, run) {
     b.append(img);
     b.addEventListener("click", () => {
       $("photo-select").value = s.name;
-      markThumb();
+      sampleChosen();
       run();
     });
     box.append(b);
@@ -37,6 +37,13 @@ export function fillThumbs(samples, run) {
 export function markThumb() {
   const value = $("photo-select").value;
   for (const b of document.querySelectorAll("#thumbs .thumb")) b.classList.toggle("active", b.dataset.photo === value);
+}
+
+// A sample photo chosen (thumbnail or list): its thumbnail marked and the file input emptied: it would
+// still name the user's old file, and picking that file again would fire no change event.
+export function sampleChosen() {
+  markThumb();
+  if (!$("photo-select").value.startsWith("upload:")) $("photo-file").value = "";
 }
 
 // The user's own photo, picked with the file input or dropped anywhere on the page: run() runs it.

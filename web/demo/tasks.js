@@ -228,3 +228,13 @@ export const TASKS = {
   classification: showClasses, detection: showDetections, landmarks: showLandmarks, segmentation: showSegmentation,
   "image-to-image": showImage,
 };
+
+// What Run does for a model (the Run button's tooltip); a wake-word model has no Run: it hears the microphone.
+export function runTitle(record) {
+  const task = (record && record.task) || "classification";
+  if (task === "detection") return `Detect the ${(record.labels || ["object"])[0]}s in the photo`;
+  const does = { classification: "Classify the photo", landmarks: "Find the landmarks in the photo",
+    segmentation: "Segment the photo: where each kind of thing is", "image-to-image": "Upscale the photo",
+    "wake-word": "A wake-word model hears the microphone: press Listen" };
+  return does[task] || `Run the ${task} model on the photo`;
+}

@@ -43,6 +43,12 @@ export function showError(context, err) {
   console.error(context, err);
 }
 
+// A note the page shows above the panels (#notice, a status region): a parameter it ignored, the camera it stopped.
+export function showNotice(text) {
+  $("notice").textContent = text;
+  $("notice").hidden = false;
+}
+
 export function clearError() {
   $("error").hidden = true;
   $("error").replaceChildren();
