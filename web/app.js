@@ -26,7 +26,8 @@
 // ?variant=scalar|simd128|relaxed forces a kernel build, ?threads=N a thread count (a value that is
 // neither is dropped, with a notice in #notice; default: the
 // runtime's, min(4, cores) on this cross-origin isolated page); ?model=NAME and ?photo=NAME pick the
-// first run's model and photo (one that names nothing usable here is dropped, with a notice);
+// first run's model and photo (one that names nothing usable here is dropped, with a notice) and
+// follow the controls (a shared link brings back the model and sample photo on screen);
 // ?autorun=0 waits for a click instead of classifying at once.
 
 import { startCamera, stopCamera } from "./demo/camera.js";

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
+
+from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: tests/conftest.py)
 
 REPO = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("QNNWEB_DATA_DIR", REPO / "data"))
@@ -145,3 +148,17 @@ class DemoPage:
         """Run ``source`` with runPythonAsync in the page's Python worker (fresh globals); its stdout."""
         return self.page.evaluate(
             "([source, globals]) => window.qnnwebDemo.runPython(source, globals)", [source, globals_ or {}])
+
+
+@contextmanager
+def camera_demo(browser, server_url: str, query: str):
+    """A DemoPage (opened with ``query``) in a Chromium of its own whose fake camera (a launch flag) plays
+    a moving test pattern; closed on exit."""
+    camera_browser = browser.browser_type.launch(
+        executable_path=str(CHROMIUM), headless=True,
+        args=CHROMIUM_ARGS + ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"])
+    try:
+        context = camera_browser.new_context(permissions=["camera"])
+        yield DemoPage(context.new_page(), server_url).open(query)
+    finally:
+        camera_browser.close()

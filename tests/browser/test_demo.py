@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from browser_pages import PREFIX, DemoPage
+from browser_pages import PREFIX, DemoPage, camera_demo
 from PIL import Image
 
 VARIANTS = ["scalar", "simd128", "relaxed"]
@@ -285,14 +285,7 @@ def test_camera_frames_run_one_after_another(browser, server_url) -> None:
     """The camera (Chromium's fake device: a moving test pattern) runs the face detector frame after
     frame, with the frame rate shown; the overlay sits on the video; stopping it releases the camera
     and a photo runs again. Its own browser: the fake camera is a launch flag."""
-    from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: tests/conftest.py)
-
-    camera_browser = browser.browser_type.launch(
-        executable_path=str(CHROMIUM), headless=True,
-        args=CHROMIUM_ARGS + ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"])
-    try:
-        context = camera_browser.new_context(permissions=["camera"])
-        demo = DemoPage(context.new_page(), server_url).open("?model=face_detection_short_range&photo=astronaut.png")
+    with camera_demo(browser, server_url, "?model=face_detection_short_range&photo=astronaut.png") as demo:
         assert demo.results_meta()["photo"] == "astronaut.png"
         demo.page.click("#camera")
         demo.page.wait_for_function("+(document.getElementById('camera-stats').dataset.frames || 0) >= 5",
@@ -316,8 +309,6 @@ def test_camera_frames_run_one_after_another(browser, server_url) -> None:
         assert demo.run("face_detection_short_range", "grace_hopper.jpg") == "done", demo.error_text()
         assert demo.page.is_visible("#photo") and demo.results_meta()["photo"] == "grace_hopper.jpg"
         assert demo.console_errors == [], demo.console_errors
-    finally:
-        camera_browser.close()
 
 
 def test_no_camera_is_a_readable_error(open_demo) -> None:

@@ -7,9 +7,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_pages import DemoPage
-
-from bench.benchmark.common import CHROMIUM, CHROMIUM_ARGS  # (tools/ is on sys.path: tests/conftest.py)
+from browser_pages import DemoPage, camera_demo
 
 
 @pytest.fixture(scope="module")
@@ -98,12 +96,7 @@ def test_the_url_follows_the_model_and_photo(demo, demo_folders) -> None:
 def test_the_camera_follows_the_model(browser, server_url) -> None:
     """A model chosen while the camera runs: the next frames run it (the camera stays on); a wake-word
     model stops the camera with a note. Its own browser: the fake camera is a launch flag."""
-    camera_browser = browser.browser_type.launch(
-        executable_path=str(CHROMIUM), headless=True,
-        args=CHROMIUM_ARGS + ["--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"])
-    try:
-        context = camera_browser.new_context(permissions=["camera"])
-        demo = DemoPage(context.new_page(), server_url).open("?model=face_detection_short_range&photo=astronaut.png")
+    with camera_demo(browser, server_url, "?model=face_detection_short_range&photo=astronaut.png") as demo:
         frames = "+(document.getElementById('camera-stats').dataset.frames || 0)"
         demo.page.click("#camera")
         demo.page.wait_for_function(f"{frames} >= 2", timeout=60_000)
@@ -124,5 +117,3 @@ def test_the_camera_follows_the_model(browser, server_url) -> None:
         assert demo.page.is_visible("#notice") and "camera stopped" in demo.text("#notice")
         assert "okay_nabu" in demo.text("#notice") and demo.page.is_visible("#listen")
         assert demo.console_errors == [], demo.console_errors
-    finally:
-        camera_browser.close()
