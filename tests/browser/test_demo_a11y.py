@@ -42,3 +42,25 @@ def test_buttons_text_has_at_least_4_5_to_1_contrast(demo, scheme, button) -> No
         assert contrast(demo.page, button) >= 4.5, (scheme, button)
     finally:
         demo.page.emulate_media(color_scheme="light")
+
+
+def pressed_thumbs(page) -> list[str]:
+    return page.eval_on_selector_all('#thumbs .thumb[aria-pressed="true"]', "els => els.map(e => e.dataset.photo)")
+
+
+def test_thumbnails_have_human_names_and_the_chosen_one_is_pressed(demo) -> None:
+    page = demo.page
+    names = page.eval_on_selector_all(
+        "#thumbs .thumb", "els => els.map(e => [e.dataset.photo, e.getAttribute('aria-label')])")
+    names = [tuple(n) for n in names]
+    assert ("chelsea.png", "Sample photo: chelsea") in names
+    assert ("grace_hopper.jpg", "Sample photo: grace hopper") in names
+    assert all(not re.search(r"\.(png|jpe?g)\b", label) for _, label in names), names
+    assert page.eval_on_selector_all('#thumbs .thumb:not([aria-pressed="false"]):not([aria-pressed="true"])',
+                                     "els => els.length") == 0
+    assert pressed_thumbs(page) == ["chelsea.png"]
+
+    page.click('#thumbs .thumb[data-photo="dog.jpg"]')
+    demo.wait_idle()
+    assert pressed_thumbs(page) == ["dog.jpg"]
+    assert page.input_value("#photo-select") == "dog.jpg"
