@@ -64,3 +64,25 @@ def test_thumbnails_have_human_names_and_the_chosen_one_is_pressed(demo) -> None
     demo.wait_idle()
     assert pressed_thumbs(page) == ["dog.jpg"]
     assert page.input_value("#photo-select") == "dog.jpg"
+
+
+def canvas_alternative(page, selector: str) -> dict:
+    return page.eval_on_selector(selector, "c => ({role: c.getAttribute('role'), label: c.getAttribute('aria-label'), "
+                                           "hidden: c.getAttribute('aria-hidden')})")
+
+
+@pytest.mark.parametrize(("model", "photo", "canvas", "label"), [
+    ("face_detection_short_range", "grace_hopper.jpg", "#overlay", r"1 face found, outlined on the photo"),
+    ("face_landmark", "grace_hopper.jpg", "#overlay", r"468 landmarks drawn on the face"),
+    ("efficientnet_lite0_segmentation", "chelsea.png", "#overlay", r"segmentation: .*\bcat \d+ %.*"),
+    ("espcn_x2", "chelsea.png", "#result-canvas", r"the model's output image, \d+×\d+ pixels"),
+])
+def test_result_canvases_say_what_the_run_drew(demo, model, photo, canvas, label) -> None:
+    assert demo.run(model, photo) == "done", demo.error_text()
+    shown = canvas_alternative(demo.page, canvas)
+    assert shown["role"] == "img" and shown["hidden"] is None, shown
+    assert re.fullmatch(label, shown["label"]), shown
+
+    # a classifier draws nothing on the photo: the overlay's text of the last run goes with its drawing
+    assert demo.run("image_classification", "chelsea.png") == "done", demo.error_text()
+    assert canvas_alternative(demo.page, "#overlay") == {"role": "img", "label": None, "hidden": "true"}
