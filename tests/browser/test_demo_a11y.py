@@ -86,3 +86,23 @@ def test_result_canvases_say_what_the_run_drew(demo, model, photo, canvas, label
     # a classifier draws nothing on the photo: the overlay's text of the last run goes with its drawing
     assert demo.run("image_classification", "chelsea.png") == "done", demo.error_text()
     assert canvas_alternative(demo.page, "#overlay") == {"role": "img", "label": None, "hidden": "true"}
+
+
+@pytest.mark.parametrize(("start", "key", "target"), [
+    ("#threads-select", "Tab", "#run"),
+    ("#thumbs .thumb:nth-child(2)", "Shift+Tab", "#thumbs .thumb:nth-child(1)"),
+])
+def test_keyboard_focus_has_a_clear_outline_in_the_accent_colour(demo, start, key, target) -> None:
+    page = demo.page
+    page.focus(start)
+    page.keyboard.press(key)
+    assert page.eval_on_selector(target, "el => el === document.activeElement"), target
+    style = page.eval_on_selector(target, """el => {
+        const s = getComputedStyle(el);
+        return {width: s.outlineWidth, style: s.outlineStyle, colour: s.outlineColor, offset: s.outlineOffset,
+                accent: getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()};
+    }""")
+    assert style["style"] == "solid" and 2 <= float(style["width"].removesuffix("px")) <= 3, style
+    assert float(style["offset"].removesuffix("px")) > 0, style
+    accent = tuple(int(style["accent"][i:i + 2], 16) for i in (1, 3, 5))
+    assert tuple(int(c) for c in re.findall(r"\d+", style["colour"])[:3]) == accent, style
