@@ -22,6 +22,7 @@ from fastapi.openapi.docs import (
 )
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from qnnweb_server.api.main import api_router, files_router
 from qnnweb_server.api.responses import not_modified
@@ -34,6 +35,7 @@ from qnnweb_server.middleware import (
     IsolationHeadersMiddleware,
     PathScopedMiddleware,
 )
+from qnnweb_server.not_found import not_found_handler
 from qnnweb_server.static import IMMUTABLE, REVALIDATE, StaticDir, VendorDir, package_version
 
 log = logging.getLogger("qnnweb_server")
@@ -165,6 +167,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         log.exception("internal error on %s %s", request.method, request.url.path)
         return JSONResponse({"detail": "internal server error"}, status_code=500, headers=ISOLATION_HEADERS)
 
+    app.add_exception_handler(StarletteHTTPException, not_found_handler)  # a browser's 404 is a page
     app.include_router(api_router)
     app.include_router(files_router)
     _add_offline_docs(app)

@@ -18,10 +18,12 @@ export function fillThumbs(samples, run) {
     b.className = "thumb";
     b.dataset.photo = s.name;
     b.title = s.name;
+    b.setAttribute("aria-label", `Sample photo: ${photoTitle(s.name)}`);
+    b.setAttribute("aria-pressed", "false");
     b.disabled = true;
     const img = document.createElement("img");
     img.src = s.url;
-    img.alt = s.name;
+    img.alt = ""; // the button's label names the photo
     img.loading = "lazy";
     b.append(img);
     b.addEventListener("click", () => {
@@ -33,10 +35,19 @@ export function fillThumbs(samples, run) {
   }
 }
 
-// The thumbnail of the photo the photo list shows is marked.
+// A sample photo's name for people: "grace_hopper.jpg" -> "grace hopper".
+function photoTitle(fileName) {
+  return fileName.replace(/\.[^.]+$/, "").replaceAll("_", " ");
+}
+
+// The thumbnail of the photo the photo list shows is marked, for the eye and for screen readers.
 export function markThumb() {
   const value = $("photo-select").value;
-  for (const b of document.querySelectorAll("#thumbs .thumb")) b.classList.toggle("active", b.dataset.photo === value);
+  for (const b of document.querySelectorAll("#thumbs .thumb")) {
+    const chosen = b.dataset.photo === value;
+    b.classList.toggle("active", chosen);
+    b.setAttribute("aria-pressed", String(chosen));
+  }
 }
 
 // A sample photo chosen (thumbnail or list): its thumbnail marked and the file input emptied: it would

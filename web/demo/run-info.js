@@ -1,7 +1,7 @@
 // What the page shows of a run besides its results: the model's facts (kernels, threads, shapes,
 // sizes), the latency and the median of the last runs; clearShown takes a run off the screen.
 import { page } from "./state.js";
-import { $, fmtMs, kb } from "./ui.js";
+import { $, describeCanvas, fmtMs, kb } from "./ui.js";
 
 const HISTORY = 10; // latency median over this many runs (per model, photo, variant and thread count)
 
@@ -88,6 +88,7 @@ export function clearShown() {
   $("scores-kind").textContent = "";
   const overlay = $("overlay");
   overlay.getContext("2d").clearRect(0, 0, overlay.width, overlay.height);
+  describeCanvas(overlay, null);
   window.qnnwebDemo.lastOutput = null;
   window.qnnwebDemo.lastTop = null;
   window.qnnwebDemo.lastDetections = null;

@@ -5,7 +5,7 @@
 import { outputToRGB } from "../qnnweb-image.js";
 import { maskArgmax, scaleLandmarks, sigmoid, ssdDetections } from "../qnnweb-vision.js";
 import { inputSize, photoMapper } from "./photo.js";
-import { $ } from "./ui.js";
+import { $, describeCanvas } from "./ui.js";
 
 const COLORS = ["#ffd43b", "#51cf66", "#ff6b6b", "#4dabf7", "#f783ac", "#a9e34b"];
 
@@ -121,6 +121,7 @@ function showDetections(record, result, { plan, photoSize, meta }) {
     li.querySelector(".label").title = `${label} ${i + 1}: (${x0}, ${y0})–(${x1}, ${y1}) in the photo's pixels`;
   });
   $("results-title").textContent = kept.length === 1 ? `1 ${label} found` : `${kept.length} ${label}s found`;
+  describeCanvas($("overlay"), `${$("results-title").textContent}${kept.length ? ", outlined on the photo" : ""}`);
   $("scores-kind").textContent =
     `scores ≥ ${minScore}, ${pp.weighted ? "weighted " : ""}non-maximum suppression at IoU ${pp.iou_threshold ?? 0.3}`;
   window.qnnwebDemo.lastDetections = kept;
@@ -141,6 +142,7 @@ function showLandmarks(record, result, { plan, photoSize, meta, roi }) {
   showResults([[0, score]], record.labels || ["face"], meta, true);
   $("results").querySelector("li").dataset.points = String(points.length);
   $("results-title").textContent = `${points.length} landmarks`;
+  describeCanvas($("overlay"), `${points.length} landmarks drawn on the face`);
   const where = !pp.roi ? "" : roi ? `; in the face ${pp.roi.detector} found (dashed square)`
     : `; ${pp.roi.detector} found no face: the photo's centre square`;
   $("scores-kind").textContent = (pp.score ? "presence score (sigmoid of the model's logit)" : "") + where;
@@ -201,6 +203,8 @@ function showSegmentation(record, result, { plan, photoSize, meta, info }) {
   });
   const background = pp.background || "background";
   $("results-title").textContent = seen.length ? "Where things are" : `Only ${background}`;
+  const shares = seen.slice(0, 3).map(([c, share]) => `${labels[c] ?? `class ${c}`} ${Math.round(share * 100)} %`);
+  describeCanvas($("overlay"), seen.length ? `segmentation: ${shares.join(", ")}` : `segmentation: only ${background}`);
   $("scores-kind").textContent = `share of the pixels; ${background} below a score of ${pp.min_score ?? "–"}`;
   window.qnnwebDemo.lastMask = mask;
 }
@@ -216,6 +220,7 @@ function showImage(record, result, { meta, info }) {
   for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) pixels.data.set([rgb[j], rgb[j + 1], rgb[j + 2], 255], i);
   canvas.getContext("2d").putImageData(pixels, 0, 0);
   $("result-size").textContent = `${width}×${height}`;
+  describeCanvas(canvas, `the model's output image, ${width}×${height} pixels`);
   $("result-image").hidden = false;
   showResults([], [], meta, true);
   $("results-title").textContent = "Result";

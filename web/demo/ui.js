@@ -3,6 +3,18 @@
 
 export const $ = (id) => document.getElementById(id);
 
+// A canvas's text alternative (it is role="img"): what the last run drew on it, in a few words; null
+// when nothing is drawn (screen readers then skip it).
+export function describeCanvas(canvas, text) {
+  if (text === null) {
+    canvas.removeAttribute("aria-label");
+    canvas.setAttribute("aria-hidden", "true");
+  } else {
+    canvas.setAttribute("aria-label", text);
+    canvas.removeAttribute("aria-hidden");
+  }
+}
+
 export function setStatus(text, fraction = null) {
   $("status").textContent = text;
   const bar = $("progress");

@@ -116,7 +116,7 @@ def load_time_nodes(model_bytes: bytes) -> set:
 
 def output_quantum(graph) -> float | None:
     """One quantum of a loaded qnnweb model's first (dequantized) output: the scale of the int8 tensor it is
-    dequantized from, found back through the layout ops in between (tests/models/onnx_quantized.py does the
+    dequantized from, found back through the layout ops in between (tools/qnnweb_dev/onnx_quantized.py does the
     same); None when no scale is found (a float op at the end)."""
     tensor = graph.outputs[0]
     while not graph.tensors[tensor].scale:
