@@ -31,8 +31,11 @@ BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater")
 # the inputs that are indices, shapes or axes: integers
 INTEGER_INPUTS = {"Gather": (1,), "Expand": (1,), "Tile": (1,), "Reshape": (1,), "Slice": (1, 2, 3, 4),
                   "Unsqueeze": (1,), "Squeeze": (1,), "ConstantOfShape": (0,)}
-FOLDABLE = ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "ConstantOfShape", "Reshape",
-            "Identity", "Where", "Expand", "Tile", "Range", "Transpose", *UNARY, *BINARY)
+# what torch writes on tensors' shapes (``x.view(x.size(0), -1)``): read as known ops even after a node that
+# cannot run, whose own problem is then the one reported (registry.known)
+SHAPE_ARITHMETIC = ("Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "ConstantOfShape",
+                    "Reshape", "Add", "Sub", "Mul", "Div", "Identity")
+FOLDABLE = tuple(dict.fromkeys((*SHAPE_ARITHMETIC, "Where", "Expand", "Tile", "Range", "Transpose", *UNARY, *BINARY)))
 
 
 def fold(ctx, node):
@@ -135,7 +138,7 @@ def evaluate(ctx, node, attrs):
         if dtype not in constant_math.NUMERIC or len(set(dtypes)) != 1:
             raise FoldError(f"Range of {' / '.join(dtypes)} values")
         start, limit, delta = (scalar(v, f"Range's {what}") for v, what in zip(values, ("start", "limit", "delta")))
-        count = constant_math.range_count(start, limit, delta, dtype)
+        count = constant_math.range_count(start, limit, delta)
         folding.require_size([count])
         return folding.Folded([count], constant_math.range_values(start, delta, count, dtype)), dtype
     if op == "Identity":

@@ -7,7 +7,7 @@ node.input / node.output past their end.
 """
 
 from .attributes import attributes
-from .folding import FOLDABLE, fold
+from .folding import FOLDABLE, SHAPE_ARITHMETIC, fold
 from .skip import Skip
 
 HANDLERS = {}   # ONNX op type -> handler
@@ -73,14 +73,17 @@ def arity_problem(node):
 
 
 def known(node):
-    """Whether qnnweb reads `node`'s operator (a handler, or arithmetic on constants folded at import)."""
-    return node.domain in ("", "ai.onnx", "com.microsoft") and (node.op_type in HANDLERS or node.op_type in FOLDABLE)
+    """Whether qnnweb reads `node`'s operator on activations: a handler, or shape arithmetic (what a node after
+    one that cannot run is judged by: an op folded only on constants, such as Sqrt or Where, is not known
+    there, and so is named too)."""
+    return node.domain in ("", "ai.onnx", "com.microsoft") and (node.op_type in HANDLERS
+                                                                 or node.op_type in SHAPE_ARITHMETIC)
 
 
 def handle_node(ctx, node):
     """Import one node into ctx's graph: folded (shape arithmetic on constants), or by its handler.
     Raises Skip when it cannot run."""
-    problem = arity_problem(node) if known(node) else None
+    problem = arity_problem(node) if known(node) or node.op_type in FOLDABLE else None
     if problem:
         raise Skip(problem)
     if fold(ctx, node):  # arithmetic on constants and static shapes (folding.py)
