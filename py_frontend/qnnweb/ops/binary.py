@@ -211,7 +211,7 @@ def lower_mul(graph, op):
 def lower_maximum(graph, op):
     """TFLite's int8 MAXIMUM / MINIMUM: the larger / smaller stored value, as LiteRT compares them
     (without requantizing, even when the inputs' quantization differs from the output's). ONNX Max /
-    Min arrive with both inputs in the output's quantization (importers/onnx/elementwise.py)."""
+    Min arrive with both inputs in the output's quantization (importers/onnx/binary.py)."""
     a_index, b_index, a, b, y = _binary_operands(graph, op)
     if _is_onnx(graph) and y.dtype == "float32":   # the model's float output: max / min of the float values
         return [_onnx_float_binary(graph, op, max if op.type == "MAXIMUM" else min)]
