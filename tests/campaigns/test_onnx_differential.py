@@ -7,7 +7,10 @@ quantum of the output (runner.py, compare.py).
 
 It fails on any mismatch or crash, when more than 5 % of the cases are rejected, and when a rejection
 is not for one of the genuinely unsupported features listed in ALLOWED_REJECTIONS, so that a model
-that should run but is rejected fails the test. Longer campaigns: ./build.sh difftest --cases N --seed S
+that should run but is rejected fails the test. About a third of the cases end in modern blocks (LayerNorm,
+GELU, attention, unfused BatchNorm: generator.MODERN_SHARE); while their operators are being added, a
+case with blocks may be rejected for an op of PENDING_OPERATORS, outside the 5 %; once an operator is in,
+its entry goes (and the cases with it must pass like any other). Longer campaigns: ./build.sh difftest --cases N --seed S
 (every failing case saved under results/difftest/ for reproduction).
 """
 
@@ -50,8 +53,24 @@ ALLOWED_REJECTIONS = {
 }
 
 
+# The modern blocks' operators not yet supported where this test runs (each is being added): a case with
+# modern blocks rejected only for these (every problem its rejection names) is counted apart.
+PENDING_OPERATORS = {
+    "LayerNormalization": re.compile(r"^LayerNormalization: operator not supported"),
+    "GELU (Erf, Gelu)": re.compile(r"^(Erf|Gelu): operator not supported"),
+    "unfused BatchNormalization": re.compile(r"^BatchNormalization: operator not supported"),
+    "MatMul of two activations": re.compile(r"^MatMul: the second MatMul input must be dequantized int8 constant"),
+}
+
+
 def _allowed(message):
     return any(pattern.search(message) for pattern in ALLOWED_REJECTIONS.values())
+
+
+def _pending(result):
+    """A case with modern blocks rejected for operators that are being added (PENDING_OPERATORS) alone."""
+    return bool(result.outcome == "rejected" and result.case.blocks and PENDING_OPERATORS) and all(
+        any(p.search(c) for p in PENDING_OPERATORS.values()) for c in result.failure_class.split(" | "))
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +98,7 @@ def test_no_crash(results):
 
 
 def test_rejections_are_rare_and_genuine(results):
-    verdicts = [r for r in results if r.outcome != "skipped"]
+    verdicts = [r for r in results if r.outcome != "skipped" and not _pending(r)]
     rejected = [r for r in verdicts if r.outcome == "rejected"]
     wrongly = collections.defaultdict(list)
     for r in rejected:
@@ -89,6 +108,17 @@ def test_rejections_are_rare_and_genuine(results):
         f"  {len(names)} x {cls} (e.g. {', '.join(names[:3])})" for cls, names in wrongly.items())
     assert len(rejected) <= MAX_REJECTED_SHARE * len(verdicts), \
         f"{len(rejected)} of {len(verdicts)} cases rejected (more than {MAX_REJECTED_SHARE:.0%})"
+
+
+def test_modern_blocks_are_a_third_of_the_cases(results):
+    """The blocks of today's architectures are drawn often, each kind of them, and reach a verdict."""
+    with_blocks = [r for r in results if r.case.blocks]
+    assert 0.25 <= len(with_blocks) / len(results) <= 0.45, len(with_blocks)
+    assert {b for r in with_blocks for b in r.case.blocks} == {"LayerNorm", "GELU", "attention", "BatchNorm"}
+    pending = collections.Counter(r.failure_class for r in with_blocks if _pending(r))
+    print(f"{len(with_blocks)} cases with modern blocks: " + ", ".join(
+        f"{o} {sum(r.outcome == o for r in with_blocks)}" for o in runner.OUTCOMES)
+        + f"; rejected for pending operators: {dict(pending)}")
 
 
 def test_reference_side_works(results):
