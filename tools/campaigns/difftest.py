@@ -129,7 +129,8 @@ def main(argv=None):
         print(f"failing cases saved under {os.path.relpath(args.out)}/<case>/")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"outcomes": dict(outcomes), "blocks": {k: dict(v) for k, v in by_block.items()}, "classes": {k: v for k, v in classes.items()},
+            json.dump({"outcomes": dict(outcomes), "blocks": {k: dict(v) for k, v in by_block.items()},
+                       "classes": {k: v for k, v in classes.items()},
                        "inexact": dict(inexact), "exact": exact, "elements": elements, "seconds": elapsed, "cases": records}, f, indent=1)
     return 1 if outcomes["mismatch"] or outcomes["crash"] else 0
 

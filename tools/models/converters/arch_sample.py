@@ -12,8 +12,8 @@ k), ``photos_<size>.npy`` (the photos' centre squares as uint8 HWC pixels; the t
 manifest's mean / std the way arch_sweep_models.photo_inputs does) and ``manifest.json``.
 
 The manifest's ``expect`` per architecture is what qnnweb does today: ``exact`` (bit-exact with onnxruntime in
-every mode and variant) or ``refused`` (a clean UnsupportedModelError; each fixture lists the op kinds it
-names). The reference outputs are stored for every fixture, so that flipping ``expect`` to ``exact`` once the
+every mode and variant) or ``refused`` (a clean UnsupportedModelError; ``refused_ops`` lists the op kinds it
+named in any mode). The reference outputs are stored for every fixture, so that flipping ``expect`` to ``exact`` once the
 operators are supported is the whole change; a remake keeps the expectations already in the manifest.
 """
 
@@ -54,7 +54,7 @@ class SampleArch:
     name: str              # the sweep's architecture this is a reduced copy of
     family: str            # "timm" or "yolo"
     config: str            # timm model name, or the ultralytics yaml
-    kwargs: dict = field(default_factory=dict)   # timm create_model's arguments / the yolo scale
+    kwargs: dict = field(default_factory=dict)   # the reduced configuration's arguments (see build)
     modes: tuple = ("qdq_u8s8", "qdq_s8s8")
 
 
@@ -70,7 +70,7 @@ SAMPLE = [
     SampleArch("levit_128s", "timm", "levit_128s",
                dict(img_size=SIZE, embed_dim=(16, 24, 32), key_dim=8, num_heads=(2, 2, 2), depth=(1, 1, 1))),
     SampleArch("yolo11n", "yolo", "yolo11n.yaml", dict(depth=0.33, width=0.03125, max_channels=1024, reg_max=4)),
-    # the CNNs qnnweb runs bit-exact today (the MobileNet in QOperator form too; YOLOv8's QOperator form has
+    # the CNNs qnnweb runs bit-exact today (the MobileNet in QOperator form too; YOLOv8's QOperator form had
     # com.microsoft.QLinearConcat, which qnnweb refuses)
     SampleArch("mobilenetv4_conv_small", "timm", "mobilenetv4_conv_small",
                modes=("qdq_u8s8", "qdq_s8s8", "qop_u8")),
@@ -97,27 +97,26 @@ MOBILENETV4 = {
 }
 
 
-def _mobilenetv4(name) -> nn.Module:
-    hybrid = "hybrid" in name
-    return MobileNetV3(block_args=decode_arch_def(MOBILENETV4[name]), num_classes=CLASSES, head_bias=False,
+def _mobilenetv4(arch: SampleArch) -> nn.Module:
+    return MobileNetV3(block_args=decode_arch_def(MOBILENETV4[arch.name]), num_classes=CLASSES, head_bias=False,
                        head_norm=True, num_features=128, stem_size=16, fix_stem=True, act_layer=nn.ReLU,
-                       layer_scale_init_value=1e-5 if hybrid else None)
+                       layer_scale_init_value=1e-5 if "hybrid" in arch.name else None)
 
 
-def _efficientformerv2(kwargs) -> nn.Module:
+def _efficientformerv2(arch: SampleArch) -> nn.Module:
     """EfficientFormerV2 with 2 attention heads of 8 (the stages build Attention2d / Attention2dDownsample with
     their defaults, 8 heads of 32 and 16, which no constructor argument reaches)."""
     small = dict(key_dim=8, num_heads=2)
     with mock.patch.object(efficientformer_v2, "Attention2d", partial(efficientformer_v2.Attention2d, **small)), \
             mock.patch.object(efficientformer_v2, "Attention2dDownsample",
                               partial(efficientformer_v2.Attention2dDownsample, **small)):
-        return timm.create_model("efficientformerv2_s0", pretrained=False, num_classes=CLASSES, **kwargs)
+        return timm.create_model(arch.config, pretrained=False, num_classes=CLASSES, **arch.kwargs)
 
 
-def _mobilevit(kwargs) -> torch.nn.Module:
+def _mobilevit(arch: SampleArch) -> nn.Module:
     """timm's MobileViT-XXS configuration with its channels scaled by ``width`` and ``transformer_depth``
     transformer layers per MobileViT block (create_model takes no configuration override for byobnet models)."""
-    width, depth = kwargs["width"], kwargs["transformer_depth"]
+    width, depth = arch.kwargs["width"], arch.kwargs["transformer_depth"]
 
     def scaled(block):
         if isinstance(block, tuple):
@@ -133,7 +132,7 @@ def _mobilevit(kwargs) -> torch.nn.Module:
     return ByobNet(cfg, num_classes=CLASSES)
 
 
-def _yolo(arch: SampleArch) -> torch.nn.Module:
+def _yolo(arch: SampleArch) -> nn.Module:
     os.environ["YOLO_OFFLINE"] = "1"
     from ultralytics.nn.tasks import DetectionModel, yaml_model_load   # noqa: PLC0415  (slow to import)
 
@@ -144,17 +143,18 @@ def _yolo(arch: SampleArch) -> torch.nn.Module:
     return models.export_head(DetectionModel(cfg, nc=CLASSES - 6, verbose=False))   # 4 classes
 
 
+# the reduced configurations that timm.create_model's arguments do not reach
+BUILDERS = {"mobilevit_xxs": _mobilevit, "efficientformerv2_s0": _efficientformerv2,
+            "mobilenetv4_hybrid_medium": _mobilenetv4, "mobilenetv4_conv_small": _mobilenetv4}
+
+
 def build(arch: SampleArch, photos) -> models.Built:
     torch.manual_seed(models.SEED)
     if arch.family == "yolo":
         return models.realistic(_yolo(arch), "yolo", f"ultralytics {arch.config} {arch.kwargs}", SIZE,
                                 (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), photos)
-    if arch.name == "mobilevit_xxs":
-        model = _mobilevit(arch.kwargs)
-    elif arch.name in MOBILENETV4:
-        model = _mobilenetv4(arch.name)
-    elif arch.name == "efficientformerv2_s0":
-        model = _efficientformerv2(arch.kwargs)
+    if arch.name in BUILDERS:
+        model = BUILDERS[arch.name](arch)
     else:
         model = timm.create_model(arch.config, pretrained=False, num_classes=CLASSES, **arch.kwargs)
     cfg = model.pretrained_cfg if isinstance(getattr(model, "pretrained_cfg", None), dict) else {}
