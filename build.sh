@@ -86,10 +86,10 @@ Usage: ./build.sh COMMAND [ARGS]
                                       writes DIR/arch-sweep.md, .json (default results/arch-sweep);
                                       makes its virtualenv .cache/arch-sweep-venv (~1.5 GB) if missing;
                                       --fixtures DIR remakes the CI sample (tests/data/onnx/arch_sample)
-  difftest [--cases N] [--seed S] [--modern] [ARGS]
+  difftest [--cases N] [--seed S] [--modern | --no-modern] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs (--modern: only LayerNorm / GELU / attention /
-                                      BatchNorm blocks), quantize_static in every mode, qnnweb vs
+                                      BatchNorm blocks; --no-modern: none), quantize_static in every mode, qnnweb vs
                                       onnxruntime CPU; prints outcomes and failure classes, saves every
                                       failing case under results/difftest/<case>/
   fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/campaigns/fuzz.py --help):

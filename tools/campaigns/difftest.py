@@ -37,10 +37,13 @@ def main(argv=None):
     parser.add_argument("--cases", type=int, default=100, help="number of cases (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     parser.add_argument("--start", type=int, default=0, help="first case index (default 0)")
-    parser.add_argument("--modern", action="store_true",
+    blocks = parser.add_mutually_exclusive_group()
+    blocks.add_argument("--modern", dest="blocks", action="store_const", const="only", default="mixed",
                         help="only the modern blocks: every case a convolution then 1-3 blocks (LayerNorm, GELU, "
                              "attention, unfused BatchNorm), named s<seed>-m<index>; by default "
                              f"{MODERN_SHARE:.0%} of the cases end their chain in such blocks")
+    blocks.add_argument("--no-modern", dest="blocks", action="store_const", const="none",
+                        help="no modern blocks: the cases as the generator drew them before it had the blocks")
     parser.add_argument("--variants", default=",".join(qnnweb.VARIANTS),
                         help="comma-separated variants, rotated per case (default all)")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "difftest"),
@@ -61,7 +64,6 @@ def main(argv=None):
     classes = collections.defaultdict(list)
     by_mode = collections.defaultdict(collections.Counter)
     by_block = collections.defaultdict(collections.Counter)
-    blocks = "only" if args.modern else "mixed"
     inexact = collections.defaultdict(list)
     exact = elements = 0
     records = []
@@ -69,7 +71,7 @@ def main(argv=None):
     for index in range(args.start, args.start + args.cases):
         variant = variants[index % len(variants)]
         try:
-            case = make_case(args.seed, index, blocks)
+            case = make_case(args.seed, index, args.blocks)
         except Exception as e:  # a generator bug: count it, go on
             outcomes["skipped"] += 1
             classes[f"generator: {type(e).__name__}: {e}"].append(f"s{args.seed}-c{index}")

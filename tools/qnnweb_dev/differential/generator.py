@@ -20,7 +20,8 @@ LayerNorm, GELU, attention, unfused BatchNorm). Whether a case gets them and wha
 from the rest of the case, so the other cases are the graphs they were before the blocks existed (a case
 with blocks keeps its mode and its chain, the blocks appended to it; what follows them, and the inputs, can
 differ). ``make_case(..., blocks="only")``
-makes cases of a convolution and blocks alone, named ``s<seed>-m<index>`` (``./build.sh difftest --modern``).
+makes cases of a convolution and blocks alone, named ``s<seed>-m<index>`` (``./build.sh difftest --modern``);
+``blocks="none"`` the cases as they were before the blocks existed (``--no-modern``).
 """
 
 import io

@@ -29,6 +29,8 @@ from .compare import combine, compare
 from .generator import make_case, model_bytes, quantize
 
 OUTCOMES = ("pass", "mismatch", "crash", "rejected", "skipped")
+# tools/campaigns/difftest.py's flag that draws a case's blocks as it was drawn (generator.BLOCK_DRAWS)
+DRAW_FLAGS = {"mixed": "", "only": " --modern", "none": " --no-modern"}
 
 
 @dataclass
@@ -352,7 +354,7 @@ def save(result, root):
         f.write(f"{case.name} [{result.variant}] {result.outcome}\n{case.describe()}\n"
                 f"class: {result.failure_class}\n\n{result.message}\n\n"
                 f"reproduce: ./build.sh difftest --seed {case.seed} --start {case.index} --cases 1 "
-                f"--variants {result.variant}{' --modern' if case.draw == 'only' else ''}\n"
+                f"--variants {result.variant}{DRAW_FLAGS[case.draw]}\n"
                 f"or: qnnweb.load(open('{folder}/model.onnx','rb').read(), variant='{result.variant}')"
                 f".run(numpy.load('{folder}/inputs.npz')['input'])\n")
     return folder
