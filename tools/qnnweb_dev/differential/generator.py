@@ -19,9 +19,9 @@ In MODERN_SHARE of the cases the feature chain ends in 1-3 blocks of today's arc
 LayerNorm, GELU, attention, unfused BatchNorm). Whether a case gets them and what they are is drawn apart
 from the rest of the case, so the other cases are the graphs they were before the blocks existed (a case
 with blocks keeps its mode and its chain, the blocks appended to it; what follows them, and the inputs, can
-differ). ``make_case(..., blocks="only")``
-makes cases of a convolution and blocks alone, named ``s<seed>-m<index>`` (``./build.sh difftest --modern``);
-``blocks="none"`` the cases as they were before the blocks existed (``--no-modern``).
+differ). ``make_case(..., blocks="only")`` makes cases of a convolution and blocks alone, named
+``s<seed>-m<index>`` (``./build.sh difftest --modern``); ``blocks="none"`` the cases as they were before the
+blocks existed (``--no-modern``).
 """
 
 import io
