@@ -76,7 +76,7 @@ def block_layer_norm(b, r, x, shape):
         y = b.node("Transpose", [x], perm=[0, 2, 3, 1])
         y = _layer_norm_last_axis(b, r, y, shape[1])
         return b.node("Transpose", [y], perm=[0, 3, 1, 2]), shape
-    tokens, token_shape = _to_tokens(b, x, shape)
+    tokens, _ = _to_tokens(b, x, shape)
     return _to_map(b, _layer_norm_last_axis(b, r, tokens, shape[1]), shape), shape
 
 
@@ -97,8 +97,9 @@ def block_gelu(b, r, x, shape):
 
 
 def _linear(b, r, x, d_in, d_out, bias=None):
+    """x W, plus a bias (``bias`` None: drawn)."""
     y = b.node("MatMul", [x, b.const(b.normal((d_in, d_out), 1.0 / np.sqrt(d_in)), "w")])
-    if bias if bias is not None else r.random() < 0.7:
+    if r.random() < 0.7 if bias is None else bias:
         y = b.node("Add", [y, b.const(b.normal((d_out,), 0.2), "bias")])
     return y
 
