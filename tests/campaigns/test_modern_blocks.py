@@ -15,6 +15,8 @@ import qnnweb
 from qnnweb_dev.differential import generator, runner
 from qnnweb_dev.differential.generator import make_case, quantize
 
+pytestmark = pytest.mark.slow  # a few dozen random models quantized by onnxruntime
+
 SEED = 20261207
 ONLY_BLOCKS = 24     # cases of a convolution and blocks alone
 

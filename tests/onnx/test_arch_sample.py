@@ -28,6 +28,8 @@ import pytest
 
 import qnnweb
 
+pytestmark = pytest.mark.slow  # ten whole architectures, each in every variant (about 20 s)
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "onnx" / "arch_sample"
 MANIFEST = json.loads((SAMPLE / "manifest.json").read_text())
 ARCHITECTURES = MANIFEST["architectures"]

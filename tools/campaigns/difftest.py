@@ -41,7 +41,7 @@ def main(argv=None):
     blocks.add_argument("--modern", dest="blocks", action="store_const", const="only", default="mixed",
                         help="only the modern blocks: every case a convolution then 1-3 blocks (LayerNorm, GELU, "
                              "attention, unfused BatchNorm), named s<seed>-m<index>; by default "
-                             f"{MODERN_SHARE:.0%} of the cases end their chain in such blocks")
+                             f"{MODERN_SHARE * 100:.0f} %% of the cases end their chain in such blocks")
     blocks.add_argument("--no-modern", dest="blocks", action="store_const", const="none",
                         help="no modern blocks: the cases as the generator drew them before it had the blocks")
     parser.add_argument("--variants", default=",".join(qnnweb.VARIANTS),
