@@ -47,7 +47,8 @@ def photo_inputs(entry):
 
 def fixture_bytes(fixture):
     data = (SAMPLE / fixture["file"]).read_bytes()
-    assert hashlib.sha256(data).hexdigest() == fixture["sha256"], f"{fixture['file']} is not the file the manifest lists"
+    assert hashlib.sha256(data).hexdigest() == fixture["sha256"], \
+        f"{fixture['file']} is not the file the manifest lists"
     return data
 
 

@@ -13,8 +13,8 @@ manifest's mean / std the way arch_sweep_models.photo_inputs does) and ``manifes
 
 The manifest's ``expect`` per architecture is what qnnweb does today: ``exact`` (bit-exact with onnxruntime in
 every mode and variant) or ``refused`` (a clean UnsupportedModelError; ``refused_ops`` lists the op kinds it
-named in any mode). The reference outputs are stored for every fixture, so that flipping ``expect`` to ``exact`` once the
-operators are supported is the whole change; a remake keeps the expectations already in the manifest.
+named in any mode). The reference outputs are stored for every fixture, so that flipping ``expect`` to ``exact``
+once the operators are supported is the whole change; a remake keeps the expectations already in the manifest.
 """
 
 from __future__ import annotations

@@ -345,7 +345,8 @@ def save(result, root):
     info = {
         "case": case.name, "seed": case.seed, "index": case.index, "variant": result.variant,
         "outcome": result.outcome, "failure_class": result.failure_class, "mode": case.mode,
-        "ops": case.ops, "blocks": case.blocks, "draw": case.draw, "comparison": result.comparison.summary() if result.comparison else None,
+        "ops": case.ops, "blocks": case.blocks, "draw": case.draw,
+        "comparison": result.comparison.summary() if result.comparison else None,
         "located": result.located,
     }
     with open(os.path.join(folder, "case.json"), "w") as f:
