@@ -37,7 +37,7 @@ import { clearPhoto, fillThumbs, inputSize, markThumb, photoBlob, photoToRGB, sa
 import { watchPython } from "./demo/python-panel.js";
 import { enqueue } from "./demo/queue.js";
 import { detectorROI } from "./demo/roi.js";
-import { clearShown, median, recordLatency, showModelInfo } from "./demo/run-info.js";
+import { clearShown, median, recordLatency, showModelInfo, showNote } from "./demo/run-info.js";
 import { page } from "./demo/state.js";
 import { isLogits, runTitle, TASKS } from "./demo/tasks.js";
 import { $, doneLoading, fillSelect, fmtMs, setQueryParam, setStatus, showError, showNotice, threadsText }
@@ -315,6 +315,7 @@ async function runOnce(photoOrPromise) {
   }
   const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
   show(record, result, { plan, photoSize, meta, info, roi });
+  showNote(record);
   const total = performance.now() - t0;
 
   // latencies are kept per model, photo, variant and thread count: a median never mixes inputs
@@ -337,6 +338,7 @@ async function readyToListen(name) {
   const { key, info } = await getModel(name);
   showModelInfo(name, info, record);
   showWakeWord(record, key);
+  showNote(record);
   $("engine").textContent = "qnnweb.js (JavaScript runtime, compiled model, worker)";
   setStatus(`${name} loaded: press Listen to run it on the microphone.`, 1);
 }

@@ -6,15 +6,24 @@ import { infer } from "./workers.js";
 
 export const usable = (name) => page.models.has(name) && !page.models.get(name).error;
 
+// What the page says beside a model's answers: that they mean nothing (a speed_only model: random weights),
+// and its sidecar's note (a tiny model, what it cannot see); null when neither applies.
+export function modelNote(m) {
+  const said = [m.speed_only ? "Random weights: its answers mean nothing, only its speed does." : "", m.note || ""];
+  return said.filter(Boolean).join(" ") || null;
+}
+
 // A model in the list: title · task · size, "speed test only" when its sidecar says its answers mean
 // nothing (unless the title says so already), and why the server cannot use it: such a model stays
-// listed, but cannot be chosen.
-export function modelOption(m) {
-  const parts = [m.title || m.name, m.task || "classification", kb(m.size)];
-  if (m.speed_only && !/speed test only/i.test(m.title || "")) parts.push("speed test only");
+// listed, but cannot be chosen. `short`: the text for a narrow screen, where the start of the title is
+// all that shows: the sidecar's short_title (else the title without its last bracket) · task.
+export function modelOption(m, short = false) {
+  const title = m.title || m.name;
+  const parts = short ? [m.short_title || title.replace(/\s*\([^()]*\)$/, ""), m.task || "classification"]
+    : [title, m.task || "classification", kb(m.size)];
+  if (m.speed_only && !/speed test only/i.test(title) && !short) parts.push("speed test only");
   if (m.error) parts.push(`unusable: ${m.error.length > 80 ? m.error.slice(0, 79) + "…" : m.error}`);
-  const title = m.error || (m.speed_only ? "random weights: its answers mean nothing, only its speed does" : "");
-  return { value: m.name, text: parts.join(" · "), title, disabled: Boolean(m.error) };
+  return { value: m.name, text: parts.join(" · "), title: m.error || modelNote(m) || "", disabled: Boolean(m.error) };
 }
 
 // The model loaded with the page's variant and thread count: {key (the worker's name for it), info}.
