@@ -252,6 +252,9 @@ async function main() {
     setQueryParam("threads", value || null);
     runNow();
   });
+  $("compare-slider").addEventListener("input", () => {
+    $("compare").style.setProperty("--split", `${$("compare-slider").value}%`); // before | after
+  });
   watchPhotoInputs(photoChosen);
   if (new URLSearchParams(location.search).get("autorun") !== "0") runNow();
 }
@@ -314,7 +317,7 @@ async function runOnce(photoOrPromise) {
     window.qnnwebDemo.lastOutput = result.outputs;
   }
   const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
-  show(record, result, { plan, photoSize, meta, info, roi });
+  show(record, result, { rgb, plan, photoSize, meta, info, roi });
   showNote(record);
   const total = performance.now() - t0;
 

@@ -4,7 +4,7 @@
 // model's coordinates back to the photo's pixels.
 import { preprocessPlan, resizeCrop } from "../qnnweb-image.js";
 import { page } from "./state.js";
-import { $ } from "./ui.js";
+import { $, paintRGB } from "./ui.js";
 
 const body = document.body;
 
@@ -141,17 +141,7 @@ export async function photoToRGB(name, source, pre, w, h, planFor = null) {
     plan.text += `, resized to ${w}×${h}`;
   }
 
-  const canvas = $("input-canvas");
-  canvas.width = w;
-  canvas.height = h;
-  const view = new ImageData(w, h);
-  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) {
-    view.data[i] = rgb[j];
-    view.data[i + 1] = rgb[j + 1];
-    view.data[i + 2] = rgb[j + 2];
-    view.data[i + 3] = 255;
-  }
-  canvas.getContext("2d").putImageData(view, 0, 0);
+  paintRGB($("input-canvas"), rgb, w, h);
   window.qnnwebDemo.lastInput = rgb;
   window.qnnwebDemo.lastPreprocess = { photo: [W, H], ...plan };
   return { rgb, plan, photoSize: [W, H] };
