@@ -31,7 +31,7 @@
 // ?autorun=0 waits for a click instead of classifying at once.
 
 import { startCamera, stopCamera } from "./demo/camera.js";
-import { getModel, modelOption, usable } from "./demo/models.js";
+import { fillModelList, getModel, usable } from "./demo/models.js";
 import { clearPhoto, fillThumbs, inputSize, markThumb, photoBlob, photoToRGB, sampleChosen, showPhoto,
   watchPhotoInputs } from "./demo/photo.js";
 import { watchPython } from "./demo/python-panel.js";
@@ -91,7 +91,7 @@ async function loadLists() {
     fetchJSON(API_URL + "samples")]);
   page.kernelsURL = kernels_url && new URL(kernels_url, location.href).href; // immutable URLs of this version
   for (const m of models) page.models.set(m.name, m);
-  fillSelect($("model-select"), models.map(modelOption));
+  fillModelList($("model-select"), models);
   const rank = (name) => {
     const i = PREFERRED_SAMPLES.indexOf(name);
     return i < 0 ? PREFERRED_SAMPLES.length : i;
@@ -286,6 +286,7 @@ async function runOnce(photoOrPromise) {
     throw new Error(`${record.file} is a wake-word model: it hears the microphone (Listen)`);
   }
   showWakeWord(null); // a photo's run ends listening
+  body.dataset.task = record.task; // the page's layout for it (style.css)
 
   const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoOrPromise]);
   showModelInfo(name, info, record);
@@ -298,7 +299,7 @@ async function runOnce(photoOrPromise) {
   const roi = task === "landmarks" && (record.postprocess || {}).roi
     ? await detectorROI(record, photo.name, photo.frame || photo.blob, w, h) : null;
   const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.frame || photo.blob, pre, w, h,
-                                                    roi && roi.planFor);
+                                                    roi && roi.plan);
   if (!photo.frame) showPhoto(photo.name, photo.blob);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];

@@ -44,9 +44,10 @@ def test_super_resolution_shows_its_input_scaled_before_its_output(demo) -> None
     assert np.abs(before.astype(int) - after).mean() > 1  # the model changed the picture
     assert page.get_attribute("#before-canvas", "aria-label") == "the model's input, 128×128 pixels, scaled to 256×256"
     assert "128×128" in demo.text("#result-image figcaption") and "256×256" in demo.text("#result-image figcaption")
-    # both canvases lie in the same box
-    boxes = [page.eval_on_selector(s, "el => el.getBoundingClientRect().toJSON()") for s in ("#before-canvas", "#result-canvas")]
-    assert boxes[0] == boxes[1], boxes
+    # both canvases lie in the same box, the slider as wide
+    boxes = [page.eval_on_selector(s, "el => el.getBoundingClientRect().toJSON()")
+             for s in ("#before-canvas", "#result-canvas", "#compare-slider")]
+    assert boxes[0] == boxes[1] and boxes[2]["width"] == boxes[0]["width"], boxes
 
     # before on the left of the line, after on its right; the slider moves the line
     assert (shown_at(page, 0.25), shown_at(page, 0.75)) == ("before-canvas", "result-canvas")
