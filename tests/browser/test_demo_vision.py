@@ -152,6 +152,28 @@ def test_face_mesh_on_the_detected_face_matches_cpython_and_is_drawn(variant_pag
     assert drawn_size == size and drawn > 468
 
 
+def test_face_mesh_below_its_presence_threshold_says_no_face(variant_page, demo_folders):
+    """No face in the photo (a cup: whatever square BlazeFace passes on): Face Mesh's presence score is below
+    the sidecar's min_score, and the page says "No face" instead of drawing 468 meaningless points."""
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, MESH, "coffee.png", "landmarks")
+    pp = side["postprocess"]
+    score = 1 / (1 + math.exp(-outs[pp["score"]][0]))
+    assert score < pp["min_score"] == 0.5
+    items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.points, +e.dataset.score])")
+    assert [(label, points) for label, points, _ in items] == [("face", "0")]
+    assert math.isclose(items[0][2], score, rel_tol=1e-12)
+    assert demo.text("#results-title") == "No face"
+    assert demo.page.evaluate("window.qnnwebDemo.lastLandmarks") == []
+    assert demo.page.get_attribute("#overlay", "aria-label").startswith("no face")
+    # only the dashed square the model saw is drawn: no dots inside it
+    plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+    x0, y0 = (plan["x0"] * plan["photo"][0] / plan["rw"], plan["y0"] * plan["photo"][1] / plan["rh"])
+    side_px = plan["cw"] * plan["photo"][0] / plan["rw"]
+    inner = [round(x0 + 0.1 * side_px), round(y0 + 0.1 * side_px), round(x0 + 0.9 * side_px), round(y0 + 0.9 * side_px)]
+    assert overlay_pixels(demo, inner)[1] == 0
+
+
 SEGMENTATION = "efficientnet_lite0_segmentation"
 # what the segmentation model must find in the photo's centre square (onnxruntime finds the same)
 SEEN = {"chelsea.png": "cat", "coffee.png": "cup"}

@@ -54,7 +54,8 @@ MODELS = {
                        "face score head, like BlazeFace's, stops at 0.5 in int8.",
         # The model was trained on RGB in [0, 1].
         "preprocess": {"resize": 192, "crop": 192, "mean": [0.0] * 3, "std": [255.0] * 3, "color": "RGB"},
-        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30",
+        # min_score: MediaPipe's face presence threshold (min_face_presence_confidence, 0.5)
+        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30", "min_score": 0.5,
                         "roi": {"detector": "face_detection_short_range", "scale": 1.5}},
     },
 }

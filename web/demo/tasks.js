@@ -134,20 +134,25 @@ function showLandmarks(record, result, { plan, photoSize, meta, roi }) {
   const [values] = namedOutputs(record, result.outputs, [pp.points]);
   const points = scaleLandmarks(values, pp.input_size, [0.0, 0.0, 1.0, 1.0], pp.dims || 3);
   const score = pp.score ? sigmoid(namedOutputs(record, result.outputs, [pp.score])[0][0]) : 1;
+  // below its presence threshold (MediaPipe's default: 0.5) the model sees no face: its points mean nothing
+  const minScore = pp.min_score ?? 0.5;
+  const found = score >= minScore ? points : [];
 
   const at = photoMapper(plan, photoSize);
   const ctx = overlayFor(photoSize, at);
   ctx.fillStyle = COLORS[1];
   const side = (plan.cw * photoSize[0]) / plan.rw; // the square the model saw, in photo pixels
-  for (const [u, v] of points) dot(ctx, ...at(u, v), Math.max(1, side / 200));
+  for (const [u, v] of found) dot(ctx, ...at(u, v), Math.max(1, side / 200));
   showResults([[0, score]], record.labels || ["face"], meta, true);
-  $("results").querySelector("li").dataset.points = String(points.length);
-  $("results-title").textContent = `${points.length} landmarks`;
-  describeCanvas($("overlay"), `${points.length} landmarks drawn on the face`);
+  $("results").querySelector("li").dataset.points = String(found.length);
+  $("results-title").textContent = found.length ? `${found.length} landmarks` : "No face";
+  describeCanvas($("overlay"), found.length ? `${found.length} landmarks drawn on the face`
+    : "no face in the square the model saw (dashed): no landmarks drawn");
   const where = !pp.roi ? "" : roi ? `; in the face ${pp.roi.detector} found (dashed square)`
     : `; ${pp.roi.detector} found no face: the photo's centre square`;
-  $("scores-kind").textContent = (pp.score ? "presence score (sigmoid of the model's logit)" : "") + where;
-  window.qnnwebDemo.lastLandmarks = points;
+  const presence = `presence score (sigmoid of the model's logit; no face below ${minScore})`;
+  $("scores-kind").textContent = (pp.score ? presence : "") + where;
+  window.qnnwebDemo.lastLandmarks = found;
   window.qnnwebDemo.lastROI = roi ? { box: roi.box, detection: roi.detection } : null;
 }
 
