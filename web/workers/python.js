@@ -5,7 +5,7 @@
 import { startPyodide } from "../pyodide-start.js";
 
 let pyodide = null;
-const USER_FILE = "<exec>"; // the file name runPythonAsync gives the source it runs
+const USER_FILE = "<exec>"; // the file name the user's source runs as (runPythonAsync's default)
 
 // A Python traceback without the frames above the user's first one (Pyodide's eval_code_async and its
 // helpers); any other text as it is.
