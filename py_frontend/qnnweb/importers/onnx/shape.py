@@ -8,7 +8,8 @@ from .constants import Constant, required_constant
 from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .proto import tensor_bytes
-from .quantization import (activation_input, moved_output, new_output, outputs_like_input, params_of, qlinear_input,
+from .quantization import (activation_input, float_cast, moved_output, new_output, outputs_like_input, params_of,
+                           qlinear_input,
                            qparams, quantized_output, requantize_to, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
@@ -147,6 +148,16 @@ def import_identity(ctx, node, attrs):
         ctx.quantized_constants[node.output[0]] = ctx.quantized_constants[x]
     else:
         raise Skip(f"input '{x}' is not available")
+
+
+@onnx_op("Cast")
+def import_cast(ctx, node, attrs):
+    """A Cast of an activation (a constant's is folded): to float32 of a float32 tensor, the identity."""
+    x = node.input[0]
+    if not float_cast(node) or not (x in ctx.views or (x in ctx.values
+                                                       and ctx.tensors[ctx.values[x].index].dtype == "float32")):
+        raise Skip("only a Cast of a float32 activation to float32 (the identity) is supported")
+    import_identity(ctx, node, attrs)
 
 
 @onnx_op("Constant")
