@@ -2,7 +2,7 @@
 exports it (the cls_token parameter, or its Expand to the batch, which the importer folds) and
 onnxruntime's quantize_static quantizes it: QDQ (a DequantizeLinear of the quantized constant into Concat)
 and QOperator (QLinearConcat with the constant as an input), uint8 and int8 activations, the constant
-first or last. The constant runs as a CONSTANT_COPY into an activation that CONCATENATION takes as it
+first or last. The constant runs as a BROADCAST_TO (to its own shape) into an activation that CONCATENATION takes as it
 takes the others: bit-exact with onnxruntime in every variant."""
 
 import numpy as np
@@ -41,4 +41,4 @@ def test_class_token_matches_onnxruntime(quant_format, activation, expanded, fir
     data = quantized(model(expanded, first), feeds, quant_format=quant_format, activation=activation)
     for _ in range(3):
         assert_matches_onnxruntime(data, RNG.uniform(-1, 1, (1, 3, 2 * GRID, 2 * GRID)).astype(np.float32),
-                                   ["CONSTANT_COPY"], exact=True)
+                                   ["BROADCAST_TO"], exact=True)

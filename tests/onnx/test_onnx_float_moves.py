@@ -50,3 +50,18 @@ def test_pad_with_a_value_off_the_grid(quant_format, activation, value):
     data = quantized(model, feeds(), quant_format=quant_format, activation=activation)
     for _ in range(3):
         assert_matches_onnxruntime(data, feeds(1)[0]["x"], ["PADV2"], exact=True)
+
+
+@pytest.mark.parametrize("quant_format,activation", FORMATS)
+def test_expand_of_an_activation(quant_format, activation):
+    """MobileViTv2's linear attention: a context vector reduced over the patches, expanded back over them
+    (Expand to a constant shape), then multiplied with another activation."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["m"], axes=[3], keepdims=1),
+             helper.make_node("Expand", ["m", "shape"], ["e"]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Mul", ["r", "e"], ["p"]), helper.make_node("Conv", ["p", "w2"], ["y"])]
+    init = {"w": weights(C, 3, 3, 3), "w2": weights(2, C, 1, 1), "shape": np.array([1, C, H, W], np.int64)}
+    model = float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 2, H, W])], init)
+    data = quantized(model, feeds(), quant_format=quant_format, activation=activation)
+    for _ in range(3):
+        assert_matches_onnxruntime(data, feeds(1)[0]["x"], ["BROADCAST_TO"], exact=True)

@@ -1,12 +1,10 @@
 """The CONCATENATION lowering: one copy_slice record per input, requantizing an input whose
-quantization differs from the output's; and CONSTANT_COPY, which writes a constant input (ViT's class
-token) into an activation for it."""
+quantization differs from the output's."""
 
 import math
 
-from ..numerics.tflite import NO_ADD_FIXED_POINT
 from .registry import Step, Unsupported, lowering
-from .common import broadcast_strides, require_constant, require_int8
+from .common import require_int8
 
 
 @lowering("CONCATENATION")
@@ -47,23 +45,3 @@ def lower_concatenation(graph, op):
         raise Unsupported("empty tensors are not supported")
     return steps
 
-
-@lowering("CONSTANT_COPY")
-def lower_constant_copy(graph, op):
-    """An int8 constant (rank <= 4) copied into an int8 activation of its shape and quantization: the add
-    record in onnxruntime's float form, as 0 x a + 1 x b + 0 (each term exact: the result is b itself),
-    b the constant and a the output itself, read only as a multiple of 0 (all its strides 0)."""
-    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    if len(x.shape) > 4 or x.shape != y.shape or x.dtype != "int8":
-        raise Unsupported(f"a constant int8 tensor of rank <= 4 copied into one of its shape, got {x.dtype} "
-                          f"{list(x.shape)} into {list(y.shape)}")
-    if require_int8(x, "input") != require_int8(y, "output"):
-        raise Unsupported("the constant and its copy are quantized differently")
-    _, zero_point = require_int8(y, "output")
-    dims = [1] * (4 - len(y.shape)) + list(y.shape)
-    fields = dict(input_a=op.outputs[0], output=op.outputs[0], b_constant=1, a_zero_point=0,
-                  b_zero_point=zero_point, output_zero_point=zero_point, a_multiplier=0.0, b_multiplier=1.0,
-                  output_min=-128, output_max=127, arithmetic=1, input_offset=0, float_form=0, **NO_ADD_FIXED_POINT)
-    for k, stride in enumerate(broadcast_strides(y.shape, dims)):
-        fields[f"dim{k}"], fields[f"a_stride{k}"], fields[f"b_stride{k}"] = dims[k], 0, stride
-    return [Step("add", fields, {"input_b": require_constant(x, "input", "int8")})]

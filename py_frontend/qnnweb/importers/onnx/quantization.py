@@ -17,13 +17,13 @@ LAYOUT_OPS = ("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identi
 # is monotonic): quantizing before them or after them gives the same bytes (a constant Pad where its
 # value is exactly representable: the Pad handler refuses the others)
 VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip", "Slice",
-                    "Gather", "Pad"}
+                    "Gather", "Pad", "Expand"}
 
 # ops whose float result, on a dequantized int8 tensor, is itself exactly a dequantized int8 tensor of the
 # same quantization (they move or select values, or take max(x, 0) with 0 on the grid): where such a result
 # is also read in float, the op runs in int8 and its float readers see the result dequantized
 EXACT_ON_DEQUANTIZED = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Slice",
-                        "Gather"}
+                        "Gather", "Expand"}
 
 
 def float_cast(node):

@@ -4,7 +4,7 @@ SpaceToDepth. A Reshape or Transpose that moves a feature map's channels alone k
 
 from ..shape_folding import product
 from .attributes import attributes
-from .constants import Constant, int8_data, required_constant
+from .constants import Constant, int32_constant, int8_data, required_constant
 from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .proto import tensor_bytes
@@ -199,7 +199,7 @@ def import_concat(ctx, node, attrs):
 
 def concat_constant(ctx, name, params):
     """A constant Concat input (ViT's class token beside the patch tokens) as an int8 activation written
-    by a CONSTANT_COPY op: a dequantized int8 constant keeps its quantization (CONCATENATION requantizes
+    by a BROADCAST_TO (to its own shape): a dequantized int8 constant keeps its quantization (CONCATENATION requantizes
     it as it does its other inputs); a float one is quantized with the output's ``params``, as
     onnxruntime's float Concat then QuantizeLinear give it."""
     if name in ctx.quantized_constants:
@@ -225,7 +225,8 @@ def constant_activation(ctx, name, constant, params):
         source = ctx.add_tensor(name, constant.shape, "int8", scales, zero_points,
                                 int8_data(constant, constant.dtype))
         index = new_output(ctx, [copy], constant.shape, params, False)
-        ctx.add_op("CONSTANT_COPY", [source], [index])
+        shape = int32_constant(ctx, f"{copy}/shape", list(constant.shape))
+        ctx.add_op("BROADCAST_TO", [source, shape], [index])
     return copy
 
 

@@ -1,6 +1,6 @@
 """Ops that move or select the values of int8 activations: Slice, Split and Gather (constant indices)
 as IR STRIDED_SLICE / SLICE / GATHER, whose lowering copies the selected values (or shares the input's
-memory when they are contiguous), and Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the
+memory when they are contiguous), Expand (IR BROADCAST_TO) and Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the
 ONNX axes are mapped to the IR's."""
 
 from ...numerics.float32 import float32
@@ -130,6 +130,24 @@ def import_gather(ctx, node, attrs):
     constant = ctx.add_tensor(f"{node.output[0]}/indices", index_shape, "int32", data=int32_bytes(indices))
     moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
                        lambda out: ctx.add_op("GATHER", [source, constant], [out], axis=ir_axis))
+
+
+@onnx_op("Expand")
+def import_expand(ctx, node, attrs):
+    """Expand of an activation to a constant shape (numpy's broadcast of both; MobileViTv2's linear
+    attention expands its context vector over the patches), in ONNX's layout; a constant's is folded."""
+    x = activation_input(ctx, node.input[0])
+    shape = onnx_shape(ctx, x)
+    target = int_values(ctx, node.input[1], "shape")
+    rank = max(len(shape), len(target))
+    padded, target = [1] * (rank - len(shape)) + list(shape), [1] * (rank - len(target)) + target
+    if any(a != b and 1 not in (a, b) for a, b in zip(padded, target)):
+        raise Skip(f"shape {list(shape)} does not broadcast to {target}")
+    out_shape = [max(a, b) if 1 in (a, b) else a for a, b in zip(padded, target)]
+    source = plain_index(ctx, x)
+    constant = int32_constant(ctx, f"{node.output[0]}/shape", out_shape)
+    moved_output(ctx, node, node.output[0], x, out_shape, False,
+                 lambda out: ctx.add_op("BROADCAST_TO", [source, constant], [out]))
 
 
 @onnx_op("Pad")
