@@ -65,3 +65,22 @@ def test_expand_of_an_activation(quant_format, activation):
     data = quantized(model, feeds(), quant_format=quant_format, activation=activation)
     for _ in range(3):
         assert_matches_onnxruntime(data, feeds(1)[0]["x"], ["BROADCAST_TO"], exact=True)
+
+
+@pytest.mark.parametrize("axes", [[3], [2, 3], [1]], ids=["patches", "pixels-and-patches", "channels"])
+@pytest.mark.parametrize("quant_format,activation", FORMATS)
+def test_reduce_sum_then_expand(quant_format, activation, axes):
+    """MobileViTv2's linear attention: key x context score summed over the patches (ReduceSum, opset 13:
+    axes an input; left in float by the quantizer), expanded back and multiplied with the values. qnnweb
+    sums the dequantized taps in float32 as onnxruntime's float ReduceSum does, in another order (its
+    vectorized one): within one quantum, nearly every element exact."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceSum", ["c", "axes"], ["m"], keepdims=1),
+             helper.make_node("Expand", ["m", "shape"], ["e"]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Mul", ["r", "e"], ["p"]), helper.make_node("Conv", ["p", "w2"], ["y"])]
+    init = {"w": weights(C, 3, 3, 3), "w2": weights(2, C, 1, 1), "shape": np.array([1, C, H, W], np.int64),
+            "axes": np.array(axes, np.int64)}
+    model = float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, 2, H, W])], init)
+    data = quantized(model, feeds(), quant_format=quant_format, activation=activation)
+    for _ in range(3):
+        assert_matches_onnxruntime(data, feeds(1)[0]["x"], ["SUM"], min_exact=0.95)

@@ -12,6 +12,9 @@ def lower_broadcast_to(graph, op):
     """The add record in onnxruntime's float form, as 0 x a + 1 x b + 0 (each term exact: the result is
     b itself): b the input, read with its broadcast strides (a constant one as constant bytes), and a
     the output, read only as a multiple of 0 (all its strides 0)."""
+    if getattr(graph, "format", "tflite") != "onnx":
+        raise Unsupported("BROADCAST_TO runs for ONNX models (Expand, a constant Concat input); LiteRT's is not "
+                          "checked")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     shape = constant_ints(graph, op.inputs[1], "shape")
     if list(y.shape) != shape or len(shape) > 4 or broadcast_shape(x.shape, shape) != shape:
