@@ -20,7 +20,8 @@ def model(expanded, first):
     then a MatMul over the features."""
     cls = "cls_expanded" if expanded else "cls"
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2]),
-             helper.make_node("Reshape", ["c", "flat"], ["f"]), helper.make_node("Transpose", ["f"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("Reshape", ["c", "flat"], ["f"]),
+             helper.make_node("Transpose", ["f"], ["t"], perm=[0, 2, 1]),
              helper.make_node("Concat", [cls, "t"] if first else ["t", cls], ["tokens"], axis=1),
              helper.make_node("MatMul", ["tokens", "m"], ["y"])]
     if expanded:

@@ -16,10 +16,11 @@ C, H, W = 4, 5, 6
 
 
 def model():
-    nodes = [helper.make_node("Conv", ["x", "w1", "b"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r"]),
+    nodes = [helper.make_node("Conv", ["x", "w1", "b"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r"]),
              helper.make_node("Conv", ["r", "w2", "b"], ["y"], pads=[1, 1, 1, 1])]
-    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32), "w2": RNG.normal(0, 0.2, (C, C, 3, 3)).astype(np.float32),
-            "b": RNG.normal(0, 0.5, (C,)).astype(np.float32)}
+    init = {"w1": RNG.normal(0, 0.5, (C, 3, 3, 3)).astype(np.float32),
+            "w2": RNG.normal(0, 0.2, (C, C, 3, 3)).astype(np.float32), "b": RNG.normal(0, 0.5, (C,)).astype(np.float32)}
     return float_model(nodes, [("x", [1, 3, H, W])], [("y", [1, C, H, W])], init)
 
 

@@ -44,4 +44,3 @@ def lower_concatenation(graph, op):
     if outer == 0 or not steps:
         raise Unsupported("empty tensors are not supported")
     return steps
-

@@ -14,7 +14,6 @@ MLAS's float global pool (four lanes, then the last taps, divided) then Quantize
 import math
 
 from ..numerics.float32 import float32
-
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 

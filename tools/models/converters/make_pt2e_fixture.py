@@ -5,7 +5,8 @@ tests/data/onnx/pt2e/ so that CI (which has no torch) tests qnnweb against it
 (tests/onnx/test_onnx_pt2e.py). The recipe is the one docs/python-api.md gives users:
 
     exported = torch.export.export(model, (x,)).module()
-    prepared = prepare_pt2e(exported, XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True)))
+    quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    prepared = prepare_pt2e(exported, quantizer)
     for batch in calibration: prepared(batch)
     quantized = convert_pt2e(prepared)
     torch.onnx.export(quantized, (x,), dynamo=True).save("model.onnx")

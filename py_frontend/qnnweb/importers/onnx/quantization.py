@@ -107,8 +107,8 @@ def activation_input(ctx, name):
         # its paths quantize it differently (a Relu's result with its own parameters beside the input's
         # own QuantizeLinear): this node's path alone, when the node commutes with quantization
         node = ctx.node
-        if node is not None and (node.op_type in VALUE_PRESERVING or float_cast(node)) and list(node.input[:1]) == [name] \
-                and len(node.output) == 1:
+        preserving = node is not None and (node.op_type in VALUE_PRESERVING or float_cast(node))
+        if preserving and list(node.input[:1]) == [name] and len(node.output) == 1:
             params = quantization_ahead(ctx, node.output[0])
             if params is not None:
                 return quantized_copy(ctx, name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
@@ -203,8 +203,8 @@ def quantization_ahead(ctx, name, depth=0):
     for c in consumers:
         if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
             params = qparams(ctx, c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
-        elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c) or float_cast(c)) and c.input and c.input[0] == name \
-                and len(c.output) == 1:
+        elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c) or float_cast(c)) and c.input \
+                and c.input[0] == name and len(c.output) == 1:
             params = quantization_ahead(ctx, c.output[0], depth + 1)
         elif c.op_type == "Shape":   # reads only the static shape
             continue

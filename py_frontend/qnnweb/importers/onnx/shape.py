@@ -9,8 +9,8 @@ from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .proto import tensor_bytes
 from .quantization import (activation_input, float_cast, moved_output, new_output, outputs_like_input, params_of,
-                           qlinear_input,
-                           qparams, quantize_like_onnxruntime, quantized_output, requantize_to, unary_op)
+                           qlinear_input, qparams, quantize_like_onnxruntime, quantized_output, requantize_to,
+                           unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
 
@@ -199,9 +199,9 @@ def import_concat(ctx, node, attrs):
 
 def concat_constant(ctx, name, params):
     """A constant Concat input (ViT's class token beside the patch tokens) as an int8 activation written
-    by a BROADCAST_TO (to its own shape): a dequantized int8 constant keeps its quantization (CONCATENATION requantizes
-    it as it does its other inputs); a float one is quantized with the output's ``params``, as
-    onnxruntime's float Concat then QuantizeLinear give it."""
+    by a BROADCAST_TO to its own shape: a dequantized int8 constant keeps its quantization (CONCATENATION
+    requantizes it as it does its other inputs); a float one is quantized with the output's ``params``,
+    as onnxruntime's float Concat then QuantizeLinear give it."""
     if name in ctx.quantized_constants:
         q = ctx.quantized_constants[name]
         if q.constant.dtype not in ("int8", "uint8") or len(q.scale) != 1 or len(q.zero_point) != 1:

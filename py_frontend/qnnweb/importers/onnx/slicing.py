@@ -1,7 +1,7 @@
 """Ops that move or select the values of int8 activations: Slice, Split and Gather (constant indices)
 as IR STRIDED_SLICE / SLICE / GATHER, whose lowering copies the selected values (or shares the input's
-memory when they are contiguous), Expand (IR BROADCAST_TO) and Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the
-ONNX axes are mapped to the IR's."""
+memory when they are contiguous), Expand (IR BROADCAST_TO) and Pad (IR PADV2 or MIRROR_PAD). On a
+feature map kept in NHWC the ONNX axes are mapped to the IR's."""
 
 from ...numerics.float32 import float32
 from .constants import int32_bytes, int32_constant, int_values, required_constant
@@ -187,8 +187,8 @@ def import_pad(ctx, node, attrs):
             # requantizing first gives the same bytes)
             params = quantization_ahead(ctx, node.output[0])
             if params is not None:
-                x = node.output[0] + "/requantized"
-                requantize_to(ctx, activation_input(ctx, node.input[0]), [x], params)
+                source, x = x, node.output[0] + "/requantized"
+                requantize_to(ctx, source, [x], params)
                 index, t, requantized = ctx.values[x].index, ctx.tensors[ctx.values[x].index], True
         value = pad_value_index(ctx, value, t, requantized)
         moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
