@@ -13,6 +13,7 @@ MLAS's float global pool (four lanes, then the last taps, divided) then Quantize
 
 import math
 
+from ..numerics.float32 import float32
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, require_int8, require_rank
 
@@ -29,9 +30,10 @@ def _arithmetic(graph, x, kernel, padding):
 
 
 def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False, view=None,
-             arithmetic=None, float_table=None):
+             arithmetic=None, float_table=None, output_scale=None):
     """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes);
-    ``float_table``: 256 float32 (bytes) by input byte, the taps' values, or 256 per channel (arithmetic 5)."""
+    ``float_table``: 256 float32 (bytes) by input byte, the taps' values, or 256 per channel (arithmetic 5);
+    ``output_scale``: the scale the average is quantized with, when it is not the output's (SUM's)."""
     if float_table is not None:
         if len(float_table) % 1024 or len(float_table) // 1024 not in (1, x.shape[-1] if x.shape else 1):
             raise Unsupported("a float pool's table must hold 256 float32, or 256 per channel")
@@ -41,6 +43,7 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
     tables = len(float_table) // 1024 if float_table is not None else 0
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
+    y_scale = y_scale if output_scale is None else output_scale
     if view is None:
         require_rank(x, 4, "input")
     n, in_h, in_w, c = view or x.shape
@@ -102,17 +105,37 @@ def lower_max_pool(graph, op):
         output_min=lo, output_max=hi))]
 
 
+def _reduced_view(graph, op, x):
+    """(axes, outer, reduced, inner): the adjacent axes a MEAN or SUM reduces, x viewed around them."""
+    rank = max(len(x.shape), 1)
+    axes = sorted({a % rank for a in constant_ints(graph, op.inputs[1], "reduction axes")})
+    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+        raise Unsupported(f"the {op.type.lower()} over axes {axes}: only adjacent axes are supported")
+    return (axes, math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1]),
+            math.prod(x.shape[axes[-1] + 1:]))
+
+
+@lowering("SUM")
+def lower_sum(graph, op):
+    """ONNX's ReduceSum left in float by quantize_static (MobileViTv2's linear attention): onnxruntime's
+    float32 sum of the dequantized taps, quantized: the float average pool's sum, its quotient by the
+    count quantized with the output scale divided by the count (within one quantum where onnxruntime's
+    vectorized sum, or the two divisions, round a tie otherwise)."""
+    if getattr(graph, "format", "tflite") != "onnx":
+        raise Unsupported("SUM runs for ONNX models (ReduceSum); LiteRT's int8 SUM is not imitated")
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    _, outer, reduced, inner = _reduced_view(graph, op, x)
+    y_scale, _ = require_int8(y, "output")
+    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=(outer, reduced, 1, inner),
+                    arithmetic=ARITHMETIC_ONNX_FLOAT, output_scale=float32(y_scale / reduced))
+
+
 @lowering("MEAN")
 def lower_mean(graph, op):
     """The mean over any axes that are adjacent in the input (height and width; channels; all of them):
     the input viewed as [outer, reduced, 1, inner], one average pool over the reduced rows."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    rank = max(len(x.shape), 1)
-    axes = sorted({a % rank for a in constant_ints(graph, op.inputs[1], "reduction axes")})
-    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
-        raise Unsupported(f"the mean over axes {axes}: only adjacent axes are supported")
-    outer, reduced = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1])
-    inner = math.prod(x.shape[axes[-1] + 1:])
+    axes, outer, reduced, inner = _reduced_view(graph, op, x)
     # ONNX ReduceMean (left in float by quantize_static): onnxruntime's float mean of the dequantized taps
     onnx = ARITHMETIC_ONNX_FLOAT if getattr(graph, "format", "tflite") == "onnx" else None
     if len(x.shape) == 4 and axes == [1, 2]:
