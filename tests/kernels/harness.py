@@ -454,3 +454,16 @@ def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=
         g.op(op_type, [xi, size], [yi], coordinate_transformation_mode=onnx[0], onnx_arithmetic=onnx[1],
              scales=scales)
     return run(g, variant, x)[0]
+
+
+def batch_matmul(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, adj_y=False, fmt="tflite"):
+    """BATCH_MATMUL of two int8 inputs (b: [..., K, N], or [..., N, K] with adj_y), batch dimensions
+    broadcast; ``fmt`` picks the arithmetic (TFLite's fixed point, onnxruntime's fp32)."""
+    m, n = a.shape[-2], b.shape[-2] if adj_y else b.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    g = GraphBuilder()
+    ai = g.input(a.shape, "int8", a_scale, a_zp)
+    bi = g.input(b.shape, "int8", b_scale, b_zp)
+    yi = g.output(tuple(batch) + (m, n), "int8", y_scale, y_zp)
+    g.op("BATCH_MATMUL", [ai, bi], [yi], adj_x=False, adj_y=adj_y)
+    return run(g, variant, a, b, fmt=fmt)[0]
