@@ -6,7 +6,7 @@ models onnxruntime's QLinearMatMul (MLAS: the fp32 requantization of the convolu
 
 from ..numerics.float32 import float32s
 from ..numerics.tflite import quantize_multiplier
-from .common import activation_range, require_int8
+from .common import activation_range, broadcast_shape, require_int8
 from .registry import Step, Unsupported, lowering
 
 MAX_BATCH_DIMS = 3   # the record's batch dimensions: ranks up to 5
@@ -21,14 +21,6 @@ def batch_strides(shape, batch, matrix):
         strides.append(0 if dim == 1 else stride)
         stride *= dim
     return strides[::-1]
-
-
-def broadcast_batch(a_batch, b_batch):
-    rank = max(len(a_batch), len(b_batch))
-    a_batch, b_batch = (1,) * (rank - len(a_batch)) + tuple(a_batch), (1,) * (rank - len(b_batch)) + tuple(b_batch)
-    if any(x != y and 1 not in (x, y) for x, y in zip(a_batch, b_batch)):
-        raise Unsupported(f"batch dimensions {list(a_batch)} and {list(b_batch)} do not broadcast")
-    return tuple(max(x, y) for x, y in zip(a_batch, b_batch))
 
 
 def _fixed_point(a_scale, b_scale, y_scale):
@@ -53,8 +45,8 @@ def lower_batch_matmul(graph, op):
         raise Unsupported(f"inputs of shapes {list(a.shape)} and {list(b.shape)}: both need rank 2 or more")
     m, k = a.shape[-2:]
     n, k_b = b.shape[-2:] if adj_y else b.shape[-1:-3:-1]
-    batch = broadcast_batch(a.shape[:-2], b.shape[:-2])
-    if k != k_b or tuple(y.shape) != batch + (m, n):
+    batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+    if batch is None or k != k_b or list(y.shape) != batch + [m, n]:
         raise Unsupported(f"shapes A {list(a.shape)}, B {list(b.shape)} (adj_y {adj_y}) and output {list(y.shape)} "
                           "do not fit a matrix product")
     if 0 in a.shape or 0 in b.shape:
