@@ -459,7 +459,7 @@ def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=
 def batch_matmul(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, adj_y=False, fmt="tflite",
                  kernel_bytes=None):
     """BATCH_MATMUL of two int8 inputs (b: [..., K, N], or [..., N, K] with adj_y), batch dimensions
-    broadcast; ``fmt`` picks the arithmetic (TFLite's fixed point, onnxruntime's fp32)."""
+    broadcast; ``fmt`` and B's zero point pick the arithmetic (ops/batch_matmul.py)."""
     m, n = a.shape[-2], b.shape[-2] if adj_y else b.shape[-1]
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     g = GraphBuilder()

@@ -1,8 +1,10 @@
 """BATCH_MATMUL of two int8 activations (TFLite's BATCH_MATMUL; ONNX's MatMul / QLinearMatMul whose
 second input is not a constant): Y[b] = A[b] B[b] over broadcast batch dimensions, B optionally
-transposed (adj_y: B[b] is [N, K], attention's Q K^T). TFLite models follow LiteRT's builtin kernel
-(int32 sums, then TFLite's fixed-point multiplier from the double a_scale * b_scale / y_scale); ONNX
-models onnxruntime's QLinearMatMul (MLAS: the fp32 requantization of the convolutions)."""
+transposed (adj_y: B[b] is [N, K], attention's Q K^T). ONNX models follow onnxruntime's QLinearMatMul
+(MLAS: the fp32 requantization of the convolutions, scale float32(a_scale * b_scale) / y_scale); TFLite
+models what LiteRT runs: XNNPACK's delegate takes the op where B's zero point is 0, with the same fp32
+requantization; otherwise TFLite's builtin kernel (int32 sums, then TFLite's fixed-point multiplier of the
+double a_scale * b_scale / y_scale, rounded twice)."""
 
 from ..numerics.float32 import float32s
 from ..numerics.tflite import quantize_multiplier
@@ -64,7 +66,7 @@ def lower_batch_matmul(graph, op):
     for name, values in (("batch", pad + [batch[i] for i in kept]), ("a_stride", [0] * len(pad) + [a_strides[i] for i in kept]),
                          ("b_stride", [0] * len(pad) + [b_strides[i] for i in kept])):
         fields.update({f"{name}{i}": v for i, v in enumerate(values)})
-    if getattr(graph, "format", "tflite") == "onnx":
+    if getattr(graph, "format", "tflite") == "onnx" or b_zp == 0:   # onnxruntime's, or XNNPACK's
         scale = float32s([float32s([a_scale * b_scale])[0] / y_scale])[0]
         fields.update(scale=scale, arithmetic=0, fixed_multiplier=0, fixed_shift=0)
     else:
