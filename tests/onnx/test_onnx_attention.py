@@ -69,3 +69,19 @@ def test_matmul_of_two_activations_broadcasts(shapes, form):
     model = float_model(nodes, [("x", x_shape)], [("y", y_shape)], initializers)
     data = quantized(model, feeds(x_shape), quant_format=form[0], activation=form[1])
     assert_matches_onnxruntime(data, feeds(x_shape, 1, seed=9)[0]["x"], ["BATCH_MATMUL"], exact=True)
+
+
+@pytest.mark.parametrize("case", [(13, 1, (2, 5, 3, 4)), (13, 2, (2, 5, 3, 4)), (13, 0, (3, 7)), (11, 1, (2, 5, 3, 4)),
+                                  (11, 2, (2, 5, 6)), (12, -1, (2, 3, 9)), (11, 0, (2, 5, 3))], ids=str)
+@pytest.mark.parametrize("form", FORMS, ids=str)
+def test_softmax_over_any_axis(case, form):
+    """opset 13 and later: over one axis (moved last and back); before 13: over the tensor coerced to 2-D
+    at the axis, [prod(shape[:axis]), prod(shape[axis:])] (axis 0: the whole tensor as one row). x is scaled
+    by a constant MatMul first so that the quantizer quantizes the Softmax's input."""
+    opset, axis, shape = case
+    rng = np.random.default_rng(4)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Softmax", ["h"], ["y"], axis=axis)]
+    model = float_model(nodes, [("x", list(shape))], [("y", list(shape))],
+                        {"w": (rng.normal(size=(shape[-1], shape[-1])) * 2).astype(np.float32)}, opset=opset)
+    data = quantized(model, feeds(shape), quant_format=form[0], activation=form[1])
+    assert_matches_onnxruntime(data, feeds(shape, 1, seed=3)[0]["x"], ["SOFTMAX"], exact=True)
