@@ -8,6 +8,9 @@ import pytest
 from onnx import helper
 from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
+import qnnweb
+from qnnweb.passes import transposed_matmul_operands
+
 FORMS = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8"), ("QOperator", "QInt8")]
 
 
@@ -43,6 +46,20 @@ def test_attention_head_matches_onnxruntime(form):
     data = quantized(model, feeds((1, 7, 12)), quant_format=quant_format, activation=activation)
     for x in feeds((1, 7, 12), 3, seed=5):
         assert_matches_onnxruntime(data, x["x"], ["BATCH_MATMUL"], exact=True)
+
+
+def test_transpose_of_keys_folds_into_the_product():
+    """Q K^T reads K itself (adj_y): the Transpose of K's last two axes is gone before lowering."""
+    data = quantized(attention_model(), feeds((1, 7, 12)))
+    imported = qnnweb.load(data)._graph
+    graph = transposed_matmul_operands(imported)
+
+    def swaps(g):
+        return [op for op in g.ops if op.type == "TRANSPOSE" and list(op.options.get("perm", ())) == [0, 1, 3, 2]]
+    assert len(swaps(imported)) == 1 and not swaps(graph)
+    products = [op for op in graph.ops if op.type == "BATCH_MATMUL"]
+    assert [op.options["adj_y"] for op in products] == [True, False]
+    assert products[0].inputs[1] == swaps(imported)[0].inputs[0]
 
 
 @pytest.mark.parametrize("shapes", [((2, 3, 5, 8), (2, 3, 8, 6)), ((2, 1, 5, 8), (3, 8, 6)), ((4, 8), (2, 8, 6)),

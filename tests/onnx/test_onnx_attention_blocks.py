@@ -33,3 +33,14 @@ def test_attention_block_matches_onnxruntime(name):
             model = qnnweb.load(data, variant=variant)
             assert "BATCH_MATMUL" in {op.type for op in model._graph.ops}
             np.testing.assert_array_equal(model.run(x)[0], expected, err_msg=variant)
+
+
+def test_profile_names_the_products():
+    """Model.profile's rows name the two products batch_matmul, with their multiply-adds (3 heads x 17 x
+    16 x 17 each), and profile_by_family sums them."""
+    data = (FIXTURES / "timm_attention_qdq_u8s8.onnx").read_bytes()
+    x = np.load(FIXTURES / "timm_attention_qdq_u8s8.npz")["inputs"][0]
+    with qnnweb.load(data) as model:
+        rows = [r for r in model.profile(x, repeats=1) if r["kind"] == "batch_matmul"]
+        assert [(r["family"], r["macs"]) for r in rows] == [("batch_matmul", 3 * 17 * 16 * 17)] * 2
+        assert model.profile_by_family(x, repeats=1)["batch_matmul"]["ops"] == 2
