@@ -263,7 +263,7 @@ def transposed_matmul_operands(graph):
                 and _swaps_last_two(graph, transpose)):
             folded.add(id(transpose))
             b, options["adj_y"] = transpose.inputs[0], not options.get("adj_y", False)
-        if options.get("adj_x", False):
+        if options.get("adj_x", False) and len(graph.tensors[a].shape) >= 2:
             x = graph.tensors[a]
             rank = len(x.shape)
             shape = list(x.shape[:-2]) + [x.shape[-1], x.shape[-2]]

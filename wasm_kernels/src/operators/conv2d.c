@@ -27,10 +27,6 @@
  * output channels into the full-width output rows. */
 #include "qnnweb.h"
 
-#if defined(__wasm_simd128__)
-  #include <wasm_simd128.h>
-#endif
-
 #include "common.h"
 #include "config.h"
 #include "gemm_rows.h"
