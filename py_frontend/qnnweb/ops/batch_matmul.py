@@ -57,15 +57,14 @@ def lower_batch_matmul(graph, op):
     kept = [i for i, d in enumerate(batch) if d != 1]
     if len(kept) > MAX_BATCH_DIMS:
         raise Unsupported(f"{len(kept)} batch dimensions larger than 1; at most {MAX_BATCH_DIMS} are supported")
-    pad = [1] * (MAX_BATCH_DIMS - len(kept))
+    pad = MAX_BATCH_DIMS - len(kept)   # the record's leading batch dimensions of 1
     a_strides, b_strides = batch_strides(a.shape, batch, m * k), batch_strides(b.shape, batch, k * n)
     lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
     fields = dict(input_a=op.inputs[0], input_b=op.inputs[1], output=op.outputs[0], rows=m, depth=k, columns=n,
                   transpose_b=int(adj_y), a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp,
                   output_min=lo, output_max=hi)
-    for name, values in (("batch", pad + [batch[i] for i in kept]), ("a_stride", [0] * len(pad) + [a_strides[i] for i in kept]),
-                         ("b_stride", [0] * len(pad) + [b_strides[i] for i in kept])):
-        fields.update({f"{name}{i}": v for i, v in enumerate(values)})
+    for name, values, filler in (("batch", batch, 1), ("a_stride", a_strides, 0), ("b_stride", b_strides, 0)):
+        fields.update({f"{name}{i}": v for i, v in enumerate([filler] * pad + [values[i] for i in kept])})
     if getattr(graph, "format", "tflite") == "onnx" or b_zp == 0:   # onnxruntime's, or XNNPACK's
         scale = float32s([float32s([a_scale * b_scale])[0] / y_scale])[0]
         fields.update(scale=scale, arithmetic=0, fixed_multiplier=0, fixed_shift=0)
