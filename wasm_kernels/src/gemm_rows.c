@@ -6,7 +6,6 @@
 #endif
 
 #include "common.h"
-#include "threadpool.h"
 
 size_t qnn_gemm_chunk_rows(size_t mr, size_t gemm_kc) {
   size_t tiles = 1;
@@ -79,7 +78,6 @@ static void row_corrections(const struct qnn_gemm_rows* op, const int8_t* const*
 #endif
   for (size_t m = rows; m < qnn_round_up(rows, mr); m++) correction[m] = correction[rows - 1];
 }
-
 
 void qnn_gemm_rows_run(const struct qnn_gemm_rows* g, const int8_t* const* a, size_t rows, const void* packed,
                        size_t channels, int8_t* output, size_t output_stride, int32_t* correction, uint32_t thread) {
