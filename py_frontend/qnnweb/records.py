@@ -11,7 +11,7 @@ import struct
 from .errors import ModelError
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 10
+ABI_VERSION = 11
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -72,6 +72,9 @@ RECORDS = {
                                   "iou_threshold:f y_scale:f x_scale:f h_scale:f w_scale:f"),
     # float32 operands and output; operation 0 add, 1 subtract, 2 multiply, 3 divide; b_first: b OP a
     "binary_f32": (24, _BINARY + " operation b_first output_min:f output_max:f"),
+    # gamma / beta: float32 [channels] each; arithmetic 0 LayerNormalization, 1 InstanceNormalization
+    "layer_norm": (25, "input output rows columns channels gamma beta arithmetic epsilon:f input_scale:f "
+                       "input_zero_point output_scale:f output_zero_point"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
@@ -80,7 +83,7 @@ INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns", "tables", "anchors")   # lut2d's "table" too
+                   "columns", "tables", "anchors", "gamma", "beta")   # lut2d's "table" too
 
 
 def _layout(kind):
