@@ -28,3 +28,10 @@ def test_fixture_bit_exact(name, norms):
             got = model.run(x)[0]
             np.testing.assert_array_equal(got, want, err_msg=f"{name} {variant}: the fixture's outputs")
             np.testing.assert_array_equal(got, session.run({"x": x})[0], err_msg=f"{name} {variant}: onnxruntime")
+
+
+def test_profile_names_layer_norm():
+    data = (FIXTURES / "vit.onnx").read_bytes()
+    x = np.load(FIXTURES / "vit.npz")["inputs"][0]
+    rows = qnnweb.load(data).profile(x, repeats=1)
+    assert [row["shape"] for row in rows if row["kind"] == "layer_norm"] == [[1, 16, 24], [1, 16, 24], [1, 24]]

@@ -11,8 +11,8 @@ from ..graph import DTYPE_SIZES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
-from . import (binary, concat, conv, detection, norm, pad, pooling, prelu, quantize, reshape,  # noqa: F401
-               resize, slicing, softmax, transpose, unary, variables)
+from . import (binary, concat, conv, detection, layer_norm, pad, pooling, prelu, quantize,  # noqa: F401
+               reshape, resize, slicing, softmax, transpose, unary, variables)
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 

@@ -1,6 +1,6 @@
 """LayerNormalization and InstanceNormalization as onnxruntime's quantizer leaves them: in float between
 a DequantizeLinear and a QuantizeLinear (QDQ and QOperator alike), gamma and beta float constants or
-dequantized int8 ones. Both become one LAYER_NORM op (qnnweb.ops.norm) over the tensor in ONNX's own
+dequantized int8 ones. Both become one LAYER_NORM op (qnnweb.ops.layer_norm) over the tensor in ONNX's own
 layout (a feature map held NHWC is moved back to NCHW first: the sums run in ONNX's element order).
 
 A LayerNorm decomposed into ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div (exports before
