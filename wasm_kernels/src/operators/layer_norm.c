@@ -23,16 +23,17 @@
 #include "requantization.h"
 #include "threadpool.h"
 
+/* Loops kept as written, one element at a time: unrolled or vectorized they computed the same floats in
+ * twice the code (every module's size counts). */
+#define SCALAR_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
+
 struct layer_norm_op {
   struct qnn_op base;
+  struct qnn_layer_norm_record r;  /* its sizes, arithmetic, epsilon, output quantization */
   const int8_t* input;
   int8_t* output;
-  size_t rows, columns, channels;
   const float* gamma;
   const float* beta;
-  int32_t arithmetic;
-  float epsilon, output_scale;
-  int32_t output_zero_point;
   float dequantized[256];  /* by the byte's bits: (q - zp) * scale, as DequantizeLinear gives it */
 };
 
@@ -60,17 +61,12 @@ int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* record, struct 
   if (op == NULL || parameters == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   qnn_memcpy(parameters, gamma, (size_t) parameter_bytes);
   qnn_memcpy(parameters + r->channels, beta, (size_t) parameter_bytes);
+  op->r = *r;
   op->input = input;
   op->output = output;
-  op->rows = (size_t) r->rows;
-  op->columns = (size_t) r->columns;
-  op->channels = (size_t) r->channels;
   op->gamma = parameters;
   op->beta = parameters + r->channels;
-  op->arithmetic = r->arithmetic;
-  op->epsilon = r->epsilon;
-  op->output_scale = r->output_scale;
-  op->output_zero_point = r->output_zero_point;
+SCALAR_LOOP
   for (int32_t q = -128; q < 128; q++) op->dequantized[(uint8_t) q] = (float) (q - r->input_zero_point) * r->input_scale;
   *result = &op->base;
   return QNN_OK;
@@ -97,8 +93,9 @@ __attribute__((noinline)) static float fma_f32(float a, float b, float c) {
  * `start` and after the last packet, in order. Lanes starting at 0 change nothing (no term is -0); without
  * a whole packet it is the sequential sum, as Eigen's. */
 __attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const int8_t* x, size_t start, int squares, float mean) {
-  const size_t n = op->columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
+  const size_t n = (size_t) op->r.columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
   float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum = 0.0f;
+SCALAR_LOOP
   for (size_t i = 0; i <= n; i++) {
     if (i == pairs) {
       for (size_t j = 0; j < 4; j++) lanes[j] += lanes[j + 4];
@@ -120,64 +117,59 @@ __attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op,
 /* One row: its statistics as onnxruntime computes them (see the top of the file), then each element
  * normalized and quantized. */
 static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
-  const int8_t* x = op->input + row * op->columns;
-  int8_t* y = op->output + row * op->columns;
-  const size_t n = op->columns;
+  const size_t n = (size_t) op->r.columns;
+  const int8_t* x = op->input + row * n;
+  int8_t* y = op->output + row * n;
   const float count = (float) n;
   float mean = 0.0f, inverse = 1.0f, deviation = 1.0f, scale = 1.0f, shift = 0.0f;
-  if (op->arithmetic == 1) {
+  if (op->r.arithmetic == 1) {
     const size_t start = (size_t) (-(row * n)) & 3;
     const size_t aligned = start < n ? start : n;
     mean = eigen_sum(op, x, aligned, 0, 0.0f) / count;
-    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, aligned, 1, mean) / count + op->epsilon);
-    scale = inverse * op->gamma[row % op->channels];
-    shift = op->beta[row % op->channels] - mean * scale;
+    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, aligned, 1, mean) / count + op->r.epsilon);
+    const size_t channel = row % (size_t) op->r.channels;
+    scale = inverse * op->gamma[channel];
+    shift = op->beta[channel] - mean * scale;
   } else if (n <= 7) {
     float m2 = 0.0f;
+SCALAR_LOOP
     for (size_t k = 0; k < n; k++) {
       const float v = op->dequantized[(uint8_t) x[k]], delta = v - mean;
       mean += delta / (float) (k + 1);
       m2 += (v - mean) * delta;
     }
-    deviation = __builtin_sqrtf(m2 / count + op->epsilon);
+    deviation = __builtin_sqrtf(m2 / count + op->r.epsilon);
   } else {
-    double lanes[4] = {0.0, 0.0, 0.0, 0.0}, total = 0.0;
-    const size_t quads = n / 4 * 4, octets = n / 8 * 8, products = n - octets >= 4 ? octets + 4 : octets;
-    for (size_t k = 0; k < n; k++) {
-      if (k == quads) total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
-      const double v = (double) op->dequantized[(uint8_t) x[k]];
-      if (k < quads) {
-        lanes[k & 3] += v;
-      } else {
-        total += v;
-      }
-    }
-    if (quads == n) total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+    double lanes[4] = {0.0, 0.0, 0.0, 0.0};
+    size_t k = 0;
+SCALAR_LOOP
+    for (; k < n / 4 * 4; k++) lanes[k & 3] += (double) op->dequantized[(uint8_t) x[k]];
+    double total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+SCALAR_LOOP
+    for (; k < n; k++) total += (double) op->dequantized[(uint8_t) x[k]];
     mean = (float) (total / (double) n);
-    float squares[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum = 0.0f;
-    for (size_t k = 0; k < n; k++) {
+    float squares[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+SCALAR_LOOP
+    for (k = 0; k < n / 8 * 8; k++) {
       const float d = op->dequantized[(uint8_t) x[k]] - mean;
-      if (k == octets) {
-        sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
-      }
-      if (k < octets) {
-        squares[k & 7] = fma_f32(d, d, squares[k & 7]);
-      } else {
-        sum = k < products ? sum + d * d : fma_f32(d, d, sum);
-      }
+      squares[k & 7] = fma_f32(d, d, squares[k & 7]);
     }
-    if (octets == n) {
-      sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
+    float sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
+    const size_t products = n - k >= 4 ? k + 4 : k;  /* 4 or more left: the first 4 squared, then added */
+SCALAR_LOOP
+    for (; k < n; k++) {
+      const float d = op->dequantized[(uint8_t) x[k]] - mean;
+      sum = k < products ? sum + d * d : fma_f32(d, d, sum);
     }
-    inverse = 1.0f / __builtin_sqrtf(sum / count + op->epsilon);
+    inverse = 1.0f / __builtin_sqrtf(sum / count + op->r.epsilon);
   }
-#pragma clang loop vectorize(disable) unroll(disable)
+SCALAR_LOOP
   for (size_t k = 0; k < n; k++) {
     const float v = op->dequantized[(uint8_t) x[k]], d = v - mean;
-    const float normalized = op->arithmetic == 1 ? v * scale + shift
+    const float normalized = op->r.arithmetic == 1 ? v * scale + shift
                              : n <= 7 ? d / deviation * op->gamma[k] + op->beta[k]
                              : fma_f32(d * inverse, op->gamma[k], op->beta[k]);
-    y[k] = qnn_qs8_quantize_clamped(normalized / op->output_scale, op->output_zero_point, -128, 127);
+    y[k] = qnn_qs8_quantize_clamped(normalized / op->r.output_scale, op->r.output_zero_point, -128, 127);
   }
 }
 
@@ -188,5 +180,5 @@ static void layer_norm_rows(const void* context, size_t first, size_t count, uin
 
 void qnn_run_layer_norm(const struct qnn_op* base) {
   const struct layer_norm_op* op = (const struct layer_norm_op*) base;
-  qnn_parallelize_ranges(layer_norm_rows, op, op->rows, 1, 4, op->columns * 3, QNN_TASK_ELEMENTS);
+  qnn_parallelize_ranges(layer_norm_rows, op, (size_t) op->r.rows, 1, 4, (size_t) op->r.columns * 3, QNN_TASK_ELEMENTS);
 }
