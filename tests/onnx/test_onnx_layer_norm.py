@@ -6,12 +6,12 @@ one group (Reshape -> InstanceNormalization -> Reshape -> Mul -> Add). Bit-exact
 variant: qnnweb's LAYER_NORM computes onnxruntime's float arithmetic (wasm_kernels/src/operators/layer_norm.c)."""
 
 import numpy as np
-import onnx
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper, numpy_helper
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
-from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 
 RNG = np.random.default_rng(1717)
 MODES = {"qdq-u8s8": dict(quant_format="QDQ", activation="QUInt8"),
@@ -121,7 +121,7 @@ def test_statistics_outputs_refused():
     model = conv_layer_norm([1, 3, 4, 4], -1)
     node = model.graph.node[1]
     node.output.extend(["mean"])
-    model.graph.output.extend([helper.make_tensor_value_info("mean", onnx.TensorProto.FLOAT, None)])
+    model.graph.output.extend([helper.make_tensor_value_info("mean", TensorProto.FLOAT, None)])
     data = quantized(model, feeds([1, 3, 4, 4]), **MODES["qdq-s8s8"])
     with pytest.raises(qnnweb.UnsupportedModelError, match="Mean / InvStdDev"):
         qnnweb.load(data)
@@ -145,3 +145,30 @@ def test_decomposed_layer_norm_refused_by_name(mode):
     data = quantized(model, feeds([1, 5, c]), **MODES[mode])
     with pytest.raises(qnnweb.UnsupportedModelError, match="LayerNorm decomposed into float ops"):
         qnnweb.load(data)
+
+
+def test_gamma_dequantized_per_axis():
+    """gamma and beta as int8 and int32 constants behind DequantizeLinear, gamma per axis (one scale per
+    element): dequantized as onnxruntime's DequantizeLinear, (q - zero point) * scale in float32."""
+    c = 12
+    init = [numpy_helper.from_array(np.float32(0.04), "xs"), numpy_helper.from_array(np.int8(3), "xz"),
+            numpy_helper.from_array(np.float32(0.03), "ys"), numpy_helper.from_array(np.int8(-7), "yz"),
+            numpy_helper.from_array(RNG.integers(-127, 128, c).astype(np.int8), "gq"),
+            numpy_helper.from_array(RNG.uniform(0.005, 0.02, c).astype(np.float32), "gs"),
+            numpy_helper.from_array(RNG.integers(-5, 6, c).astype(np.int8), "gz"),
+            numpy_helper.from_array(RNG.integers(-3000, 3000, c).astype(np.int32), "bq"),
+            numpy_helper.from_array(np.float32(1e-4), "bs")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["gq", "gs", "gz"], ["g"], axis=0),
+             helper.make_node("DequantizeLinear", ["bq", "bs"], ["b"]),
+             helper.make_node("LayerNormalization", ["xf", "g", "b"], ["yf"], axis=-1, epsilon=1e-5),
+             helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.INT8, [3, 4, c])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [3, 4, c])], init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    x = RNG.integers(-128, 128, (3, 4, c)).astype(np.int8)
+    want = ReferenceSession(data).run({"x": x})[0]
+    for variant in qnnweb.VARIANTS:
+        np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], want, err_msg=variant)
