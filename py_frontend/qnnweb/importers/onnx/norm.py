@@ -28,15 +28,10 @@ def float_parameter(ctx, name, count, what):
             raise Skip(f"{what} '{name}' is {constant.dtype}; expected float32")
         values = constant.values()
     elif name in ctx.quantized_constants:
-        quantized = ctx.quantized_constants[name]
-        data = quantized.constant
-        shift = 128 if data.dtype == "uint8" else 0
-        scales, zero_points = quantized.scale, quantized.zero_point
-        # per axis: the channel of element i along the constant's axis (gamma and beta are 1-D or
-        # broadcast to the normalized shape)
-        inner = product(data.shape[quantized.axis % len(data.shape) + 1:]) if len(scales) > 1 else 1
-        values = [float32(float32(q - shift - zero_points[i // inner % len(scales)]) * float32(scales[i // inner % len(scales)]))
-                  for i, q in enumerate(data.values())]
+        values = ctx.quantized_constants[name].dequantized(per_axis=True)
+        if values is None:
+            raise Skip(f"{what} '{name}' is dequantized with {len(ctx.quantized_constants[name].scale)} scales and "
+                       f"{len(ctx.quantized_constants[name].zero_point)} zero points")
     else:
         raise Skip(f"{what} '{name}' must be a constant")
     if len(values) != count:
