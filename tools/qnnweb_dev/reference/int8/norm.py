@@ -1,8 +1,11 @@
 """onnxruntime 1.32's float LayerNormalization and InstanceNormalization on dequantized int8 rows, quantized
 again as its QuantizeLinear does, in numpy float32 (every operation rounded to float32 as onnxruntime's):
 the oracle of qnnweb's LAYER_NORM (wasm_kernels/src/operators/layer_norm.c).
-  layer_norm_onnxruntime: core/providers/cpu/nn/layer_norm_impl.cc (ComputeJob, float): sequential sums.
-  instance_norm_onnxruntime: core/providers/cpu/nn/instance_norm.cc: Eigen's sums with SSE's 4 lanes."""
+  layer_norm_onnxruntime: core/providers/cpu/nn/layer_norm_impl.cc (ComputeJob, float) as the x86-64 wheel runs
+    it on a CPU with AVX2 and FMA (read from its machine code): Welford's update for rows of up to 7, MLAS's
+    AVX2 kernel for longer ones (_layer_norm_row).
+  instance_norm_onnxruntime: core/providers/cpu/nn/instance_norm.cc: Eigen's sums with SSE's 4 lanes.
+tests/kernels/test_layer_norm.py checks these bit-exact with onnxruntime itself."""
 
 import numpy as np
 
