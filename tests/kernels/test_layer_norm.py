@@ -95,3 +95,27 @@ def test_layer_norm_edge_rows(variant):
             want = onnxruntime_norm(case, "layer")
             np.testing.assert_array_equal(want, reference(case, "layer"))
             np.testing.assert_array_equal(H.layer_norm(variant, **case), want)
+
+
+@settings(max_examples=H.examples(80), deadline=None)
+@given(columns=COLUMNS, rows=st.integers(1, 3), seed=H.seeds, bias=st.booleans(), ties=st.booleans())
+def test_float_reference_is_onnxruntime(columns, rows, seed, bias, ties):
+    """Before quantization too: the reference's float32 LayerNormalization is onnxruntime's, bit for bit (rows
+    of up to 7 and longer ones, with and without bias; values on a coarse grid for equal values and ties)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(rng.normal(0, 3), rng.uniform(0.01, 3), (rows, columns)).astype(np.float32)
+    if ties:
+        x = np.round(x * 4).astype(np.float32) / np.float32(4)
+    gamma = rng.normal(1, 0.5, columns).astype(np.float32)
+    beta = rng.normal(0, 0.5, columns).astype(np.float32)
+    inits = [numpy_helper.from_array(gamma, "g")] + ([numpy_helper.from_array(beta, "b")] if bias else [])
+    node = helper.make_node("LayerNormalization", ["x", "g"] + (["b"] if bias else []), ["y"], axis=-1, epsilon=1e-5)
+    graph = helper.make_graph([node], "ln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, columns])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, columns])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                           providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x})[0]
+    got = ref.layer_norm_float(x, gamma, beta if bias else np.zeros(columns, np.float32), np.float32(1e-5), bias)
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))

@@ -26,7 +26,8 @@ class QuantizedConstant:
     def dequantized(self, per_axis=False):
         """Its float32 values as DequantizeLinear gives them, (q - zero point) * scale in float32; None when
         it is quantized per axis, unless ``per_axis``: then element i takes the scale and zero point of its
-        index along ``axis`` (None when their counts differ). (Zero points are in int8 terms: a uint8 constant's data moves by 128.)"""
+        index along ``axis`` (None when their counts differ). (Zero points are in int8 terms: a uint8
+        constant's data moves by 128.)"""
         count = len(self.scale)
         if len(self.zero_point) != count or (count != 1 and not per_axis):
             return None
