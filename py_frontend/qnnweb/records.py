@@ -72,6 +72,9 @@ RECORDS = {
                                   "iou_threshold:f y_scale:f x_scale:f h_scale:f w_scale:f"),
     # float32 operands and output; operation 0 add, 1 subtract, 2 multiply, 3 divide; b_first: b OP a
     "binary_f32": (24, _BINARY + " operation b_first output_min:f output_max:f"),
+    # gamma / beta: float32 [channels] each; arithmetic 0 LayerNormalization, 1 InstanceNormalization
+    "layer_norm": (25, "input output rows columns channels gamma beta arithmetic epsilon:f input_scale:f "
+                       "input_zero_point output_scale:f output_zero_point"),
     # Y[b] = A[b] B[b]: batch dims and per-input element strides (0 where broadcast), outermost first;
     # transpose_b: B[b] is [columns, depth]; arithmetic 0 fp32 (scale), 1 TFLite's fixed point
     "batch_matmul": (26, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
@@ -85,7 +88,7 @@ INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns", "tables", "anchors")   # lut2d's "table" too
+                   "columns", "tables", "anchors", "gamma", "beta")   # lut2d's "table" too
 
 
 def _layout(kind):

@@ -229,6 +229,18 @@ def softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta=1.0, fmt="tflite"):
     return run(g, variant, x, fmt=fmt)[0]
 
 
+def layer_norm(variant, x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp, arithmetic="layer"):
+    """LAYER_NORM of int8 x [rows, columns] (arithmetic "layer": gamma / beta [columns]) or [N, C, columns]
+    ("instance": gamma / beta [C])."""
+    g = GraphBuilder()
+    xi = g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output(x.shape, "int8", y_scale, y_zp)
+    parameters = [g.constant(p, "float32") for p in (gamma, beta)]
+    g.op("LAYER_NORM", [xi, *parameters], [yi], axis=-1 if arithmetic == "layer" else 2, epsilon=epsilon,
+         arithmetic=arithmetic)
+    return run(g, variant, x, fmt="onnx")[0]
+
+
 # ----------------------------------------------------------------------------- strategies
 
 def f32(x):

@@ -273,6 +273,9 @@ def valid_fields(k, kind):
         "softmax": dict(common, rows=4, columns=10, beta_scale=0.1, inverse_output_scale=256.0, output_zero_point=-128,
                         arithmetic=0, table=0),
         "copy": dict(common, bytes=100),
+        "layer_norm": dict(common, rows=4, columns=10, channels=10, gamma=k.constant(np.ones(10, np.float32), 0),
+                           beta=k.constant(np.zeros(10, np.float32), 64), arithmetic=0, epsilon=1e-5, input_scale=0.1,
+                           input_zero_point=3, output_scale=0.05, output_zero_point=-2),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
                        rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304),
                        arithmetic=0, scale=0.1, zero_point=0, output_scale=0.1, output_zero_point=0),
@@ -328,7 +331,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
-                                  "resize", "lut_channels", "lut2d", "binary_f32", "batch_matmul"])
+                                  "resize", "lut_channels", "lut2d", "binary_f32", "layer_norm", "batch_matmul"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -356,7 +359,7 @@ def test_negative_size_rejected(variant, kind):
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "add", "avgpool2d", "requantize", "softmax", "pad", "mul",
-                                  "maxpool2d", "copy_slice"])
+                                  "maxpool2d", "copy_slice", "layer_norm"])
 def test_zero_point_outside_int8_rejected(variant, kind):
     names = [n for n in LAYOUTS[kind][1] if ("zero_point" in n or n in ("output_min", "output_max", "pad_value"))
              and n not in CONSTANT_FIELDS]
@@ -557,6 +560,13 @@ def test_random_records_never_trap(variant, kind, data):
     ("batch_matmul", dict(scale=0.0), "scale"),
     ("batch_matmul", dict(b_stride2=1 << 20), "arena"),
     ("batch_matmul", dict(batch0=-1), "batch_matmul"),
+    ("layer_norm", dict(arithmetic=2), "arithmetic"),
+    ("layer_norm", dict(channels=5), "channels"),
+    ("layer_norm", dict(arithmetic=1, channels=3), "rows"),
+    ("layer_norm", dict(gamma=0), "constant"),
+    ("layer_norm", dict(output_scale=0.0), "scales"),
+    ("layer_norm", dict(epsilon=-1.0), "epsilon"),
+    ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
 ])
 def test_new_record_fields_rejected(variant, kind, changes, words):
     k = Kernel(variant)

@@ -57,6 +57,7 @@ enum qnn_op_type {
   QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
   QNN_OP_DETECTION_POSTPROCESS = 23, /* SSD box decoding + non-maximum suppression (TFLite's custom op), float32 */
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
+  QNN_OP_LAYER_NORM = 25, /* normalization of int8 rows (ONNX LayerNormalization, InstanceNormalization) */
   QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
   QNN_OP_TYPE_COUNT = 27,
 };
@@ -340,6 +341,23 @@ struct qnn_softmax_record {
   int32_t output_zero_point;
   int32_t arithmetic;
   int32_t table;            /* arithmetic 1: address of 256 float32; 0 otherwise */
+};
+
+/* Normalization of int8 [rows][columns] with onnxruntime's float arithmetic (src/operators/layer_norm.c):
+ * dequantized, normalized over each row, times gamma plus beta, quantized as QuantizeLinear does.
+ *   arithmetic 0: LayerNormalization, gamma / beta per column (channels == columns).
+ *   arithmetic 1: InstanceNormalization, gamma / beta per row: row r takes element r % channels. */
+struct qnn_layer_norm_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t rows, columns, channels;
+  int32_t gamma, beta;      /* addresses: float32 [channels] each (copied at qnn_plan_add) */
+  int32_t arithmetic;
+  float epsilon;
+  float input_scale;
+  int32_t input_zero_point;
+  float output_scale;
+  int32_t output_zero_point;
 };
 
 /* Y[b] = A[b] x B[b] (BATCH_MATMUL, ONNX MatMul / QLinearMatMul of two activations): A[b] is

@@ -35,5 +35,6 @@ QNN_DECLARE_OPERATOR(dequantize_channels)
 QNN_DECLARE_OPERATOR(resize)
 QNN_DECLARE_OPERATOR(detection_postprocess)
 QNN_DECLARE_OPERATOR(batch_matmul)
+QNN_DECLARE_OPERATOR(layer_norm)
 
 #endif

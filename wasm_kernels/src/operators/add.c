@@ -399,7 +399,7 @@ static int32_t add_xnnpack_init(const struct qnn_add_record* r, struct add_param
   return QNN_OK;
 }
 
-int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_add(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_add_record* r = record;
   if (!qnn_check_int8(r->a_zero_point, "add") || !qnn_check_int8(r->b_zero_point, "add") ||
       !qnn_check_int8(r->output_zero_point, "add") || !qnn_check_int8(r->output_min, "add") ||

@@ -43,7 +43,7 @@ struct avgpool2d_op {
   int32_t table_stride; /* 256 with a table per channel, else 0 */
 };
 
-int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_avgpool2d_record* r = record;
   if (!qnn_check_positive(&r->batch, 10, "avgpool2d")) return QNN_ERROR_INVALID_RECORD;
   if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= r->kernel_height ||

@@ -6,7 +6,7 @@
  * A's rows through a pointer per row (gemm_rows.c: B's zero point is conv's per-tensor weight zero
  * point, -b_zp * sum(a - a_zp) per row), in tasks of batches x ranges of whole row tiles.
  * arithmetic 1 (TFLite's fixed point): TFLite's accumulate-then-rescale, scalar, in the same tasks.
- * Everything here but the kernels is compiled for size (QNN_QNN_PLAN_CODE): the relaxed module has a size
+ * Everything here but the kernels is compiled for size (QNN_PLAN_CODE): the relaxed module has a size
  * budget, and TFLite's form is its builtin kernel's scalar loop. */
 #include "qnnweb.h"
 #include "common.h"

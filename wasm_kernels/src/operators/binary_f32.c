@@ -78,7 +78,7 @@ static void binary_f32_row(size_t n, const int8_t* a_bytes, size_t a_stride, con
   }
 }
 
-int32_t qnn_create_binary_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_binary_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_binary_f32_record* r = record;
   if (r->operation < F32_ADD || r->operation > F32_DIVIDE) {
     return binary_invalid("binary_f32", ": operation must be 0 (add), 1 (subtract), 2 (multiply) or 3 (divide)");

@@ -10,7 +10,7 @@ struct copy_op {
   size_t bytes;
 };
 
-int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_copy(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_copy_record* r = record;
   if (r->bytes < 0) {
     qnn_set_error("copy: negative size");

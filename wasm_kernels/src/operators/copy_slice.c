@@ -16,7 +16,7 @@ struct copy_slice_op {
   int identity;
 };
 
-int32_t qnn_create_copy_slice(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_copy_slice(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_copy_slice_record* r = record;
   if (r->outer <= 0 || r->inner_input <= 0 || r->inner_output <= 0) {
     qnn_set_error("copy_slice: outer, inner_input and inner_output must be positive");

@@ -47,7 +47,7 @@ static int inside_arena(const struct qnn_plan* plan, int32_t base, int64_t first
   return qnn_plan_tensor(plan, (int32_t) start, last - first, what) != NULL;
 }
 
-int32_t qnn_create_copy_strided(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_copy_strided(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_copy_strided_record* r = record;
   const int32_t eb = r->element_bytes;
   if (eb != 1 && eb != 2 && eb != 4) {

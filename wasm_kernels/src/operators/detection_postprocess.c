@@ -257,7 +257,7 @@ static void regular_nms(const struct detection_postprocess_op* op) {
   *op->output_count = (float) merged;
 }
 
-int32_t qnn_create_detection_postprocess(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_detection_postprocess(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_detection_postprocess_record* r = record;
   const char* what = "detection_postprocess";
   if (!qnn_check_positive(&r->anchor_count, 7, what)) return QNN_ERROR_INVALID_RECORD;

@@ -18,7 +18,7 @@ struct dwconv2d_op {
   struct qnn_qs8_minmax_params params;
 };
 
-int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_dwconv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_dwconv2d_record* r = record;
   if (!qnn_check_positive(&r->batch, 13, "dwconv2d") || !qnn_check_positive(&r->depth_multiplier, 1, "dwconv2d")) {
     return QNN_ERROR_INVALID_RECORD;

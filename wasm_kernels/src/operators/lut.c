@@ -20,7 +20,7 @@ struct lut_op {
   uint8_t table[256] __attribute__((aligned(16)));
 };
 
-int32_t qnn_create_lut(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_lut(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut_record* r = record;
   if (r->size < 0) {
     qnn_set_error("lut: negative size");
@@ -77,7 +77,7 @@ struct lut_f32_op {
   float table[256];
 };
 
-int32_t qnn_create_lut_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_lut_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut_f32_record* r = record;
   if (r->size < 0 || r->size > (INT32_MAX >> 2)) {
     qnn_set_error("lut_f32: negative or huge size");
@@ -112,7 +112,7 @@ struct lut_channels_op {
   const uint8_t* tables;     /* [channels][256] output elements, copied into the plan */
 };
 
-int32_t qnn_create_lut_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_lut_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut_channels_record* r = record;
   if (!qnn_check_positive(&r->pixels, 2, "lut_channels")) return QNN_ERROR_INVALID_RECORD;
   if (r->output_bytes != 1 && r->output_bytes != 4) {

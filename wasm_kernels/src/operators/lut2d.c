@@ -30,7 +30,7 @@ static void lut2d_f32_row(size_t n, const int8_t* a, size_t a_stride, const int8
   }
 }
 
-int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_lut2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_lut2d_record* r = record;
   if (r->output_bytes != 1 && r->output_bytes != 4) return binary_invalid("lut2d", ": output_bytes must be 1 or 4");
   const int64_t table_bytes = 65536 * (int64_t) r->output_bytes;

@@ -3,6 +3,7 @@
  * Broadcasting: binary_shape.h. Rows where both inputs are contiguous run a SIMD128 loop in the
  * simd128 / relaxed modules; other rows run scalar. */
 #include "qnnweb.h"
+#include "common.h"
 #include "operators.h"
 #include "operators/binary_shape.h"
 
@@ -44,7 +45,7 @@ struct maximum_op {
 QNN_PICK_ROW(maximum_row, wasm_i8x16_max, x > y)
 QNN_PICK_ROW(minimum_row, wasm_i8x16_min, x < y)
 
-int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_maximum(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_maximum_record* r = record;
   if (r->minimum != 0 && r->minimum != 1) return binary_invalid("maximum", ": minimum must be 0 or 1");
   struct maximum_op* op = qnn_plan_alloc(plan, sizeof(struct maximum_op));

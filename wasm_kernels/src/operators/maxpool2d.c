@@ -12,7 +12,7 @@ struct maxpool2d_op {
   struct qnn_maxpool2d_record r;
 };
 
-int32_t qnn_create_maxpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_maxpool2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_maxpool2d_record* r = record;
   if (!qnn_check_positive(&r->batch, 12, "maxpool2d")) return QNN_ERROR_INVALID_RECORD;
   if (r->padding_top < 0 || r->padding_left < 0 || r->padding_top >= (1 << 16) || r->padding_left >= (1 << 16)) {

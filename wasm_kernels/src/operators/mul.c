@@ -86,7 +86,7 @@ static void mul_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b,
   }
 }
 
-int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_mul(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_mul_record* r = record;
   if (!qnn_check_int8(r->a_zero_point, "mul") || !qnn_check_int8(r->b_zero_point, "mul") ||
       !qnn_check_int8(r->output_zero_point, "mul") || !qnn_check_int8(r->output_min, "mul") ||

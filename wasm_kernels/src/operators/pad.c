@@ -11,7 +11,7 @@ struct pad_op {
   struct qnn_pad_record r;
 };
 
-int32_t qnn_create_pad(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_pad(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_pad_record* r = record;
   if (!qnn_check_positive(&r->batch, 4, "pad") || !qnn_check_int8(r->pad_value, "pad")) return QNN_ERROR_INVALID_RECORD;
   const int32_t* paddings[6] = {&r->padding_top, &r->padding_bottom, &r->padding_left, &r->padding_right,

@@ -37,7 +37,7 @@ static int32_t create_unary(struct qnn_plan* plan, int32_t input, int64_t input_
   return QNN_OK;
 }
 
-int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_quantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_quantize_record* r = record;
   if (r->size < 0) return negative_size("quantize: negative size");
   if (!qnn_check_int8(r->zero_point, "quantize")) return QNN_ERROR_INVALID_RECORD;
@@ -101,7 +101,7 @@ void qnn_run_quantize(const struct qnn_op* base) {
   qnn_parallelize_ranges(quantize_range, op, op->size, 64, 4, 1, QNN_TASK_ELEMENTS);
 }
 
-int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_dequantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_dequantize_record* r = record;
   if (r->size < 0) return negative_size("dequantize: negative size");
   if (!qnn_check_int8(r->zero_point, "dequantize")) return QNN_ERROR_INVALID_RECORD;
@@ -122,7 +122,7 @@ void qnn_run_dequantize(const struct qnn_op* base) {
   for (size_t i = 0; i < op->size; i++) y[i] = (float) ((int32_t) x[i] - op->input_zero_point) * op->scale;
 }
 
-int32_t qnn_create_requantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_requantize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_requantize_record* r = record;
   if (r->size < 0) return negative_size("requantize: negative size");
   if (!qnn_check_int8(r->input_zero_point, "requantize") ||

@@ -55,7 +55,7 @@ static int32_t create_channels(struct qnn_plan* plan, const struct qnn_quantize_
   return QNN_OK;
 }
 
-int32_t qnn_create_quantize_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_quantize_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   return create_channels(plan, record, 4, 1, "quantize_channels", result);
 }
 
@@ -74,7 +74,7 @@ void qnn_run_quantize_channels(const struct qnn_op* base) {
   }
 }
 
-int32_t qnn_create_dequantize_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_dequantize_channels(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   return create_channels(plan, record, 1, 4, "dequantize_channels", result);
 }
 

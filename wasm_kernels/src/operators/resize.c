@@ -68,7 +68,7 @@ static const int32_t* copy_table(struct qnn_plan* plan, int32_t address, int32_t
   return copy;
 }
 
-int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_resize(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_resize_record* r = record;
   if (!qnn_check_positive(&r->batch, 6, "resize")) return QNN_ERROR_INVALID_RECORD;
   const int64_t input_bytes = (int64_t) r->batch * r->input_height * r->input_width * r->channels;

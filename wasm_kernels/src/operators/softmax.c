@@ -38,7 +38,7 @@ static float exp_nonpositive(float x) {
   return p * two_n.f;
 }
 
-int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_softmax_record* r = record;
   if (!qnn_check_positive(&r->rows, 2, "softmax") || !qnn_check_int8(r->output_zero_point, "softmax")) {
     return QNN_ERROR_INVALID_RECORD;

@@ -17,7 +17,7 @@ Every op that cannot run is collected and reported together (UnsupportedModelErr
 How it is built: importer.import_graph runs the node loop over one context.ImportContext (the graph
 being built, the ONNX names it knows, their quantization and layout, the problems). Each ONNX op type
 has a handler, ``handler(ctx, node, attrs)``, registered with ``@onnx_op("OpType")`` in the module of
-its family (conv, elementwise, pooling, qdq, resize, shape, slicing, unary: as qnnweb.ops groups the
+its family (conv, elementwise, norm, pooling, qdq, resize, shape, slicing, unary: as qnnweb.ops groups the
 lowerings). Handlers share plain functions of ctx: layout.py (NCHW <-> NHWC), attributes.py,
 constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs), weights.py.
 Nothing here is a method called across files: a module imports what it uses.
@@ -32,7 +32,7 @@ Adding an ONNX op:
 """
 
 # each family module registers its handlers (registry.HANDLERS) when imported
-from . import binary, conv, pooling, qdq, resize, shape, slicing, unary  # noqa: F401
+from . import binary, conv, norm, pooling, qdq, resize, shape, slicing, unary  # noqa: F401
 from .importer import import_graph
 from .proto import parse_model
 

@@ -4,6 +4,7 @@
 import struct
 
 from ...numerics.float32 import float32
+from ..shape_folding import product
 from .proto import unpack
 from .skip import Skip
 
@@ -22,14 +23,20 @@ class QuantizedConstant:
     def __init__(self, constant, scale, zero_point, axis):
         self.constant, self.scale, self.zero_point, self.axis = constant, scale, zero_point, axis
 
-    def dequantized(self):
+    def dequantized(self, per_axis=False):
         """Its float32 values as DequantizeLinear gives them, (q - zero point) * scale in float32; None when
-        it is quantized per axis. (Zero points are in int8 terms: a uint8 constant's data moves by 128.)"""
-        if len(self.scale) != 1 or len(self.zero_point) != 1:
+        it is quantized per axis, unless ``per_axis``: then element i takes the scale and zero point of its
+        index along ``axis`` (None when their counts differ). (Zero points are in int8 terms: a uint8
+        constant's data moves by 128.)"""
+        count = len(self.scale)
+        if len(self.zero_point) != count or (count != 1 and not per_axis):
             return None
         shift = 128 if self.constant.dtype == "uint8" else 0
-        scale, zero_point = float32(self.scale[0]), self.zero_point[0]
-        return [float32(float32(v - shift - zero_point) * scale) for v in self.constant.values()]
+        shape = self.constant.shape
+        inner = product(shape[self.axis % len(shape) + 1:]) if count > 1 else 1
+        scales = [float32(s) for s in self.scale]
+        return [float32(float32(v - shift - self.zero_point[i // inner % count]) * scales[i // inner % count])
+                for i, v in enumerate(self.constant.values())]
 
 
 XOR_0x80 = bytes(b ^ 0x80 for b in range(256))  # int8 <-> uint8 with the zero point moved by 128

@@ -3,6 +3,7 @@
 from .attributes import window_pads
 from .constants import int32_constant, int_values
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
+from .norm import decomposed_layer_norm
 from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
                            requantize_to)
 from .registry import onnx_op
@@ -94,6 +95,7 @@ def import_reduce_mean(ctx, node, attrs):
     the IR MEAN / SUM, as onnxruntime's float kernels compute them (dequantized taps summed in float32,
     divided for the mean, quantized half to even; within one quantum where its float sum rounds
     otherwise)."""
+    decomposed_layer_norm(ctx, node)
     x = activation_input(ctx, node.input[0])
     out_names, params, activation = quantized_output(ctx, node)
     if activation != "NONE":

@@ -15,7 +15,7 @@ Conventions
     as the frontend, XNNPACK and onnxruntime compute them; other ops' scales are computed in float64
     and rounded to float32.
 
-Modules: common (helpers), conv, elementwise, pooling, resize; every name is here too
+Modules: common (helpers), conv, elementwise, norm, pooling, resize; every name is here too
 (`from qnnweb_dev.reference import int8 as ref; ref.conv2d(...)`).
 """
 
@@ -23,4 +23,5 @@ from .common import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
 from .resize import *  # noqa: F401,F403

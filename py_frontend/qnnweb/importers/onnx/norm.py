@@ -1,0 +1,98 @@
+"""LayerNormalization and InstanceNormalization as onnxruntime's quantizer leaves them: in float between
+a DequantizeLinear and a QuantizeLinear (QDQ and QOperator alike), gamma and beta float constants or
+dequantized int8 ones. Both become one LAYER_NORM op (qnnweb.ops.layer_norm) over the tensor in ONNX's own
+layout (a feature map held NHWC is moved back to NCHW first: the sums run in ONNX's element order).
+
+A LayerNorm decomposed into ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div (exports before
+opset 17) is refused by name (decomposed_layer_norm): quantize_static puts QuantizeLinear nodes inside it,
+and onnxruntime computes the float pieces between them with its float ReduceMean, whose sums follow the
+CPU's SIMD width, and std::pow / sqrt: no single arithmetic to match."""
+
+from ...numerics.float32 import float32, float32_bytes
+from ..shape_folding import product
+from .layout import onnx_shape, plain_index
+from .quantization import activation_input, new_output, quantized_output
+from .registry import onnx_op
+from .skip import Skip
+
+
+def float_parameter(ctx, name, count, what):
+    """The float32 values of a constant gamma / beta, [count] of them: a float initializer, or an int8
+    constant's DequantizeLinear, computed as onnxruntime's ((q - zero point) * scale in float32, per
+    tensor or per axis); zeros when absent."""
+    if not name:
+        return [0.0] * count
+    if name in ctx.constants:
+        constant = ctx.constants[name]
+        if constant.dtype != "float32":
+            raise Skip(f"{what} '{name}' is {constant.dtype}; expected float32")
+        values = constant.values()
+    elif name in ctx.quantized_constants:
+        values = ctx.quantized_constants[name].dequantized(per_axis=True)
+        if values is None:
+            raise Skip(f"{what} '{name}' is dequantized with {len(ctx.quantized_constants[name].scale)} scales and "
+                       f"{len(ctx.quantized_constants[name].zero_point)} zero points")
+    else:
+        raise Skip(f"{what} '{name}' must be a constant")
+    if len(values) != count:
+        raise Skip(f"{what} '{name}' has {len(values)} values; onnxruntime needs one per normalized element ({count})")
+    return values
+
+
+def normalization(ctx, node, x, axis, arithmetic, epsilon, gamma, beta):
+    """One LAYER_NORM of the int8 ONNX tensor `x` over its dimensions from `axis`; its output quantized as
+    the QuantizeLinear after `node` says."""
+    if x not in ctx.values:
+        raise Skip(f"input '{x}' is not available")
+    shape = onnx_shape(ctx, x)
+    out_names, params, activation = quantized_output(ctx, node)
+    if activation != "NONE":
+        raise Skip(f"a {activation} after {node.op_type} before its QuantizeLinear is not supported")
+    index = plain_index(ctx, x)
+    channels = product(shape[axis:]) if arithmetic == "layer" else shape[1]
+    parameters = [ctx.add_tensor(f"{node.output[0]}/{what}", [channels], "float32",
+                                 data=float32_bytes(float_parameter(ctx, name, channels, what)))
+                  for what, name in (("gamma", gamma), ("beta", beta))]
+    out = new_output(ctx, out_names, list(shape), params, False)
+    ctx.add_op("LAYER_NORM", [index, *parameters], [out], axis=axis, epsilon=epsilon, arithmetic=arithmetic)
+
+
+def decomposed_layer_norm(ctx, node):
+    """Raise Skip naming the decomposed LayerNorm when ReduceMean `node` begins one: its mean is subtracted
+    from its own input, and that difference is squared (Pow) and divided (Div)."""
+    for sub in ctx.consumers.get(node.output[0], []):
+        if sub.op_type != "Sub" or list(sub.input) != [node.input[0], node.output[0]]:
+            continue
+        readers = {c.op_type for c in ctx.consumers.get(sub.output[0], [])}
+        if {"Pow", "Div"} <= readers:
+            raise Skip("ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div is a LayerNorm decomposed into "
+                       "float ops, which onnxruntime computes in pieces between QuantizeLinear nodes with "
+                       "CPU-dependent float sums: not supported; export the model at opset 17 or later, where "
+                       "torch.onnx writes LayerNormalization")
+
+
+@onnx_op("LayerNormalization")
+def import_layer_normalization(ctx, node, attrs):
+    """LayerNormalization (opset 17): onnxruntime's float kernel for any axis; Mean / InvStdDev outputs
+    unused."""
+    if any(node.output[1:]):
+        raise Skip("its Mean / InvStdDev outputs are used; only the normalized output is supported")
+    if attrs.get("stash_type", 1) != 1:
+        raise Skip(f"stash_type {attrs['stash_type']}: only float32 statistics (1) are supported")
+    x = activation_input(ctx, node.input[0])
+    rank = len(onnx_shape(ctx, x))
+    axis = attrs.get("axis", -1)
+    if not -rank <= axis < rank:
+        raise Skip(f"axis {axis} out of range for rank {rank}")
+    normalization(ctx, node, x, axis % rank, "layer", float32(attrs.get("epsilon", 1e-5)), node.input[1],
+                  node.input[2] if len(node.input) > 2 else "")
+
+
+@onnx_op("InstanceNormalization")
+def import_instance_normalization(ctx, node, attrs):
+    """InstanceNormalization: onnxruntime's float kernel (Eigen's reductions) over each (n, c) of an
+    [N, C, ...] tensor; timm's GroupNorm with one group exports it on [N, 1, C*H*W]."""
+    x = activation_input(ctx, node.input[0])
+    if len(onnx_shape(ctx, x)) < 3:
+        raise Skip("InstanceNormalization needs a tensor of rank 3 or more")
+    normalization(ctx, node, x, 2, "instance", float32(attrs.get("epsilon", 1e-5)), node.input[1], node.input[2])

@@ -1,0 +1,184 @@
+/* LAYER_NORM: normalization of int8 rows with onnxruntime 1.32's float arithmetic, as its x86-64 wheel
+ * computes it on a CPU with AVX2 and FMA (read from the wheel's machine code: the C++ source leaves the
+ * order of operations to the compiler and MLAS). Each row is dequantized ((q - zp) * scale, as its
+ * DequantizeLinear), normalized, scaled and shifted by float32 gamma / beta, and quantized as its
+ * QuantizeLinear (rint(y / output_scale) + zp, clamped).
+ * arithmetic 0, LayerNormalization (core/providers/cpu/nn/layer_norm_impl.cc, ComputeJob for float):
+ *   rows of up to 7: Welford's update in float32: delta = x - mean, mean += delta / k, m2 += (x - mean) * delta;
+ *     d = sqrtf(m2 / n + eps); y = (x - mean) / d * gamma + beta.
+ *   longer rows, MLAS's AVX2 kernel: mean = (float) (double sum / n), the double sum in 4 lanes over blocks of 4
+ *     then the rest in order; squares of (x - mean) fused-multiply-added into 8 float32 lanes over blocks of 8,
+ *     the lanes added as ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then 4 products added one by one
+ *     when 4 or more are left, the last ones fused; inv = 1 / sqrtf(sum / n + eps);
+ *     y = fma((x - mean) * inv, gamma, beta).
+ * arithmetic 1, InstanceNormalization (core/providers/cpu/nn/instance_norm.cc, Eigen's reductions with
+ *   SSE's 4 lanes): mean = eigen_sum(x) / n; var_sum = eigen_sum((x - mean)^2);
+ *   inv = 1 / sqrtf(var_sum / n + eps); s = inv * gamma[c]; t = beta[c] - mean * s; y = x * s + t,
+ *   c = row % channels.
+ * Scalar in every variant (wasm has no fused multiply-add: fma_f32 computes x86's exactly), rows split
+ * across threads. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "requantization.h"
+#include "threadpool.h"
+
+/* Loops kept as written, one element at a time: unrolled or vectorized they computed the same floats in
+ * twice the code (every module's size counts). */
+#define SCALAR_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
+
+struct layer_norm_op {
+  struct qnn_op base;
+  struct qnn_layer_norm_record r;  /* its sizes, arithmetic, epsilon, output quantization */
+  const int8_t* input;
+  int8_t* output;
+  const float* gamma;
+  const float* beta;
+  float dequantized[256];  /* by the byte's bits: (q - zp) * scale, as DequantizeLinear gives it */
+};
+
+QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_layer_norm_record* r = record;
+  if (!qnn_check_positive(&r->rows, 3, "layer_norm") || !qnn_check_int8(r->input_zero_point, "layer_norm") ||
+      !qnn_check_int8(r->output_zero_point, "layer_norm")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  if (((r->arithmetic != 0 || r->channels != r->columns) && (r->arithmetic != 1 || r->rows % r->channels != 0)) ||
+      !(r->input_scale > 0.0f && r->input_scale < 3.0e38f) || !(r->output_scale > 0.0f && r->output_scale < 3.0e38f) ||
+      !(r->epsilon >= 0.0f && r->epsilon < 3.0e38f)) {
+    qnn_set_error("layer_norm: arithmetic 0 needs channels == columns, 1 rows a multiple of channels; scales "
+                  "positive and finite, epsilon non-negative and finite");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t size = (int64_t) r->rows * r->columns, parameter_bytes = (int64_t) r->channels * 4;
+  const int8_t* input = qnn_plan_tensor(plan, r->input, size, "layer_norm input");
+  int8_t* output = qnn_plan_tensor(plan, r->output, size, "layer_norm output");
+  const float* gamma = qnn_plan_constant(r->gamma, parameter_bytes, "layer_norm gamma");
+  const float* beta = qnn_plan_constant(r->beta, parameter_bytes, "layer_norm beta");
+  if (input == NULL || output == NULL || gamma == NULL || beta == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct layer_norm_op* op = qnn_plan_alloc(plan, sizeof(struct layer_norm_op));
+  float* parameters = qnn_plan_alloc(plan, parameter_bytes * 2);
+  if (op == NULL || parameters == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  qnn_memcpy(parameters, gamma, (size_t) parameter_bytes);
+  qnn_memcpy(parameters + r->channels, beta, (size_t) parameter_bytes);
+  op->r = *r;
+  op->input = input;
+  op->output = output;
+  op->gamma = parameters;
+  op->beta = parameters + r->channels;
+SCALAR_LOOP
+  for (int32_t q = -128; q < 128; q++) op->dequantized[(uint8_t) q] = (float) (q - r->input_zero_point) * r->input_scale;
+  *result = &op->base;
+  return QNN_OK;
+}
+
+/* a * b + c rounded once to float32, as x86's vfmadd: the double product is exact, TwoSum gives the sum's
+ * rounding error, which decides only when the double sum is a float32 tie. */
+__attribute__((noinline)) static float fma_f32(float a, float b, float c) {
+  const double p = (double) a * b, s = p + c, v = s - p;
+  const double error = (p - (s - v)) + ((double) c - v);
+  float r = (float) s;
+  if (error != 0.0 && (double) r != s) {
+    union { float f; uint32_t u; } other = {r};
+    other.u += ((double) r < s) == (r >= 0.0f) ? 1 : (uint32_t) -1;  /* the float32 on s's other side */
+    if (((double) r + (double) other.f) * 0.5 == s && (error > 0.0) == (other.f > r)) r = other.f;
+  }
+  return r;
+}
+
+/* Eigen's sum over a row of a Map'ed float vector with SSE packets of 4 (Redux.h, LinearVectorizedTraversal)
+ * of the values or, with `squares`, of (value - mean)^2: the packets from the first 16-byte-aligned element
+ * (`start`: the row begins at element row * columns of a 64-byte-aligned buffer) into two accumulators over
+ * blocks of 8, added, one more packet, the lanes added as (l0 + l2) + (l1 + l3), then the elements before
+ * `start` and after the last packet, in order. Lanes starting at 0 change nothing (no term is -0); without
+ * a whole packet it is the sequential sum, as Eigen's. */
+__attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const int8_t* x, size_t start, int squares, float mean) {
+  const size_t n = (size_t) op->r.columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
+  float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum = 0.0f;
+SCALAR_LOOP
+  for (size_t i = 0; i <= n; i++) {
+    if (i == pairs) {
+      for (size_t j = 0; j < 4; j++) lanes[j] += lanes[j + 4];
+    }
+    if (i == packets) sum = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+    if (i == n) break;
+    /* packet elements first (i < packets: element start + i), then the others in order */
+    const size_t k = i < packets ? start + i : i - packets < start ? i - packets : i;
+    const float v = op->dequantized[(uint8_t) x[k]], t = squares ? (v - mean) * (v - mean) : v;
+    if (i < packets) {
+      lanes[i < pairs ? i & 7 : i & 3] += t;
+    } else {
+      sum += t;
+    }
+  }
+  return sum;
+}
+
+/* One row: its statistics as onnxruntime computes them (see the top of the file), then each element
+ * normalized and quantized. */
+static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
+  const size_t n = (size_t) op->r.columns;
+  const int8_t* x = op->input + row * n;
+  int8_t* y = op->output + row * n;
+  const float count = (float) n;
+  float mean = 0.0f, inverse = 1.0f, deviation = 1.0f, scale = 1.0f, shift = 0.0f;
+  if (op->r.arithmetic == 1) {
+    const size_t start = (size_t) (-(row * n)) & 3;
+    const size_t aligned = start < n ? start : n;
+    mean = eigen_sum(op, x, aligned, 0, 0.0f) / count;
+    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, aligned, 1, mean) / count + op->r.epsilon);
+    const size_t channel = row % (size_t) op->r.channels;
+    scale = inverse * op->gamma[channel];
+    shift = op->beta[channel] - mean * scale;
+  } else if (n <= 7) {
+    float m2 = 0.0f;
+SCALAR_LOOP
+    for (size_t k = 0; k < n; k++) {
+      const float v = op->dequantized[(uint8_t) x[k]], delta = v - mean;
+      mean += delta / (float) (k + 1);
+      m2 += (v - mean) * delta;
+    }
+    deviation = __builtin_sqrtf(m2 / count + op->r.epsilon);
+  } else {
+    double lanes[4] = {0.0, 0.0, 0.0, 0.0};
+    size_t k = 0;
+SCALAR_LOOP
+    for (; k < n / 4 * 4; k++) lanes[k & 3] += (double) op->dequantized[(uint8_t) x[k]];
+    double total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+SCALAR_LOOP
+    for (; k < n; k++) total += (double) op->dequantized[(uint8_t) x[k]];
+    mean = (float) (total / (double) n);
+    float squares[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+SCALAR_LOOP
+    for (k = 0; k < n / 8 * 8; k++) {
+      const float d = op->dequantized[(uint8_t) x[k]] - mean;
+      squares[k & 7] = fma_f32(d, d, squares[k & 7]);
+    }
+    float sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
+    const size_t products = n - k >= 4 ? k + 4 : k;  /* 4 or more left: the first 4 squared, then added */
+SCALAR_LOOP
+    for (; k < n; k++) {
+      const float d = op->dequantized[(uint8_t) x[k]] - mean;
+      sum = k < products ? sum + d * d : fma_f32(d, d, sum);
+    }
+    inverse = 1.0f / __builtin_sqrtf(sum / count + op->r.epsilon);
+  }
+SCALAR_LOOP
+  for (size_t k = 0; k < n; k++) {
+    const float v = op->dequantized[(uint8_t) x[k]], d = v - mean;
+    const float normalized = op->r.arithmetic == 1 ? v * scale + shift
+                             : n <= 7 ? d / deviation * op->gamma[k] + op->beta[k]
+                             : fma_f32(d * inverse, op->gamma[k], op->beta[k]);
+    y[k] = qnn_qs8_quantize_clamped(normalized / op->r.output_scale, op->r.output_zero_point, -128, 127);
+  }
+}
+
+static void layer_norm_rows(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  for (size_t row = first; row < first + count; row++) layer_norm_row(context, row);
+}
+
+void qnn_run_layer_norm(const struct qnn_op* base) {
+  const struct layer_norm_op* op = (const struct layer_norm_op*) base;
+  qnn_parallelize_ranges(layer_norm_rows, op, (size_t) op->r.rows, 1, 4, (size_t) op->r.columns * 3, QNN_TASK_ELEMENTS);
+}
