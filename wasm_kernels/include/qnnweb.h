@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 10
+#define QNN_ABI_VERSION 11
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -269,10 +269,9 @@ struct qnn_mul_record {
  *   2 (onnxruntime QLinearGlobalAveragePool, MLAS; also its AveragePool over the whole image
  *     without padding): the integer sum(x - in_zp) * (input_scale / (output_scale * n)), fp32
  *     requantization;
- *   3 (TFLite's builtin MEAN, which LiteRT runs over axes other than height and width): float32
- *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp;
- *   4 (XNNPACK's mean, which LiteRT's delegate runs over one axis of a rank-4 tensor): s = scale *
- *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
+ *   3 (XNNPACK's sum, which LiteRT's delegate runs for an int8 SUM): as 4 with s = scale;
+ *   4 (XNNPACK's mean, which LiteRT's delegate runs for an int8 MEAN): s = scale * (1 / n),
+ *     bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
  *   5 (onnxruntime's float GlobalAveragePool of a float function of the int8 input, then its
  *     QuantizeLinear: a float op the quantizer left unquantized, e.g. HardSwish, read by a float pool;
  *     a global window only): each tap is table[c][(uint8) x] (256 float32 per table at `table`, the
@@ -349,13 +348,15 @@ struct qnn_copy_record {
 /* CONCATENATION, one record per input: input int8 [outer][inner_input] is written to columns
  * [output_offset, output_offset + inner_input) of output int8 [outer][inner_output], requantized
  * (out = rint(clamp((x - in_zp) * scale)) + out_zp, scale = in_scale / out_scale) unless scale is
- * 1 and the zero points are equal (then a copy). */
+ * 1 and the zero points are equal (then a copy). input_constant 1: `input` is the wasm address of a
+ * constant input (a ViT's class token; copied at qnn_plan_add), not an arena offset. */
 struct qnn_copy_slice_record {
   int32_t op, words;
   int32_t input, output;
   int32_t outer, inner_input, inner_output, output_offset;
   float scale;
   int32_t input_zero_point, output_zero_point;
+  int32_t input_constant;
 };
 
 /* output[output_offset + sum_k i_k * output_strides[k]] = input[input_offset + sum_k i_k * input_strides[k]]
