@@ -81,8 +81,8 @@ RECORDS = {
 INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
-CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input", "input_b", "table", "rows",
-                   "columns", "tables", "anchors")   # lut2d's "table" too
+CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input", "input_b", "table",
+                   "rows", "columns", "tables", "anchors")   # lut2d's "table" too
 
 
 def _layout(kind):

@@ -73,6 +73,21 @@ def test_exp_matches_litert(case):
     assert_matches_litert(unary_model("EXP", *case), EVERY_INT8)
 
 
+@pytest.mark.parametrize("case", EXP_CASES + [(0.0517, 3, 1 / 256, -128), (0.2, -128, 0.9, -128)], ids=str)
+def test_exp_left_in_float_matches_litert(case):
+    """ai-edge-quantizer leaves a written-out softmax's EXP in float: DEQUANTIZE, EXP, QUANTIZE (which
+    LiteRT's XNNPACK delegate runs in float): qnnweb's table of the float exp of each dequantized value."""
+    x_scale, x_zp, y_scale, y_zp = case
+    m = ModelBuilder()
+    x = m.tensor("x", [256], "int8", [x_scale], [x_zp])
+    x_float, y_float = m.tensor("x_float", [256], "float32"), m.tensor("y_float", [256], "float32")
+    y = m.tensor("y", [256], "int8", [y_scale], [y_zp])
+    m.op("DEQUANTIZE", [x], [x_float])
+    m.op("EXP", [x_float], [y_float])
+    m.op("QUANTIZE", [y_float], [y])
+    assert_matches_litert(m.build([x], [y]), EVERY_INT8)
+
+
 @pytest.mark.parametrize("case", RSQRT_CASES, ids=str)
 def test_rsqrt_matches_litert(case):
     """Every input at or above the zero point (LiteRT stops with an error below it: a negative value)."""

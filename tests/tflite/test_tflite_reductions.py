@@ -19,22 +19,24 @@ from tflite.BuiltinOptions import BuiltinOptions
 REDUCER = import_module("tflite.ReducerOptions")
 
 
+def _keep(keep_dims):
+    def write(b):
+        REDUCER.Start(b)
+        REDUCER.AddKeepDims(b, keep_dims)
+        return REDUCER.End(b)
+    return write
+
+
 def reduction_model(op_type, shape, axes, keep_dims, in_q, out_q):
     rank = len(shape)
     reduced = {a % rank for a in axes}
     out = [1 if k in reduced else d for k, d in enumerate(shape)] if keep_dims else \
         [d for k, d in enumerate(shape) if k not in reduced]
-
-    def write(b):
-        REDUCER.Start(b)
-        REDUCER.AddKeepDims(b, keep_dims)
-        return REDUCER.End(b)
-
     m = ModelBuilder()
     x = m.tensor("x", list(shape), "int8", [in_q[0]], [in_q[1]])
     a = m.constant_int32("axes", list(axes))
     y = m.tensor("y", out, "int8", [out_q[0]], [out_q[1]])
-    m.op(op_type, [x, a], [y], (BuiltinOptions.ReducerOptions, write))
+    m.op(op_type, [x, a], [y], (BuiltinOptions.ReducerOptions, _keep(keep_dims)))
     return m.build([x], [y])
 
 
@@ -63,6 +65,24 @@ def test_reduce_max_matches_litert(shape, axes, keep_dims):
     x = random_int8(shape, len(shape) * 7 + sum(axes))
     for q in [(0.0517, -2), (0.1, 127)]:
         assert_matches_litert(reduction_model("REDUCE_MAX", shape, axes, keep_dims, q, q), x)
+
+
+@pytest.mark.parametrize("in_q, out_q", [((0.01338, 6), (0.006351, -128)), ((0.05, -3), (0.05, -3)),
+                                         ((0.1, 100), (0.3, 20))], ids=str)
+def test_reduce_max_left_in_float_matches_litert(in_q, out_q):
+    """ai-edge-quantizer leaves a written-out softmax's REDUCE_MAX in float (DEQUANTIZE, REDUCE_MAX,
+    QUANTIZE into another quantization): qnnweb takes the max of the int8 values, then dequantizes it (the
+    same float: dequantizing keeps the order)."""
+    shape, reduced_shape = (1, 10, 20), (1, 20)
+    m = ModelBuilder()
+    x = m.tensor("x", shape, "int8", [in_q[0]], [in_q[1]])
+    x_float, m_float = m.tensor("x_float", shape, "float32"), m.tensor("max_float", reduced_shape, "float32")
+    y = m.tensor("y", reduced_shape, "int8", [out_q[0]], [out_q[1]])
+    m.op("DEQUANTIZE", [x], [x_float])
+    axes = m.constant_int32("axes", [1])
+    m.op("REDUCE_MAX", [x_float, axes], [m_float], (BuiltinOptions.ReducerOptions, _keep(False)))
+    m.op("QUANTIZE", [m_float], [y])
+    assert_matches_litert(m.build([x], [y]), random_int8(shape, 11))
 
 
 def test_reduce_max_into_another_quantization_is_refused():

@@ -1,8 +1,8 @@
 """LiteRT's integer arithmetic for the int8 ops whose tables must follow it bit for bit.
 
 ai-edge-litert's default kernels are XNNPACK where its delegate takes the op, else TFLite's builtin
-kernels. Two ops whose results depend on those kernels' fixed-point details run here as 256-entry
-tables (the ``lut`` record), and ADD's fallback gets its fixed-point multipliers here:
+kernels. The int8 ops whose results depend on those kernels' fixed-point details run as tables
+computed here, and ADD's fallback gets its fixed-point multipliers here:
 
 - QUANTIZE int8 -> int8: XNNPACK's qs8 convert (``xnn_init_qs8_cvt_scalar_params``): a multiplier
   lrintf(256 * input_scale / output_scale) and (acc + 0x80) >> 8, for scale ratios in [2^-8, 2^7];
@@ -16,6 +16,9 @@ tables (the ``lut`` record), and ADD's fallback gets its fixed-point multipliers
   a_scale * b_scale / output_scale is 2^8 or more (the delegate's MUL limit).
 - HARD_SWISH: TFLite's int16 fixed-point algorithm (kernels/internal/reference/hard_swish.h and
   HardSwishPrepare in kernels/activations.cc); XNNPACK's delegate does not take quantized HARD_SWISH.
+- EXP, RSQRT (256-entry tables), SQUARED_DIFFERENCE and DIV (256 x 256 tables, the ``lut2d`` record):
+  their builtin kernels, which LiteRT runs for int8 (the delegate takes them in float only); see the
+  section "TFLite's builtin int8 kernels as tables" below.
 
 Pure Python: it runs in Pyodide, where there is no numpy.
 """
@@ -26,7 +29,7 @@ from ..errors import Unsupported
 from .float32 import float32
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
-INT32_MAX = (1 << 31) - 1
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def _round_away(x):
@@ -191,8 +194,6 @@ def hard_swish_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp):
 # its VisitUnaryNode / VisitBinaryNode accept float tensors only for them). Each is a function of one or
 # two int8 values, so qnnweb runs it as a 256-entry (lut) or 256 x 256 (lut2d) table computed here.
 
-INT32_MIN = -(1 << 31)
-
 
 def _wrap32(x):
     """x as a C int32 after an overflowing add or shift (two's complement)."""
@@ -207,10 +208,6 @@ def _saturating_shift_left(x, exponent):
 
 def _count_leading_zeros32(x):
     return 32 - x.bit_length() if x > 0 else 32
-
-
-def _clamp_int8(q):
-    return min(max(q, -128), 127)
 
 
 def _table_byte(q, lo=-128, hi=127):

@@ -145,7 +145,9 @@ TFLITE_INTEGER_TABLES = {"EXP": exp_table, "RSQRT": rsqrt_table}
 def lower_tflite_integer_unary(graph, op):
     """TFLite's int8 EXP (a softmax written out) and RSQRT (a layer norm's 1 / sqrt(variance + eps)):
     the tables of their builtin kernels, which LiteRT runs (XNNPACK's delegate takes them in float
-    only): qnnweb.numerics.tflite."""
+    only): qnnweb.numerics.tflite. An EXP ai-edge-quantizer left in float between DEQUANTIZE and
+    QUANTIZE (importers/tflite/quantization.py) is the float exp of each dequantized value, as the
+    other float islands (XNNPACK's float exp and quantization give the same bytes: tests/tflite)."""
     if getattr(graph, "format", "tflite") != "tflite":
         raise Unsupported(f"{op.type} is only run for TFLite models")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
@@ -153,5 +155,8 @@ def lower_tflite_integer_unary(graph, op):
     y_scale, y_zp = require_int8(y, "output")
     if x.size != y.size:
         raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} sizes differ")
-    table = TFLITE_INTEGER_TABLES[op.type](x_scale, x_zp, y_scale, y_zp)
+    if op.options.get("float_island"):   # ai-edge-quantizer left it in float: exp of the dequantized values
+        table = make_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, lambda v: math.exp(min(v, 700.0)))
+    else:
+        table = TFLITE_INTEGER_TABLES[op.type](x_scale, x_zp, y_scale, y_zp)
     return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]

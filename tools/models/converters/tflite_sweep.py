@@ -87,7 +87,8 @@ def sweep_one(name: str, photo_paths: list, out: Path) -> dict:
     try:
         entry.update(compare(data, samples))
     except qnnweb.UnsupportedModelError as e:
-        entry.update(runs=False, refused=collections.Counter(f"{op_type}: {reason}" for _, op_type, reason in e.problems))
+        entry.update(runs=False,
+                     refused=collections.Counter(f"{op_type}: {reason}" for _, op_type, reason in e.problems))
     entry["seconds"] = round(time.monotonic() - t0)
     return entry
 

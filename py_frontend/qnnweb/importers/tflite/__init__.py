@@ -15,7 +15,8 @@ from ...graph import Graph, Op
 from ..flatbuffer_table import Table, field_offsets, scalars_at, table_at
 from .folding import fold_shape_arithmetic
 from .options import OPTIONS, options_reader
-from .quantization import detection_inputs_in_float, quantized_float_islands, require_full_integer
+from .quantization import (detection_inputs_in_float, max_before_dequantize, quantized_float_islands,
+                           require_full_integer)
 from .reader import (MODEL_BUFFERS, MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, OPERATOR_FIELDS, SUBGRAPH_INPUTS,
                      SUBGRAPH_OPERATORS, SUBGRAPH_OUTPUTS, SUBGRAPH_TENSORS, builtin_code, custom_op, model_source,
                      read_tensor, set_batch)
@@ -67,7 +68,8 @@ def _read(data, input_shapes):
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
     require_full_integer(tensors, ops)
     ops, variables = resource_variables(tensors, ops, subgraphs, read_subgraph)
-    ops = quantized_float_islands(tensors, fold_shape_arithmetic(tensors, ops), graph_outputs)
+    ops = quantized_float_islands(tensors, max_before_dequantize(tensors, fold_shape_arithmetic(tensors, ops)),
+                                  graph_outputs)
     ops = detection_inputs_in_float(tensors, ops)
     return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source, variables)
 
