@@ -662,12 +662,7 @@ cmd_tflite_sweep() {
       || die "installing tools/models/converters/$(basename "$nodeps") into .cache/converters-venv failed (see pip's message above)"
     echo "$want" >"$stamp"
   fi
-  local v
-  for v in "${VARIANTS[@]}"; do
-    [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
-  done
-  log "tools/models/converters/tflite_sweep.py $*"
-  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" tools/models/converters/tflite_sweep.py "$@"
+  run_sweep "$py" tools/models/converters/tflite_sweep.py "$@"
 }
 
 # The sweep's environment (torch, timm, ultralytics, onnxruntime: ~1.5 GB) lives in its own virtualenv, made on
@@ -699,12 +694,18 @@ cmd_arch_sweep() {
       || die "the torch in .cache/arch-sweep-venv is a CUDA build: the sweep needs the CPU one (pip found no CPU torch wheel)"
     echo "$want" >"$stamp"
   fi
-  local v
+  run_sweep "$py" tools/models/converters/arch_sweep.py "$@"
+}
+
+# A sweep tool (PYTHON SCRIPT ARGS...) with the work tree's qnnweb, which needs the built kernels.
+run_sweep() {
+  local py="$1" script="$2" v
+  shift 2
   for v in "${VARIANTS[@]}"; do
     [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
   done
-  log "tools/models/converters/arch_sweep.py $*"
-  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" tools/models/converters/arch_sweep.py "$@"
+  log "$script $*"
+  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" "$script" "$@"
 }
 
 cmd_difftest() {

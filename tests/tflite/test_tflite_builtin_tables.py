@@ -8,18 +8,14 @@ litert-torch writes a layer norm (MEAN, SQUARED_DIFFERENCE, ADD, RSQRT, MUL) and
 (REDUCE_MAX, SUB, EXP, SUM, DIV) with.
 """
 
-from importlib import import_module
-
 import numpy as np
 import pytest
 import qnnweb
 from qnnweb import UnsupportedModelError
 from qnnweb_dev.litert_check import assert_matches_litert, litert
-from qnnweb_dev.tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder, options
 from tflite.ActivationFunctionType import ActivationFunctionType
-from tflite.BuiltinOptions import BuiltinOptions
 
-DIV_OPTIONS = import_module("tflite.DivOptions")
 EVERY_INT8 = np.arange(-128, 128, dtype=np.int8)
 PAIRS_A, PAIRS_B = np.meshgrid(EVERY_INT8, EVERY_INT8)
 
@@ -32,24 +28,16 @@ def unary_model(op_type, x_scale, x_zp, y_scale, y_zp, shape=(256,)):
     return m.build([x], [y])
 
 
-def binary_model(op_type, a, b, y, constant=None, options=None):
+def binary_model(op_type, a, b, y, constant=None, op_options=None):
     """a, b, y: (shape, scale, zero point); constant: (which input, its int8 values) or None."""
     m = ModelBuilder()
     tensors = [m.tensor(name, shape, "int8", [scale], [zp],
                         data=constant[1] if constant is not None and constant[0] == name else None)
                for name, (shape, scale, zp) in zip("ab", (a, b))]
     out = m.tensor("y", y[0], "int8", [y[1]], [y[2]])
-    m.op(op_type, tensors, [out], options)
+    m.op(op_type, tensors, [out], op_options)
     inputs = [t for name, t in zip("ab", tensors) if constant is None or constant[0] != name]
     return m.build(inputs, [out])
-
-
-def _div_options(activation):
-    def write(b):
-        DIV_OPTIONS.Start(b)
-        DIV_OPTIONS.AddFusedActivationFunction(b, activation)
-        return DIV_OPTIONS.End(b)
-    return BuiltinOptions.DivOptions, write
 
 
 # (x_scale, x_zp, y_scale, y_zp): a written-out softmax's exp of x - max <= 0 into [0, 1]; wider inputs
@@ -152,7 +140,7 @@ def test_div_with_a_constant_either_side_broadcast_matches_litert(constant, acti
     a = (channel_shape if constant == "a" else shape, 0.05, 3)
     b = (channel_shape if constant == "b" else shape, 0.04, 3)
     model = binary_model("DIV", a, b, (shape, 0.1, -20), constant=(constant, values),
-                         options=_div_options(activation))
+                         op_options=options("DivOptions", FusedActivationFunction=activation))
     x = np.random.default_rng(5).integers(-128, 128, shape).astype(np.int8)
     x[x == 3] = 4
     assert_matches_litert(model, x)

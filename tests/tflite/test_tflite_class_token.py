@@ -3,25 +3,17 @@ against ai-edge-litert, every variant, bit-exact: the constant is the copy_slice
 (ai-edge-quantizer gives every input the output's quantization; with another one, LiteRT's XNNPACK
 delegate fails to prepare the model, so there is no reference to compare with.)"""
 
-from importlib import import_module
-
 import numpy as np
 import pytest
 from qnnweb_dev.litert_check import assert_matches_litert
-from qnnweb_dev.tflite_builder import ModelBuilder
-from tflite.BuiltinOptions import BuiltinOptions
+from qnnweb_dev.tflite_builder import ModelBuilder, options
 
-CONCATENATION = import_module("tflite.ConcatenationOptions")
 TOKENS, CHANNELS = 16, 12
 CLASS_TOKEN = np.arange(-90, 90, 15, dtype=np.int8)
 
 
 def concat_options(axis):
-    def write(b):
-        CONCATENATION.Start(b)
-        CONCATENATION.AddAxis(b, axis)
-        return CONCATENATION.End(b)
-    return BuiltinOptions.ConcatenationOptions, write
+    return options("ConcatenationOptions", Axis=axis)
 
 
 def class_token_model(constant_q, tokens_q, out_q, constant_first=True, tokens=TOKENS):

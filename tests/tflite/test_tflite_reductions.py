@@ -6,25 +6,12 @@ LiteRT's XNNPACK delegate takes every int8 reduction: XNNPACK's sum (the integer
 x_scale / y_scale, zero points folded into a float32 bias, rounded half to even), its mean (the same
 times 1 / n) and its max (of the stored values; LiteRT refuses an output quantized otherwise)."""
 
-from importlib import import_module
-
 import numpy as np
 import pytest
 import qnnweb
 from qnnweb import UnsupportedModelError
 from qnnweb_dev.litert_check import assert_matches_litert
-from qnnweb_dev.tflite_builder import ModelBuilder
-from tflite.BuiltinOptions import BuiltinOptions
-
-REDUCER = import_module("tflite.ReducerOptions")
-
-
-def _keep(keep_dims):
-    def write(b):
-        REDUCER.Start(b)
-        REDUCER.AddKeepDims(b, keep_dims)
-        return REDUCER.End(b)
-    return write
+from qnnweb_dev.tflite_builder import ModelBuilder, options
 
 
 def reduction_model(op_type, shape, axes, keep_dims, in_q, out_q):
@@ -36,7 +23,7 @@ def reduction_model(op_type, shape, axes, keep_dims, in_q, out_q):
     x = m.tensor("x", list(shape), "int8", [in_q[0]], [in_q[1]])
     a = m.constant_int32("axes", list(axes))
     y = m.tensor("y", out, "int8", [out_q[0]], [out_q[1]])
-    m.op(op_type, [x, a], [y], (BuiltinOptions.ReducerOptions, _keep(keep_dims)))
+    m.op(op_type, [x, a], [y], options("ReducerOptions", KeepDims=keep_dims))
     return m.build([x], [y])
 
 
@@ -80,7 +67,7 @@ def test_reduce_max_left_in_float_matches_litert(in_q, out_q):
     y = m.tensor("y", reduced_shape, "int8", [out_q[0]], [out_q[1]])
     m.op("DEQUANTIZE", [x], [x_float])
     axes = m.constant_int32("axes", [1])
-    m.op("REDUCE_MAX", [x_float, axes], [m_float], (BuiltinOptions.ReducerOptions, _keep(False)))
+    m.op("REDUCE_MAX", [x_float, axes], [m_float], options("ReducerOptions", KeepDims=False))
     m.op("QUANTIZE", [m_float], [y])
     assert_matches_litert(m.build([x], [y]), random_int8(shape, 11))
 
