@@ -68,11 +68,12 @@ def rounding_divide_by_pot(x, exponent):
 
 
 def _rounding_doubling_high_mul32(a, b):
-    if a == b == -(1 << 31):
+    """gemmlowp's SaturatingRoundingDoublingHighMul: (a * b + nudge) / 2^31 truncated toward zero, the nudge
+    2^30 or 1 - 2^30 by the product's sign (written with shifts: the 65,536-entry tables call it often)."""
+    if a == b == INT32_MIN:
         return INT32_MAX
     ab = a * b
-    nudge = (1 << 30) if ab >= 0 else 1 - (1 << 30)
-    return _truncating_div(ab + nudge, 1 << 31)
+    return (ab + (1 << 30)) >> 31 if ab >= 0 else -(((1 << 30) - 1 - ab) >> 31)
 
 
 def multiply_by_quantized_multiplier(x, multiplier, shift):
@@ -321,12 +322,17 @@ def squared_difference_table(a_scale, a_zp, b_scale, b_zp, y_scale, y_zp):
 
     a_values = [scaled(v, a_zp, a_multiplier, a_shift) for v in range(-128, 128)]
     b_values = [scaled(v, b_zp, b_multiplier, b_shift) for v in range(-128, 128)]
+    # the output step, multiply_by_quantized_multiplier(d * d, ...) of a non-negative square, unrolled (this
+    # table is 65,536 of them): (x * m + 2^30) >> 31, then a rounding right shift by -y_shift
+    exponent = -y_shift
+    mask, half = (1 << exponent) - 1, ((1 << exponent) - 1) >> 1
     table = bytearray(65536)
     for i, sa in enumerate(a_values):
-        for j, sb in enumerate(b_values):
-            difference = sa - sb
-            out = multiply_by_quantized_multiplier(difference * difference, y_multiplier, y_shift) + y_zp
-            table[i * 256 + j] = _table_byte(out)
+        row = []
+        for sb in b_values:
+            high = ((sa - sb) * (sa - sb) * y_multiplier + (1 << 30)) >> 31
+            row.append((high >> exponent) + ((high & mask) > half) + y_zp)
+        table[i * 256:(i + 1) * 256] = bytes(min(max(q, -128), 127) & 0xFF for q in row)
     return bytes(table)
 
 
@@ -370,21 +376,19 @@ def div_table(a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, lo=-128, hi=127):
     on a divisor equal to b's zero point; those entries are the output zero point."""
     real = float32(float32(a_scale) / float32(float32(b_scale) * float32(y_scale)))
     y_multiplier, y_shift = quantize_multiplier(real)
+    # per numerator and sign (a negative divisor flips both signs): the value shifted by its headroom
+    numerators = {sign: [(n << h, h) for n in (sign * (v - a_zp) for v in range(-128, 128))
+                         for h in (_count_leading_sign_bits32(n),)] for sign in (1, -1)}
+    high_mul = _rounding_doubling_high_mul32
     table = bytearray(65536)
     for j, bv in enumerate(range(-128, 128)):
         denominator = bv - b_zp
         if denominator == 0:
-            for i in range(256):
-                table[i * 256 + j] = _table_byte(y_zp, lo, hi)
+            table[j::256] = bytes([_table_byte(y_zp, lo, hi)]) * 256
             continue
-        sign = -1 if denominator < 0 else 1
         inverse, recip_shift = _reciprocal(abs(denominator))
-        for i, av in enumerate(range(-128, 128)):
-            numerator = sign * (av - a_zp)
-            headroom = _count_leading_sign_bits32(numerator)
-            quotient = _rounding_doubling_high_mul32(_wrap32(numerator << headroom), inverse)
-            total_shift = y_shift - recip_shift - headroom
-            out = y_zp + _rounding_divide_by_pot_x86(_rounding_doubling_high_mul32(quotient, y_multiplier),
-                                                     -total_shift)
-            table[i * 256 + j] = _table_byte(out, lo, hi)
+        column = [_rounding_divide_by_pot_x86(high_mul(high_mul(shifted, inverse), y_multiplier),
+                                              recip_shift + headroom - y_shift) + y_zp
+                  for shifted, headroom in numerators[-1 if denominator < 0 else 1]]
+        table[j::256] = bytes(min(max(q, lo), hi) & 0xFF for q in column)
     return bytes(table)
