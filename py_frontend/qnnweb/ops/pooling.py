@@ -134,7 +134,7 @@ def lower_mean(graph, op):
 def lower_sum(graph, op):
     """TFLite's int8 SUM (a softmax written out sums its exponentials): XNNPACK's static sum, which LiteRT's
     delegate takes: the integer sum times float32(x_scale / y_scale), plus the zero points folded into a
-    float32 bias, rounded half to even (the avgpool2d record's arithmetic 6)."""
+    float32 bias, rounded half to even (the avgpool2d record's arithmetic 3)."""
     if getattr(graph, "format", "tflite") != "tflite":
         raise Unsupported("SUM is only run for TFLite models")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
