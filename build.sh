@@ -78,22 +78,24 @@ Usage: ./build.sh COMMAND [ARGS]
                                       (litert-torch + ai-edge-quantizer, reference ai-edge-litert) with
                                       tools/models/converters/make_tflite_fixtures.py [--only NAME...]; makes the
                                       converter virtualenv .cache/converters-venv (~1.5 GB) if missing
-  arch-sweep [--archs N] [--only NAME...] [--modes MODE...] [--small] [--out DIR]
+  arch-sweep [--archs N] [--only NAME...] [--modes MODE...] [--small] [--out DIR] [--fixtures DIR]
                                       where qnnweb stands on today's vision architectures (timm's
                                       efficient families, YOLO11n / YOLOv8n; random weights): ONNX
                                       export, quantize_static per mode, qnnweb's refusals or its
                                       difference to onnxruntime (tools/models/converters/arch_sweep.py);
                                       writes DIR/arch-sweep.md, .json (default results/arch-sweep);
-                                      makes its virtualenv .cache/arch-sweep-venv (~1.5 GB) if missing
+                                      makes its virtualenv .cache/arch-sweep-venv (~1.5 GB) if missing;
+                                      --fixtures DIR remakes the CI sample (tests/data/onnx/arch_sample)
   arch-sweep --tflite [--only NAME...] [--out DIR]
                                       the same for TFLite: litert-torch + ai-edge-quantizer static_wi8_ai8,
                                       the ops each model holds, qnnweb's refusals or its difference to
                                       ai-edge-litert (tools/models/converters/tflite_sweep.py); writes
                                       DIR/tflite-sweep.md, .json (default results/tflite-sweep); uses the
                                       converter virtualenv .cache/converters-venv
-  difftest [--cases N] [--seed S] [ARGS]
+  difftest [--cases N] [--seed S] [--modern | --no-modern] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
-                                      random float ONNX graphs, quantize_static in every mode, qnnweb vs
+                                      random float ONNX graphs (--modern: only LayerNorm / GELU / attention /
+                                      BatchNorm blocks; --no-modern: none), quantize_static in every mode, qnnweb vs
                                       onnxruntime CPU; prints outcomes and failure classes, saves every
                                       failing case under results/difftest/<case>/
   fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/campaigns/fuzz.py --help):

@@ -31,13 +31,13 @@
 // ?autorun=0 waits for a click instead of classifying at once.
 
 import { startCamera, stopCamera } from "./demo/camera.js";
-import { getModel, modelOption, usable } from "./demo/models.js";
+import { fillModelList, getModel, usable } from "./demo/models.js";
 import { clearPhoto, fillThumbs, inputSize, markThumb, photoBlob, photoToRGB, sampleChosen, showPhoto,
   watchPhotoInputs } from "./demo/photo.js";
 import { watchPython } from "./demo/python-panel.js";
 import { enqueue } from "./demo/queue.js";
 import { detectorROI } from "./demo/roi.js";
-import { clearShown, median, recordLatency, showModelInfo } from "./demo/run-info.js";
+import { clearShown, median, recordLatency, showModelInfo, showNote } from "./demo/run-info.js";
 import { page } from "./demo/state.js";
 import { isLogits, runTitle, TASKS } from "./demo/tasks.js";
 import { $, doneLoading, fillSelect, fmtMs, setQueryParam, setStatus, showError, showNotice, threadsText }
@@ -91,7 +91,7 @@ async function loadLists() {
     fetchJSON(API_URL + "samples")]);
   page.kernelsURL = kernels_url && new URL(kernels_url, location.href).href; // immutable URLs of this version
   for (const m of models) page.models.set(m.name, m);
-  fillSelect($("model-select"), models.map(modelOption));
+  fillModelList($("model-select"), models);
   const rank = (name) => {
     const i = PREFERRED_SAMPLES.indexOf(name);
     return i < 0 ? PREFERRED_SAMPLES.length : i;
@@ -252,6 +252,9 @@ async function main() {
     setQueryParam("threads", value || null);
     runNow();
   });
+  $("compare-slider").addEventListener("input", () => {
+    $("compare").style.setProperty("--split", `${$("compare-slider").value}%`); // before | after
+  });
   watchPhotoInputs(photoChosen);
   if (new URLSearchParams(location.search).get("autorun") !== "0") runNow();
 }
@@ -283,6 +286,7 @@ async function runOnce(photoOrPromise) {
     throw new Error(`${record.file} is a wake-word model: it hears the microphone (Listen)`);
   }
   showWakeWord(null); // a photo's run ends listening
+  body.dataset.task = record.task; // the page's layout for it (style.css)
 
   const [{ key: modelKey, info }, photo] = await Promise.all([getModel(name), photoOrPromise]);
   showModelInfo(name, info, record);
@@ -295,7 +299,7 @@ async function runOnce(photoOrPromise) {
   const roi = task === "landmarks" && (record.postprocess || {}).roi
     ? await detectorROI(record, photo.name, photo.frame || photo.blob, w, h) : null;
   const { rgb, plan, photoSize } = await photoToRGB(photo.name, photo.frame || photo.blob, pre, w, h,
-                                                    roi && roi.planFor);
+                                                    roi && roi.plan);
   if (!photo.frame) showPhoto(photo.name, photo.blob);
   const mean = pre.mean || [0, 0, 0];
   const std = pre.std || [1, 1, 1];
@@ -314,7 +318,8 @@ async function runOnce(photoOrPromise) {
     window.qnnwebDemo.lastOutput = result.outputs;
   }
   const meta = { model: name, photo: photo.name, variant: result.variant, engine: "qnnweb.js", task };
-  show(record, result, { plan, photoSize, meta, info, roi });
+  show(record, result, { rgb, plan, photoSize, meta, info, roi });
+  showNote(record);
   const total = performance.now() - t0;
 
   // latencies are kept per model, photo, variant and thread count: a median never mixes inputs
@@ -337,6 +342,7 @@ async function readyToListen(name) {
   const { key, info } = await getModel(name);
   showModelInfo(name, info, record);
   showWakeWord(record, key);
+  showNote(record);
   $("engine").textContent = "qnnweb.js (JavaScript runtime, compiled model, worker)";
   setStatus(`${name} loaded: press Listen to run it on the microphone.`, 1);
 }

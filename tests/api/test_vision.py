@@ -32,8 +32,8 @@ def blazeface(model, x, config=vision.BLAZEFACE_SHORT_RANGE):
 def test_blazeface_finds_the_face(name, sample, centre):
     """The centre squares of astronaut.png and grace_hopper.jpg (128 x 128 for the short-range model,
     192 x 192 for the full-range one) hold one face each, its centre (y, x) near ``centre`` (read off the
-    photos: the middle of the face). The quantized scores saturate near 0.5: the classifier's output range
-    was calibrated on 16 photos, 3 with faces."""
+    photos: the middle of the face). The full-range model's quantized scores saturate near 0.5: its classifier's
+    output range was calibrated on 16 photos, 3 with faces (the short-range one's on crops of their faces too)."""
     model = qnnweb.load((DATA / f"{name}.tflite").read_bytes())
     x = np.load(DATA / f"{name}.npz")["input_0"][sample]
     faces = blazeface(model, x, BLAZEFACE[name])

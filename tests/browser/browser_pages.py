@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -63,6 +64,19 @@ def pillow_input(path, pre: dict) -> bytes:
     image = image.resize(size, Image.BILINEAR)
     left, top = round((size[0] - crop) / 2), round((size[1] - crop) / 2)
     return np.asarray(image.crop((left, top, left + crop, top + crop)), dtype=np.uint8).tobytes()
+
+
+def relative_luminance(css_colour: str) -> float:
+    """WCAG 2's relative luminance of a computed colour ("rgb(r, g, b)")."""
+    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", css_colour)[:3])
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2's contrast ratio of two computed colours."""
+    hi, lo = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
 
 
 class DemoPage:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from browser_pages import DemoPage
+from browser_pages import DemoPage, contrast_ratio
 
 
 @pytest.fixture(scope="module")
@@ -19,18 +19,10 @@ def demo(browser, server_url):
     context.close()
 
 
-def relative_luminance(css_colour: str) -> float:
-    """WCAG 2's relative luminance of a computed colour ("rgb(r, g, b)")."""
-    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", css_colour)[:3])
-    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
 def contrast(page, selector: str) -> float:
-    fg, bg = page.eval_on_selector(
-        selector, "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
-    hi, lo = sorted((relative_luminance(fg), relative_luminance(bg)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
+    """The contrast of an element's text on its own background."""
+    return contrast_ratio(*page.eval_on_selector(
+        selector, "el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]"))
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -92,6 +92,7 @@ def test_face_detector_boxes_match_cpython_and_are_drawn(variant_page, demo_fold
     (g,), (w,) = got, want
     # the scores go through exp (two libms) and weight the merged boxes: equal to rounding
     assert math.isclose(g["score"], w.score, rel_tol=1e-12)
+    assert w.score > 0.8  # a face scores well above 0.5 (its int8 score head calibrated on face crops)
     assert close(g["box"], w.box) and all(close(p, q) for p, q in zip(g["keypoints"], w.keypoints, strict=True))
     ymin, xmin, ymax, xmax = w.box
     centre = FACES[photo]
@@ -146,10 +147,43 @@ def test_face_mesh_on_the_detected_face_matches_cpython_and_is_drawn(variant_pag
     items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.points, +e.dataset.score])")
     score = 1 / (1 + math.exp(-outs[pp["score"]][0]))
     assert [(label, points) for label, points, _ in items] == [("face", "468")]
-    assert math.isclose(items[0][2], score, rel_tol=1e-12)
+    assert math.isclose(items[0][2], score, rel_tol=1e-12) and score > 0.9
     assert demo.text("#results-title") == "468 landmarks"
     drawn_size, drawn = overlay_pixels(demo)
     assert drawn_size == size and drawn > 468
+
+
+@pytest.mark.parametrize("photo", ["coffee.png", "chelsea.png", "dog.jpg"])
+def test_face_detector_finds_no_face_where_there_is_none(variant_page, demo_folders, photo):
+    from qnnweb import vision
+
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, DETECTOR, photo, "detection")
+    assert vision.ssd_detections(outs, side["postprocess"]) == []
+    assert demo.page.evaluate("window.qnnwebDemo.lastDetections") == [] and demo.results() == []
+    assert max(outs[side["postprocess"]["scores"]]) <= 0  # scores at most 0.5, below the sidecar's min_score
+
+
+def test_face_mesh_below_its_presence_threshold_says_no_face(variant_page, demo_folders):
+    """No face in the photo (a cup: whatever square BlazeFace passes on): Face Mesh's presence score is below
+    the sidecar's min_score, and the page says "No face" instead of drawing 468 meaningless points."""
+    variant, demo = variant_page
+    side, outs = page_run(demo, demo_folders, variant, MESH, "coffee.png", "landmarks")
+    pp = side["postprocess"]
+    score = 1 / (1 + math.exp(-outs[pp["score"]][0]))
+    assert score < pp["min_score"] == 0.5
+    items = demo.page.eval_on_selector_all("#results li", "els => els.map(e => [e.dataset.label, e.dataset.points, +e.dataset.score])")
+    assert [(label, points) for label, points, _ in items] == [("face", "0")]
+    assert math.isclose(items[0][2], score, rel_tol=1e-12)
+    assert demo.text("#results-title") == "No face"
+    assert demo.page.evaluate("window.qnnwebDemo.lastLandmarks") == []
+    assert demo.page.get_attribute("#overlay", "aria-label").startswith("no face")
+    # only the dashed square the model saw is drawn: no dots inside it
+    plan = demo.page.evaluate("window.qnnwebDemo.lastPreprocess")
+    x0, y0 = (plan["x0"] * plan["photo"][0] / plan["rw"], plan["y0"] * plan["photo"][1] / plan["rh"])
+    side_px = plan["cw"] * plan["photo"][0] / plan["rw"]
+    inner = [round(x0 + 0.1 * side_px), round(y0 + 0.1 * side_px), round(x0 + 0.9 * side_px), round(y0 + 0.9 * side_px)]
+    assert overlay_pixels(demo, inner)[1] == 0
 
 
 SEGMENTATION = "efficientnet_lite0_segmentation"

@@ -7,8 +7,12 @@ quantum of the output (runner.py, compare.py).
 
 It fails on any mismatch or crash, when more than 5 % of the cases are rejected, and when a rejection
 is not for one of the genuinely unsupported features listed in ALLOWED_REJECTIONS, so that a model
-that should run but is rejected fails the test. Longer campaigns: ./build.sh difftest --cases N --seed S
-(every failing case saved under results/difftest/ for reproduction).
+that should run but is rejected fails the test. About a third of the cases end in modern blocks (LayerNorm,
+GELU, attention, unfused BatchNorm: generator.MODERN_SHARE); while their operators are being added, a
+case with blocks rejected for an op of PENDING_OPERATORS is left out of the 5 % (its other problems, if
+any, must still be genuine); once an operator is in, its entry goes (and the cases with it must pass like
+any other). Longer campaigns: ./build.sh difftest
+--cases N --seed S [--modern] (every failing case saved under results/difftest/ for reproduction).
 """
 
 import collections
@@ -50,8 +54,31 @@ ALLOWED_REJECTIONS = {
 }
 
 
+# The modern blocks' operators not yet supported where this test runs (each is being added), as the
+# rejection's problem lines name them: a case with modern blocks rejected for one of them is counted apart.
+PENDING_OPERATORS = {
+    "LayerNormalization": re.compile(r"\bLayerNormalization '[^']*': operator not supported"),
+    "GELU (Erf, Gelu)": re.compile(r"\b(Erf|Gelu) '[^']*': operator not supported"),
+    "unfused BatchNormalization": re.compile(r"\bBatchNormalization '[^']*': operator not supported"),
+    "MatMul of two activations": re.compile(r"\bMatMul '[^']*': the second MatMul input must be dequantized int8 "
+                                            r"constant|\bQLinearMatMul '[^']*': the second input must be constant"),
+}
+
+
 def _allowed(message):
     return any(pattern.search(message) for pattern in ALLOWED_REJECTIONS.values())
+
+
+def _problems(result):
+    """The problem lines of a rejection's message (one per refused node)."""
+    return [line.strip() for line in result.message.splitlines()[1:] if line.strip()]
+
+
+def _pending(result):
+    """The problems of a case with modern blocks that name operators being added (PENDING_OPERATORS)."""
+    if result.outcome != "rejected" or not result.case.blocks:
+        return []
+    return [p for p in _problems(result) if any(pattern.search(p) for pattern in PENDING_OPERATORS.values())]
 
 
 @pytest.fixture(scope="module")
@@ -79,16 +106,34 @@ def test_no_crash(results):
 
 
 def test_rejections_are_rare_and_genuine(results):
-    verdicts = [r for r in results if r.outcome != "skipped"]
-    rejected = [r for r in verdicts if r.outcome == "rejected"]
     wrongly = collections.defaultdict(list)
-    for r in rejected:
-        if not _allowed(r.message):
+    for r in results:
+        if r.outcome != "rejected":
+            continue
+        pending = _pending(r)
+        others = [p for p in _problems(r) if p not in pending]
+        if pending and not others:
+            continue
+        if not _allowed("\n".join(others) if pending else r.message):
             wrongly[r.failure_class].append(r.name)
+    # a case rejected for a pending operator is judged once that operator lands
+    verdicts = [r for r in results if r.outcome != "skipped" and not _pending(r)]
+    rejected = [r for r in verdicts if r.outcome == "rejected"]
     assert not wrongly, "rejected although qnnweb should run them:\n" + "\n".join(
         f"  {len(names)} x {cls} (e.g. {', '.join(names[:3])})" for cls, names in wrongly.items())
     assert len(rejected) <= MAX_REJECTED_SHARE * len(verdicts), \
         f"{len(rejected)} of {len(verdicts)} cases rejected (more than {MAX_REJECTED_SHARE:.0%})"
+
+
+def test_modern_blocks_are_a_third_of_the_cases(results):
+    """The blocks of today's architectures are drawn often, each kind of them, and reach a verdict."""
+    with_blocks = [r for r in results if r.case.blocks]
+    assert 0.25 <= len(with_blocks) / len(results) <= 0.45, len(with_blocks)
+    assert {b for r in with_blocks for b in r.case.blocks} == {"LayerNorm", "GELU", "attention", "BatchNorm"}
+    pending = collections.Counter(p.split("'")[0].split()[-1] for r in with_blocks for p in _pending(r))
+    print(f"{len(with_blocks)} cases with modern blocks: " + ", ".join(
+        f"{o} {sum(r.outcome == o for r in with_blocks)}" for o in runner.OUTCOMES)
+        + f"; problems of pending operators: {dict(pending)}")
 
 
 def test_reference_side_works(results):
@@ -113,7 +158,7 @@ def test_a_uint8_model_is_judged_by_onnxruntime_on_the_model_itself_only_when_it
     kernel (which gives qnnweb's every byte on a VNNI machine, 2026-12-04). Against the twin it is a
     mismatch; it passes only when onnxruntime on the uint8 model itself gives exactly qnnweb's outputs
     (not on CPUs where onnxruntime's uint8 paths are inexact), here stood in for to be CPU-independent."""
-    case = make_case(20261214, 1584)
+    case = make_case(20261214, 1584, blocks="none")   # the case as it was before the generator had blocks
     quantized = runner.quantize(case)
     model = qnnweb.load(quantized, variant="simd128")
     ours = [np.asarray(o) for o in model.run(*[case.inputs[i.name] for i in model.inputs])]

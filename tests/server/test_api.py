@@ -107,6 +107,18 @@ def test_bad_sidecar_is_reported_not_fatal(client: TestClient, folders: Settings
     assert "good.json" in rec["error"]
 
 
+def test_a_sidecars_short_title_and_note_are_listed_and_checked(client: TestClient, folders: Settings) -> None:
+    """The demo page shows ``short_title`` on narrow screens and ``note`` beside the model's answers."""
+    side = folders.models_dir / "good.json"
+    side.write_text(json.dumps({"title": "A good model (made for tests)", "short_title": "Good",
+                                "note": "A tiny model: a guess."}))
+    rec = client.get("/api/models/good").json()
+    assert (rec["short_title"], rec["note"], rec["error"]) == ("Good", "A tiny model: a guess.", None)
+    side.write_text(json.dumps({"short_title": "x" * 33, "note": 5}))
+    error = client.get("/api/models/good").json()["error"]
+    assert "short_title: String should have at most 32 characters" in error and "note: Input should be a valid string" in error
+
+
 def test_missing_models_folder_is_an_empty_list(folders: Settings, describer: FakeDescriber) -> None:
     shutil.rmtree(folders.models_dir)
     with TestClient(create_app(folders)) as c:

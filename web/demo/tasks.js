@@ -1,11 +1,12 @@
 // How the page shows each task's outputs (a model's sidecar names its task): the top classes, a
 // detector's boxes and keypoints drawn over the photo, landmarks, a segmentation mask, an image-to-image
-// model's picture. TASKS maps a task to its renderer, show(record, result, {plan, photoSize, meta, info,
-// roi}); each lists what it found in #results (showResults, with the test hooks' data-* attributes).
-import { outputToRGB } from "../qnnweb-image.js";
+// model's picture beside its input. TASKS maps a task to its renderer, show(record, result, {rgb (the
+// input), plan, photoSize, meta, info, roi}); each lists what it found in #results (showResults, with the
+// test hooks' data-* attributes).
+import { outputToRGB, resizeCrop } from "../qnnweb-image.js";
 import { maskArgmax, scaleLandmarks, sigmoid, ssdDetections } from "../qnnweb-vision.js";
 import { inputSize, photoMapper } from "./photo.js";
-import { $, describeCanvas } from "./ui.js";
+import { $, describeCanvas, paintRGB } from "./ui.js";
 
 const COLORS = ["#ffd43b", "#51cf66", "#ff6b6b", "#4dabf7", "#f783ac", "#a9e34b"];
 
@@ -133,20 +134,25 @@ function showLandmarks(record, result, { plan, photoSize, meta, roi }) {
   const [values] = namedOutputs(record, result.outputs, [pp.points]);
   const points = scaleLandmarks(values, pp.input_size, [0.0, 0.0, 1.0, 1.0], pp.dims || 3);
   const score = pp.score ? sigmoid(namedOutputs(record, result.outputs, [pp.score])[0][0]) : 1;
+  // below its presence threshold (MediaPipe's default: 0.5) the model sees no face: its points mean nothing
+  const minScore = pp.min_score ?? 0.5;
+  const found = score >= minScore ? points : [];
 
   const at = photoMapper(plan, photoSize);
   const ctx = overlayFor(photoSize, at);
   ctx.fillStyle = COLORS[1];
   const side = (plan.cw * photoSize[0]) / plan.rw; // the square the model saw, in photo pixels
-  for (const [u, v] of points) dot(ctx, ...at(u, v), Math.max(1, side / 200));
+  for (const [u, v] of found) dot(ctx, ...at(u, v), Math.max(1, side / 200));
   showResults([[0, score]], record.labels || ["face"], meta, true);
-  $("results").querySelector("li").dataset.points = String(points.length);
-  $("results-title").textContent = `${points.length} landmarks`;
-  describeCanvas($("overlay"), `${points.length} landmarks drawn on the face`);
+  $("results").querySelector("li").dataset.points = String(found.length);
+  $("results-title").textContent = found.length ? `${found.length} landmarks` : "No face";
+  describeCanvas($("overlay"), found.length ? `${found.length} landmarks drawn on the face`
+    : "no face in the square the model saw (dashed): no landmarks drawn");
   const where = !pp.roi ? "" : roi ? `; in the face ${pp.roi.detector} found (dashed square)`
     : `; ${pp.roi.detector} found no face: the photo's centre square`;
-  $("scores-kind").textContent = (pp.score ? "presence score (sigmoid of the model's logit)" : "") + where;
-  window.qnnwebDemo.lastLandmarks = points;
+  const presence = `presence score (sigmoid of the model's logit; no face below ${minScore})`;
+  $("scores-kind").textContent = (pp.score ? presence : "") + where;
+  window.qnnwebDemo.lastLandmarks = found;
   window.qnnwebDemo.lastROI = roi ? { box: roi.box, detection: roi.detection } : null;
 }
 
@@ -209,23 +215,22 @@ function showSegmentation(record, result, { plan, photoSize, meta, info }) {
   window.qnnwebDemo.lastMask = mask;
 }
 
-function showImage(record, result, { meta, info }) {
+// The model's output image over its input scaled to the same size (Pillow's bilinear): before and after.
+function showImage(record, result, { meta, info, rgb: input }) {
   const pp = record.postprocess || {};
   const [values] = namedOutputs(record, result.outputs, [pp.image]);
   const { rgb, width, height } = outputToRGB(values, outputShape(info, pp.image), pp.range || [0.0, 1.0]);
-  const canvas = $("result-canvas");
-  canvas.width = width;
-  canvas.height = height;
-  const pixels = new ImageData(width, height);
-  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) pixels.data.set([rgb[j], rgb[j + 1], rgb[j + 2], 255], i);
-  canvas.getContext("2d").putImageData(pixels, 0, 0);
+  const { w, h } = inputSize(info.inputs[0]);
+  paintRGB($("before-canvas"), resizeCrop(input, w, h, 3, width, height, 0, 0, width, height), width, height);
+  paintRGB($("result-canvas"), rgb, width, height);
+  $("before-size").textContent = `${w}×${h}`;
   $("result-size").textContent = `${width}×${height}`;
-  describeCanvas(canvas, `the model's output image, ${width}×${height} pixels`);
+  describeCanvas($("before-canvas"), `the model's input, ${w}×${h} pixels, scaled to ${width}×${height}`);
+  describeCanvas($("result-canvas"), `the model's output image, ${width}×${height} pixels`);
   $("result-image").hidden = false;
   showResults([], [], meta, true);
   $("results-title").textContent = "Result";
-  const input = inputSize(info.inputs[0]);
-  $("scores-kind").textContent = `${width}×${height} from the ${input.w}×${input.h} input`;
+  $("scores-kind").textContent = `${width}×${height} from the ${w}×${h} input`;
   window.qnnwebDemo.lastImage = rgb;
 }
 

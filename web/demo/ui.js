@@ -15,6 +15,20 @@ export function describeCanvas(canvas, text) {
   }
 }
 
+// RGB bytes (width x height) on a canvas of their size.
+export function paintRGB(canvas, rgb, width, height) {
+  canvas.width = width;
+  canvas.height = height;
+  const pixels = new ImageData(width, height);
+  for (let i = 0, j = 0; j < rgb.length; i += 4, j += 3) {
+    pixels.data[i] = rgb[j];
+    pixels.data[i + 1] = rgb[j + 1];
+    pixels.data[i + 2] = rgb[j + 2];
+    pixels.data[i + 3] = 255;
+  }
+  canvas.getContext("2d").putImageData(pixels, 0, 0);
+}
+
 export function setStatus(text, fraction = null) {
   $("status").textContent = text;
   const bar = $("progress");

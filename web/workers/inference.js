@@ -1,5 +1,9 @@
 // The demo page's inference worker: web/qnnweb.js runs the server's compiled models here, off the
 // page's main thread. Messages {id, op, ...} get {id, ok, result} or {id, ok: false, error}:
+//   pixels   {image, pre, w, h, plan}           -> {rgb, plan, photoSize: [W, H]}: a photo (a Blob, decoded
+//                                                 here, or an ImageBitmap) resized and cropped to the w x h
+//                                                 input as `plan` says (default: the sidecar's `pre`); here,
+//                                                 so that a 24-megapixel photo never blocks the page
 //   load     {url, variant, threads, kernelsURL} -> {key, info}    (kept: later ops name it by key)
 //   classify {key, rgb, mean, std, k, logits}  -> {ms, variant, threads, raw, top}
 //   run      {key, rgb, mean, std}             -> {ms, variant, threads, outputs: {name: values}}
@@ -11,7 +15,7 @@
 //                                                 stream; one output (uint8) and probability per model call
 import * as qnnweb from "../qnnweb.js";
 import { MicroFrontend } from "../qnnweb-audio.js";
-import { dequantize, rgbToInput, topK } from "../qnnweb-image.js";
+import { dequantize, preprocessPlan, resizeCrop, rgbToInput, topK } from "../qnnweb-image.js";
 
 const models = new Map(); // key -> {model, x}
 const streams = new Map(); // key -> {frontend, frames}: a wake-word model's audio stream, frames not yet run
@@ -43,7 +47,34 @@ function runOn(key, rgb, mean, std) {
   return { model, ms: performance.now() - t0, outs };
 }
 
+// A photo as Pillow reads it: no colour management, no premultiplied alpha.
+const DECODE = { colorSpaceConversion: "none", premultiplyAlpha: "none" };
+
 const ops = {
+  async pixels({ image, pre, w, h, plan }) {
+    let bitmap = image;
+    if (image instanceof Blob) {
+      try {
+        bitmap = await createImageBitmap(image, DECODE);
+      } catch (err) {
+        const error = new Error(`not an image this browser can decode (${err.message})`);
+        error.name = "DecodeError";
+        throw error;
+      }
+    }
+    const W = bitmap.width, H = bitmap.height;
+    const ctx = new OffscreenCanvas(W, H).getContext("2d", { willReadFrequently: true });
+    ctx.drawImage(bitmap, 0, 0);
+    bitmap.close();
+    const rgba = ctx.getImageData(0, 0, W, H).data;
+    const p = plan || preprocessPlan(pre, W, H, w, h);
+    let rgb = resizeCrop(rgba, W, H, 4, p.rw, p.rh, p.x0, p.y0, p.cw, p.ch);
+    if (p.cw !== w || p.ch !== h) {
+      rgb = resizeCrop(rgb, p.cw, p.ch, 3, w, h, 0, 0, w, h); // a crop that is not the input size
+      p.text += `, resized to ${w}×${h}`;
+    }
+    return { rgb, plan: p, photoSize: [W, H] };
+  },
   async load({ url, variant, threads, kernelsURL }) {
     const key = `${url}|${variant || "auto"}|${threads || "auto"}`;
     const options = kernelsURL ? { variant, threads, kernelsURL } : { variant, threads };

@@ -33,6 +33,11 @@ class ModelInfo(BaseModel):
     ops: list[Any] = []
     title: str | None = Field(None, description="the sidecar's human-readable name of the model",
                               examples=["BlazeFace face detector (MediaPipe, int8)"])
+    short_title: str | None = Field(None, description="the sidecar's title for narrow screens (at most 32 characters)",
+                                    examples=["EfficientNet-Lite0 QDQ u8"])
+    note: str | None = Field(None, description="the sidecar's note on the model's answers, shown beside them "
+                             "(random weights, a tiny model, what it cannot see)",
+                             examples=["Random weights: these classes mean nothing, only the speed does."])
     task: Task = Field("classification", description="what the outputs mean (the sidecar's `task`; "
                        "classification when it says nothing)")
     speed_only: bool = Field(False, description="the sidecar says the model's answers are meaningless "

@@ -71,7 +71,8 @@ def model_record(model: ModelFile, describe: Describer, root: str = "") -> dict[
         rec.update({k: v for k, v in desc.items() if v is not None and not (k == "format" and model.format == "qnn")})
     if side_err:
         errors.append(side_err)
-    for key in ("title", "postprocess", "labels", "description", "source", "preprocess", "output"):
+    for key in ("title", "short_title", "note", "postprocess", "labels", "description", "source", "preprocess",
+                "output"):
         rec[key] = side.get(key)
     rec["task"] = side.get("task") or "classification"
     rec["speed_only"] = bool(side.get("speed_only"))

@@ -1,5 +1,6 @@
-"""A model's sidecar, ``<stem>.json`` next to it: title, task, labels, description, source,
-preprocessing, output notes, post-processing. Validated here, once per version of the file; a bad sidecar marks only its model's record."""
+"""A model's sidecar, ``<stem>.json`` next to it: title (and a short one, for narrow screens), task,
+a note on its answers (shown beside them), labels, description, source, preprocessing, output notes,
+post-processing. Validated here, once per version of the file; a bad sidecar marks only its model's record."""
 
 from __future__ import annotations
 
@@ -34,8 +35,10 @@ class Sidecar(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     title: str | None = None
+    short_title: str | None = Field(None, max_length=32)
     task: Task | None = None
     speed_only: bool = False
+    note: str | None = Field(None, max_length=200)
     postprocess: dict[str, Any] | None = None
     labels: list[str] | None = None
     description: str | None = None

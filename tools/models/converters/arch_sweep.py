@@ -55,6 +55,7 @@ try:
     from qnnweb.cli.reference_onnx import ReferenceSession   # the reference the tests and `qnnweb check` use
     import arch_sweep_models as models
     import arch_sweep_onnx as ox
+    import arch_sample
     import arch_sweep_report as report
 except ImportError as exc:   # run outside its virtualenv
     sys.exit(f"arch-sweep: {exc} -- run it with ./build.sh arch-sweep, which makes its virtualenv "
@@ -78,6 +79,9 @@ def parse_args(argv=None):
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "arch-sweep", help="report folder")
     parser.add_argument("--samples", type=Path, default=ROOT / "data" / "samples",
                         help="photos to calibrate and compare on (default data/samples)")
+    parser.add_argument("--fixtures", type=Path, metavar="DIR",
+                        help="instead of sweeping, remake the CI sample (reduced-width copies of the architectures, "
+                             "tools/models/converters/arch_sample.py) in DIR, e.g. tests/data/onnx/arch_sample")
     parser.add_argument("--variant", choices=list(qnnweb.VARIANTS), help="qnnweb kernel variant (default: the best)")
     args = parser.parse_args(argv)
     if args.archs is not None and args.archs < 1:
@@ -206,6 +210,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     refuse_remote_connections()
     os.environ.setdefault("YOLO_CONFIG_DIR", str(ROOT / ".cache" / "arch-sweep-ultralytics"))
+    if args.fixtures:
+        manifest = arch_sample.make(args.fixtures, args.samples, log)
+        log(f"{len(manifest['architectures'])} architectures written to {args.fixtures}")
+        return 0
     photos = models.photo_paths(args.samples)
     modes = [ox.MODES_BY_NAME[m] for m in args.modes]
     args.out.mkdir(parents=True, exist_ok=True)

@@ -170,13 +170,19 @@ def _timm_model(arch: Arch, small: bool) -> tuple[nn.Module, str, int]:
 def _yolo_model(arch: Arch, small: bool) -> tuple[nn.Module, str, int]:
     os.environ["YOLO_OFFLINE"] = "1"
     from ultralytics import YOLO   # noqa: PLC0415  (imported only when a YOLO is swept: it is slow to import)
-    from ultralytics.nn.modules import Detect   # noqa: PLC0415
 
     model = YOLO(f"{arch.name}.yaml").model    # the configuration only: random weights, nothing downloaded
+    return export_head(model), f"ultralytics {arch.name}.yaml", SMALL_SIZE if small else 640
+
+
+def export_head(model: nn.Module) -> nn.Module:
+    """A YOLO's Detect head set up as ultralytics' own ONNX export sets it: one decoded output tensor."""
+    from ultralytics.nn.modules import Detect   # noqa: PLC0415  (only when a YOLO is built: slow to import)
+
     for m in model.modules():
-        if isinstance(m, Detect):      # as ultralytics' own ONNX export sets it: one decoded output tensor
+        if isinstance(m, Detect):
             m.export, m.format = True, "onnx"
-    return model, f"ultralytics {arch.name}.yaml", SMALL_SIZE if small else 640
+    return model
 
 
 def build(arch: Arch, photos, small: bool) -> Built:
@@ -188,10 +194,16 @@ def build(arch: Arch, photos, small: bool) -> Built:
     else:
         model, origin, size = _timm_model(arch, small)
         mean, std = model.pretrained_cfg.get("mean", IMAGENET_MEAN), model.pretrained_cfg.get("std", IMAGENET_STD)
+    return realistic(model, arch.family, origin, size, mean, std, photos)
+
+
+def realistic(model: nn.Module, family: str, origin: str, size: int, mean, std, photos) -> Built:
+    """``model`` (fresh from its configuration) with realistic random weights: parameters shifted, BatchNorm
+    statistics re-estimated on ``photos``, timm's training branches fused; in eval mode."""
     shift_parameters(model)
     batches = list(photo_inputs(photos, size, mean, std, crops_per_photo=3).reshape(-1, len(photos), 3, size, size))
     norms = reestimate_batchnorm(model, batches)
-    if arch.family == "timm":
+    if family == "timm":
         model = reparameterize_model(model)
     model.eval()
     note = f"{norms} BatchNorm re-estimated" if norms else "no BatchNorm"

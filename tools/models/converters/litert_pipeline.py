@@ -19,18 +19,28 @@ def convert(model, nchw_shape) -> bytes:
     return bytes(edge.model_content())
 
 
-def quantize(float_model: bytes, recipe_name: str, calibration: list) -> bytes:
+def quantize(float_model: bytes, recipe_name: str, calibration: list, whole_range: bool = False) -> bytes:
     """calibration: NHWC float32 arrays [1, H, W, C]. recipe_name: one of RECIPES, or of OTHER_MODES (a recipe
-    of ai-edge-quantizer's recipe.py by its name)."""
+    of ai-edge-quantizer's recipe.py by its name). ai-edge-quantizer keeps a moving average of each tensor's
+    range over the samples; whole_range: each tensor's smallest minimum and largest maximum over them instead
+    (one sample calibrated at a time, the ranges merged by its qsv_utils.min_max_update): a one-value output,
+    a face score, then spans faces and non-faces, where its average range lies on one side of 0."""
     from ai_edge_litert.interpreter import Interpreter
     from ai_edge_quantizer import quantizer, recipe
+    from ai_edge_quantizer.utils import qsv_utils
 
     signatures = Interpreter(model_content=float_model).get_signature_list()
     (signature, io), = signatures.items()
     (input_name,) = io["inputs"]
     chosen = getattr(recipe, recipe_name)() if recipe_name in OTHER_MODES else make_recipe(recipe_name)
     q = quantizer.Quantizer(bytearray(float_model), chosen)
-    result = q.calibrate({signature: [{input_name: x} for x in calibration]}, num_threads=1)
+    if not whole_range:
+        result = q.calibrate({signature: [{input_name: x} for x in calibration]}, num_threads=1)
+    else:
+        result = {}
+        for x in calibration:
+            one = q.calibrate({signature: [{input_name: x}]}, num_threads=1)
+            result = {name: qsv_utils.min_max_update(result.get(name, {}), qsv) for name, qsv in one.items()}
     return bytes(q.quantize(result, enable_progress_report=False).quantized_model)
 
 

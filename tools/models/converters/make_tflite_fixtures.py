@@ -59,7 +59,7 @@ from models import prepare_onnx_models as pom  # noqa: E402
 from models.converters.architectures import ARCHITECTURES  # noqa: E402
 from models.converters import architectures  # noqa: E402
 from models.converters.litert_pipeline import convert, describe, npz_bytes, quantize, reference  # noqa: E402
-from models.converters.mediapipe_faces import FACE, FACE_SAMPLES, face_input, face_model_bytes  # noqa: E402
+from models.converters.mediapipe_faces import FACE, FACE_SAMPLES, face_crops, face_input, face_model_bytes  # noqa: E402
 from models.converters.quantizer_recipes import OTHER_MODES, RECIPES, make_recipe  # noqa: E402
 from models.converters.random_graphs import other_mode_model, random_cases  # noqa: E402
 from models.files import write_if_changed  # noqa: E402
@@ -255,15 +255,19 @@ def main(argv: list[str] | None = None) -> int:
         entries.pop(f"{name}.tflite", None)
         failures.pop(name, None)
         by_name = {p["name"]: p for p in photos}
-        calibration = [face_input(p["path"], size, value_range) for p in photos]
+        crops = face_crops(name, {n: p["path"] for n, p in by_name.items()}, size, value_range)
+        calibration = [face_input(p["path"], size, value_range) for p in photos] + crops
         samples = [face_input(by_name[n]["path"], size, value_range) for n in FACE_SAMPLES]
         try:
             float_model = face_model_bytes(name)
-            data = quantize(float_model, "mmpc", calibration)
+            data = quantize(float_model, "mmpc", calibration, whole_range=bool(crops))
             write_fixture(name, data, samples,
                           {"recipe": "mmpc", "model": description, "float_size": len(float_model),
                            "calibration": f"{len(photos)} photos (manifest 'calibration_photos'), centre squares, "
-                                          f"{size}x{size}, values in {list(value_range)}",
+                                          + (f"then {len(crops)} face crops (mediapipe_faces.face_crops), each "
+                                             "tensor's whole range over them (litert_pipeline.quantize whole_range), "
+                                             if crops else "")
+                                          + f"{size}x{size}, values in {list(value_range)}",
                            "sample_photos": FACE_SAMPLES}, entries)
         except Exception as e:  # noqa: BLE001 - recorded and reported (LiteRT may refuse what the quantizer made)
             failures[name] = f"{type(e).__name__}: {e}"[:2000]

@@ -22,6 +22,20 @@ FACE = {
 # Face photos the demo and the tests show; the faces sit in centre crops of these
 FACE_SAMPLES = ["astronaut.png", "grace_hopper.jpg", "person.jpg"]
 
+# ai-edge-quantizer's min/max calibration keeps a moving average of each tensor's range (0.95 of the range so
+# far, 0.05 of the new sample's): calibrated on the 16 photos, mostly without a face, the face scores' average
+# maximum logit stayed below 0 and every found face scored exactly 0.5 in int8. The face models in FACE_CROPS
+# calibrate on the photos and crops of their faces, with each tensor's whole range over them (a one-value
+# output such as Face Mesh's face score has an average range on one side of 0 whatever the samples). The
+# faces: [ymin, xmin, ymax, xmax] in the photo's centre square, as the float BlazeFace finds them (scores 0.92
+# and 0.89).
+FACE_BOXES = {"astronaut.png": (0.157, 0.346, 0.342, 0.531), "grace_hopper.jpg": (0.195, 0.324, 0.582, 0.712)}
+# model -> the crops' sides, in face sides: what BlazeFace sees (a face among its surroundings), what Face Mesh
+# sees (the detector's face box, squared and scaled 1.5x, as MediaPipe and the demo feed it); the models that
+# are not here calibrate on the photos alone.
+FACE_CROPS = {"face_detection_short_range": (2.0, 2.5, 3.0, 4.0), "face_landmark": (1.3, 1.5, 1.7, 2.0)}
+FACE_CROP_SHIFTS = (-0.08, 0.08)  # the crop's centre moved by this many face sides (x and y)
+
 
 def face_input(path: Path, size: int, value_range: tuple):
     """The photo's centre square, resized to size x size (PIL bilinear), RGB scaled to value_range, NHWC."""
@@ -34,6 +48,34 @@ def face_input(path: Path, size: int, value_range: tuple):
     image = image.crop((left, top, left + side, top + side)).resize((size, size), Image.BILINEAR)
     lo, hi = value_range
     return (np.asarray(image, np.float32) / 255.0 * (hi - lo) + lo)[None]
+
+
+def face_crops(name: str, paths: dict, size: int, value_range: tuple) -> list:
+    """The calibration crops of FACE_CROPS[name] (none for the other models): squares around each face of
+    FACE_BOXES (in ``paths``: photo name -> path), at every scale and shift, and mirrored; size x size, RGB
+    scaled to value_range, NHWC."""
+    import numpy as np
+    from PIL import Image
+
+    crops = []
+    for photo, (y0, x0, y1, x1) in FACE_BOXES.items():
+        image = Image.open(paths[photo]).convert("RGB")
+        side = min(image.size)
+        left, top = (image.size[0] - side) // 2, (image.size[1] - side) // 2
+        cx, cy = left + (x0 + x1) / 2 * side, top + (y0 + y1) / 2 * side
+        face = max(x1 - x0, y1 - y0) * side
+        for scale in FACE_CROPS.get(name, ()):
+            crop = min(scale * face, *image.size)
+            for dx in FACE_CROP_SHIFTS:
+                for dy in FACE_CROP_SHIFTS:
+                    # kept inside the photo: no black border the models never see
+                    x = min(max(cx + dx * face - crop / 2, 0), image.size[0] - crop)
+                    y = min(max(cy + dy * face - crop / 2, 0), image.size[1] - crop)
+                    square = image.resize((size, size), Image.BILINEAR, box=(x, y, x + crop, y + crop))
+                    for view in (square, square.transpose(Image.FLIP_LEFT_RIGHT)):
+                        lo, hi = value_range
+                        crops.append((np.asarray(view, np.float32) / 255.0 * (hi - lo) + lo)[None])
+    return crops
 
 
 def _float16_weights_to_float32(model, graph, schema):

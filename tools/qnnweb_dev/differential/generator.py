@@ -14,6 +14,14 @@ residual Add / Mul of two branches, Concat, AveragePool (count_include_pad, ceil
 (dilations, ceil_mode), GlobalAveragePool, every unary op (Relu, Clip, Sigmoid, Tanh, HardSwish,
 HardSigmoid, LeakyRelu), Transpose, and Flatten / Reshape to a matrix followed by Gemm / MatMul
 (with or without a bias Add), unary ops and Softmax.
+
+In MODERN_SHARE of the cases the feature chain ends in 1-3 blocks of today's architectures (modern.py:
+LayerNorm, GELU, attention, unfused BatchNorm). Whether a case gets them and what they are is drawn apart
+from the rest of the case, so the other cases are the graphs they were before the blocks existed (a case
+with blocks keeps its mode and its chain, the blocks appended to it; what follows them, and the inputs, can
+differ). ``make_case(..., blocks="only")`` makes cases of a convolution and blocks alone, named
+``s<seed>-m<index>`` (``./build.sh difftest --modern``); ``blocks="none"`` the cases as they were before the
+blocks existed (``--no-modern``).
 """
 
 import io
@@ -25,7 +33,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from .modern import BLOCK_NAMES, BLOCKS
+
 OPSET = 17
+MODERN_SHARE = 0.35
+BLOCK_DRAWS = ("mixed", "only", "none")   # make_case's blocks=: in MODERN_SHARE of the cases, in every case, never
 
 # The quantizer modes: every combination, enumerated so that consecutive cases cover them all.
 FORMATS = ("QDQ", "QOperator")
@@ -56,13 +68,16 @@ class Case:
     inputs: dict                      # input name -> float32 NCHW array (the compared run)
     calibration: list                 # [{input name: array}] for quantize_static
     ops: list = field(default_factory=list)   # the float graph's op types, in order (for summaries)
+    blocks: list = field(default_factory=list)   # the modern blocks it has (modern.BLOCK_NAMES), in order
+    draw: str = "mixed"                          # make_case's blocks= (one of BLOCK_DRAWS)
 
     def describe(self):
         m = self.mode
         return (f"{m['format']} {m['activation_type']} act / {m['weight_type']} w"
                 f"{' per-channel' if m['per_channel'] else ''}{' reduce_range' if m['reduce_range'] else ''}"
                 f"{' ActSym' if m['activation_symmetric'] else ''}{' WSym' if m['weight_symmetric'] else ''}"
-                f"{''.join(f' {k}={v}' for k, v in m.get('extra', {}).items())}: {' '.join(self.ops)}")
+                f"{''.join(f' {k}={v}' for k, v in m.get('extra', {}).items())}"
+                f"{' [' + ', '.join(self.blocks) + ']' if self.blocks else ''}: {' '.join(self.ops)}")
 
 
 class _Builder:
@@ -71,6 +86,8 @@ class _Builder:
         self.nodes, self.initializers = [], []
         self.count = 0
         self.ops = []
+        self.blocks = []
+        self.min_opset = OPSET    # a block's op may need a later opset (modern.GELU_OPSET)
 
     def name(self, prefix):
         self.count += 1
@@ -436,8 +453,23 @@ def _pick(r, table):
     return r.choices(functions, weights)[0]
 
 
-def build_float_model(r, nprng):
-    """A random float model: (ModelProto, input name, input shape, op types)."""
+def _append_blocks(b, modern, x, shape):
+    """1-3 modern blocks drawn from ``modern`` = (random.Random, numpy Generator), apart from the case's
+    other draws."""
+    r, nprng = modern
+    base_rng, b.rng = b.rng, nprng
+    for _ in range(r.choice([1, 1, 2, 3])):
+        block = _pick(r, BLOCKS)
+        x, shape = block(b, r, x, shape)
+        b.blocks.append(BLOCK_NAMES[block])
+    b.rng = base_rng
+    return x, shape
+
+
+def build_float_model(r, nprng, modern=None, chain=True):
+    """A random float model: (ModelProto, input shape, op types, block names). ``modern``: (random.Random,
+    numpy Generator) drawing the blocks that end the feature chain, or None; ``chain=False``: the chain is
+    the first convolution alone."""
     b = _Builder(nprng)
     c, h, w = r.randint(1, 20), r.randint(4, 24), r.randint(4, 24)
     if r.random() < 0.5:
@@ -449,7 +481,7 @@ def build_float_model(r, nprng):
     n_feature = r.choice([1, 2, 2, 3, 3, 4, 5])
     to_matrix = r.random() < 0.45
     n_matrix = r.choice([1, 1, 2, 3]) if to_matrix else 0
-    plan = start + [None] * n_feature
+    plan = start + [None] * n_feature if chain else [op_conv]
     for function in plan:
         for _ in range(10):
             f = function or _pick(r, FEATURE_OPS)
@@ -462,6 +494,8 @@ def build_float_model(r, nprng):
                 x, shape = result
                 break
             function = None
+    if modern is not None:
+        x, shape = _append_blocks(b, modern, x, shape)
     if to_matrix and int(np.prod(shape)) <= 4096:
         x, shape = op_to_matrix(b, r, x, shape)
         if r.random() < 0.8:
@@ -478,16 +512,19 @@ def build_float_model(r, nprng):
         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, w])],
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, list(shape))],
         b.initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", b.min_opset)],
                               producer_name="qnnweb-difftest")
-    model.ir_version = 8
+    model.ir_version = 8 if b.min_opset == OPSET else 9
     onnx.checker.check_model(model)
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    return model, (1, c, h, w), b.ops
+    return model, (1, c, h, w), b.ops, b.blocks
 
 
-def make_case(seed, index):
-    """Case ``index`` of the campaign ``seed``: depends on nothing else."""
+def make_case(seed, index, blocks="mixed"):
+    """Case ``index`` of the campaign ``seed``: depends on nothing else (and on ``blocks``, one of
+    BLOCK_DRAWS)."""
+    if blocks not in BLOCK_DRAWS:
+        raise ValueError(f"blocks={blocks!r}: expected one of {', '.join(BLOCK_DRAWS)}")
     r = random.Random(f"{seed}:{index}")
     nprng = np.random.default_rng([seed, index])
     mode = dict(MODES[(index + seed) % len(MODES)])
@@ -496,13 +533,17 @@ def make_case(seed, index):
     extra = random.Random(f"{seed}:{index}:extra")
     if extra.random() < EXTRA_SHARE:
         mode["extra"] = dict(extra.choice(EXTRA_OPTIONS[mode["format"]]))
-    model, shape, ops = build_float_model(r, nprng)
+    draw = random.Random(f"{seed}:{index}:modern")
+    with_blocks = blocks == "only" or (blocks == "mixed" and draw.random() < MODERN_SHARE)
+    modern = (draw, np.random.default_rng([seed, index, 1])) if with_blocks else None
+    model, shape, ops, block_names = build_float_model(r, nprng, modern, chain=blocks != "only")
     # Inputs: standard normal, sometimes shifted / scaled (the calibration range follows).
     offset, spread = r.choice([(0.0, 1.0), (0.0, 1.0), (0.5, 1.0), (0.0, 3.0), (0.0, 0.3)])
     calibration = [{"input": (nprng.standard_normal(shape) * spread + offset).astype(np.float32)}
                    for _ in range(r.choice([4, 8]))]
     inputs = {"input": (nprng.standard_normal(shape) * spread + offset).astype(np.float32)}
-    return Case(f"s{seed}-c{index}", seed, index, mode, model, inputs, calibration, ops)
+    name = f"s{seed}-{'m' if blocks == 'only' else 'c'}{index}"
+    return Case(name, seed, index, mode, model, inputs, calibration, ops, block_names, blocks)
 
 
 class _Reader:

@@ -29,6 +29,8 @@ from .compare import combine, compare
 from .generator import make_case, model_bytes, quantize
 
 OUTCOMES = ("pass", "mismatch", "crash", "rejected", "skipped")
+# tools/campaigns/difftest.py's flag that draws a case's blocks as it was drawn (generator.BLOCK_DRAWS)
+DRAW_FLAGS = {"mixed": "", "only": " --modern", "none": " --no-modern"}
 
 
 @dataclass
@@ -343,7 +345,8 @@ def save(result, root):
     info = {
         "case": case.name, "seed": case.seed, "index": case.index, "variant": result.variant,
         "outcome": result.outcome, "failure_class": result.failure_class, "mode": case.mode,
-        "ops": case.ops, "comparison": result.comparison.summary() if result.comparison else None,
+        "ops": case.ops, "blocks": case.blocks, "draw": case.draw,
+        "comparison": result.comparison.summary() if result.comparison else None,
         "located": result.located,
     }
     with open(os.path.join(folder, "case.json"), "w") as f:
@@ -352,11 +355,11 @@ def save(result, root):
         f.write(f"{case.name} [{result.variant}] {result.outcome}\n{case.describe()}\n"
                 f"class: {result.failure_class}\n\n{result.message}\n\n"
                 f"reproduce: ./build.sh difftest --seed {case.seed} --start {case.index} --cases 1 "
-                f"--variants {result.variant}\n"
+                f"--variants {result.variant}{DRAW_FLAGS[case.draw]}\n"
                 f"or: qnnweb.load(open('{folder}/model.onnx','rb').read(), variant='{result.variant}')"
                 f".run(numpy.load('{folder}/inputs.npz')['input'])\n")
     return folder
 
 
-def run_index(seed, index, variant, locate_mismatch=True):
-    return run_case(make_case(seed, index), variant, locate_mismatch)
+def run_index(seed, index, variant, locate_mismatch=True, blocks="mixed"):
+    return run_case(make_case(seed, index, blocks), variant, locate_mismatch)
