@@ -13,6 +13,7 @@ MLAS's float global pool (four lanes, then the last taps, divided) then Quantize
 
 import math
 
+from ..numerics.float32 import float32
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, reduction_axes, require_int8, require_rank
 
@@ -29,9 +30,10 @@ def _arithmetic(graph, x, kernel, padding):
 
 
 def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include_pad=False, view=None,
-             arithmetic=None, float_table=None):
+             arithmetic=None, float_table=None, output_scale=None):
     """``view``: the input as [N, H, W, C] when it is not a 4-D tensor (MEAN over other axes);
-    ``float_table``: 256 float32 (bytes) by input byte, the taps' values, or 256 per channel (arithmetic 5)."""
+    ``float_table``: 256 float32 (bytes) by input byte, the taps' values, or 256 per channel (arithmetic 5);
+    ``output_scale``: the scale the average is quantized with, when it is not the output's (SUM's)."""
     if float_table is not None:
         if len(float_table) % 1024 or len(float_table) // 1024 not in (1, x.shape[-1] if x.shape else 1):
             raise Unsupported("a float pool's table must hold 256 float32, or 256 per channel")
@@ -41,6 +43,7 @@ def _avgpool(graph, op, x, y, kernel, stride, padding, activation, count_include
     tables = len(float_table) // 1024 if float_table is not None else 0
     x_scale, x_zp = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
+    y_scale = y_scale if output_scale is None else output_scale
     if view is None:
         require_rank(x, 4, "input")
     n, in_h, in_w, c = view or x.shape
@@ -108,7 +111,7 @@ def _reduction_view(graph, op):
     x = graph.tensors[op.inputs[0]]
     axes = reduction_axes(graph, op)
     if axes != list(range(axes[0], axes[-1] + 1)):
-        raise Unsupported(f"the reduction over axes {axes}: only adjacent axes are supported")
+        raise Unsupported(f"the {op.type.lower()} over axes {axes}: only adjacent axes are supported")
     return (math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1]),
             math.prod(x.shape[axes[-1] + 1:]))
 
@@ -134,13 +137,20 @@ def lower_mean(graph, op):
 def lower_sum(graph, op):
     """TFLite's int8 SUM (a softmax written out sums its exponentials): XNNPACK's static sum, which LiteRT's
     delegate takes: the integer sum times float32(x_scale / y_scale), plus the zero points folded into a
-    float32 bias, rounded half to even (the avgpool2d record's arithmetic 3)."""
-    if getattr(graph, "format", "tflite") != "tflite":
-        raise Unsupported("SUM is only run for TFLite models")
+    float32 bias, rounded half to even (the avgpool2d record's arithmetic 3). ONNX's ReduceSum left in
+    float by quantize_static (MobileViTv2's linear attention): onnxruntime's float32 sum of the dequantized
+    taps, quantized: the float average pool's sum, its quotient by the count quantized with the output
+    scale divided by the count (within one quantum where onnxruntime's vectorized sum, or the two
+    divisions, round a tie otherwise)."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     outer, reduced, inner = _reduction_view(graph, op)
-    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
-                    view=(outer, reduced, 1, inner), arithmetic=ARITHMETIC_XNNPACK_SUM)
+    view = (outer, reduced, 1, inner)
+    if getattr(graph, "format", "tflite") == "onnx":
+        y_scale, _ = require_int8(y, "output")
+        return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=view,
+                        arithmetic=ARITHMETIC_ONNX_FLOAT, output_scale=float32(y_scale / reduced))
+    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=view,
+                    arithmetic=ARITHMETIC_XNNPACK_SUM)
 
 
 @lowering("REDUCE_MAX")

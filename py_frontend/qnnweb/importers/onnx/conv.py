@@ -146,8 +146,25 @@ def import_mat_mul(ctx, node, attrs):
     w = weights_index(ctx, node.input[1], axis=1) if node.input[1] in ctx.quantized_constants else None
     if w is None:
         raise Skip("the second MatMul input must be dequantized int8 constant weights")
-    out_names, params, activation = quantized_output(ctx, node)
-    fully_connected(ctx, x, w, "", out_names, params, activation, "IO")
+    add = bias_add(ctx, node, ctx.tensors[w].shape[-1])
+    out_names, params, activation = quantized_output(ctx, node, add.output[0] if add else None)
+    fully_connected(ctx, x, w, add.input[1] if add else "", out_names, params, activation, "IO", float_bias=True)
+
+
+def bias_add(ctx, node, channels):
+    """The Add of a float bias (one value per output column) that is the MatMul's only reader: torch.onnx's
+    Linear on a 3-D input (MatMul, then Add), which onnxruntime fuses into a Gemm and then quantizes the
+    bias of as it does a Gemm's; marked done, or None."""
+    readers = ctx.consumers[node.output[0]]
+    if len(readers) != 1 or readers[0].op_type != "Add" or node.output[0] in ctx.outputs:
+        return None
+    add = readers[0]
+    bias = add.input[1] if len(add.input) == 2 and add.input[0] == node.output[0] else None
+    constant = ctx.constants.get(bias)
+    if constant is None or constant.dtype != "float32" or list(constant.shape) != [channels]:
+        return None
+    ctx.mark_done(add)
+    return add
 
 
 @onnx_op("QLinearMatMul")

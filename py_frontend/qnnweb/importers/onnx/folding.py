@@ -16,7 +16,7 @@ from .. import shape_folding as folding
 from ..shape_folding import FoldError
 from . import constant_math
 from .attributes import attributes
-from .constants import Constant
+from .constants import Constant, QuantizedConstant
 from .layout import onnx_shape
 from .proto import tensor_bytes
 from .skip import Skip
@@ -43,6 +43,9 @@ def fold(ctx, node):
     Raises Skip when its inputs are all constants but it cannot be computed."""
     if node.op_type not in FOLDABLE or node.domain not in ("", "ai.onnx") or len(node.output) != 1:
         return False
+    if node.op_type == "Transpose" and per_axis_constant(ctx, node.input[0]):
+        transpose_per_axis_constant(ctx, node)
+        return True
     if not foldable_inputs(ctx, node):
         return False
     try:
@@ -52,6 +55,29 @@ def fold(ctx, node):
         raise Skip(f"its inputs are constants, but it cannot be computed at load time: {e}") from None
     ctx.constants[node.output[0]] = Constant(node.output[0], dtype, value.shape, data)
     return True
+
+
+def per_axis_constant(ctx, name):
+    q = ctx.quantized_constants.get(name)
+    return q is not None and q.constant.dtype in BYTE_TYPES and len(q.scale) > 1
+
+
+def transpose_per_axis_constant(ctx, node):
+    """A Transpose of int8 weights dequantized per axis (torch.onnx's Linear on a 3-D input: the
+    weights transposed for a MatMul): the int8 values moved, their axis with them, still dequantized
+    weights for the MatMul (onnxruntime's transpose optimizer moves the Transpose before the
+    DequantizeLinear the same way)."""
+    q = ctx.quantized_constants[node.input[0]]
+    rank = len(q.constant.shape)
+    perm = attributes(node).get("perm")
+    perm = list(perm) if perm else list(range(rank))[::-1]
+    try:
+        moved = folding.transpose(folding.Folded.from_bytes(q.constant.dtype, q.constant.shape, q.constant.data), perm)
+    except FoldError as e:
+        raise Skip(f"its input is constant weights, but they cannot be transposed: {e}") from None
+    constant = Constant(node.output[0], q.constant.dtype, moved.shape, moved.to_bytes(q.constant.dtype))
+    ctx.quantized_constants[node.output[0]] = QuantizedConstant(constant, q.scale, q.zero_point,
+                                                                perm.index(q.axis % rank))
 
 
 def foldable_inputs(ctx, node):

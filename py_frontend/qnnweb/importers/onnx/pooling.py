@@ -1,4 +1,4 @@
-"""AveragePool, GlobalAveragePool, MaxPool and their QLinear forms; ReduceMean."""
+"""AveragePool, GlobalAveragePool, MaxPool and their QLinear forms; ReduceMean and ReduceSum."""
 
 from .attributes import window_pads
 from .constants import int32_constant, int_values
@@ -87,16 +87,17 @@ def import_qlinear_average_pool(ctx, node, attrs):
              global_pool=node.op_type == "QLinearGlobalAveragePool")
 
 
-@onnx_op("ReduceMean")
+@onnx_op("ReduceMean", "ReduceSum")
 def import_reduce_mean(ctx, node, attrs):
-    """ReduceMean as quantize_static leaves it (in float between a DequantizeLinear and the next
-    QuantizeLinear: squeeze-excite blocks, pooled heads) over any axes: the IR MEAN, averaged as
-    onnxruntime's float kernels do (dequantized taps summed in float32, divided, quantized half to even;
-    within one quantum where its float sum rounds otherwise)."""
+    """ReduceMean / ReduceSum as quantize_static leaves them (in float between a DequantizeLinear and the
+    next QuantizeLinear: squeeze-excite blocks, pooled heads, MobileViTv2's linear attention) over any axes:
+    the IR MEAN / SUM, as onnxruntime's float kernels compute them (dequantized taps summed in float32,
+    divided for the mean, quantized half to even; within one quantum where its float sum rounds
+    otherwise)."""
     x = activation_input(ctx, node.input[0])
     out_names, params, activation = quantized_output(ctx, node)
     if activation != "NONE":
-        raise Skip(f"a {activation} after ReduceMean is not supported")
+        raise Skip(f"a {activation} after {node.op_type} is not supported")
     shape = onnx_shape(ctx, x)
     rank = len(shape)
     if len(node.input) > 1 and node.input[1]:          # opset 18: axes is an input
@@ -105,7 +106,7 @@ def import_reduce_mean(ctx, node, attrs):
         axes = list(attrs.get("axes", []))
     if not axes:
         if attrs.get("noop_with_empty_axes", 0):
-            raise Skip("ReduceMean with no axes and noop_with_empty_axes is not supported")
+            raise Skip(f"{node.op_type} with no axes and noop_with_empty_axes is not supported")
         axes = list(range(rank))
     if not all(-rank <= a < rank for a in axes):
         raise Skip(f"axes {axes} for a tensor of rank {rank}")
@@ -120,4 +121,5 @@ def import_reduce_mean(ctx, node, attrs):
     out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
                  else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
     out = new_output(ctx, out_names, out_shape, params, nhwc)
-    ctx.add_op("MEAN", [index, int32_constant(ctx, f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))
+    ctx.add_op("MEAN" if node.op_type == "ReduceMean" else "SUM",
+               [index, int32_constant(ctx, f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))

@@ -3,7 +3,7 @@
 from ..shape_folding import product
 from .constants import Constant, QuantizedConstant, required_constant
 from .context import Value
-from .quantization import adopt_quantization, new_output, qparams, quantize_like_onnxruntime
+from .quantization import adopt_quantization, new_output, qparams, quantize_like_onnxruntime, requantize_to
 from .registry import onnx_op
 from .skip import Skip
 
@@ -18,12 +18,8 @@ def import_quantize_linear(ctx, node, attrs):
     if axis is not None:
         quantize_per_axis(ctx, x, out, params, axis)
         return
-    if x in ctx.views:  # DQ -> Q: requantize
-        source = ctx.views[x]
-        value = ctx.values[source]
-        shape = ctx.tensors[value.index].shape
-        index = new_output(ctx, [out], shape, params, value.nhwc)
-        ctx.add_op("QUANTIZE", [value.index], [index])
+    if x in ctx.views:  # DQ -> Q: requantized as onnxruntime computes it, in float32
+        requantize_to(ctx, ctx.views[x], [out], params)
         return
     if x not in ctx.values or ctx.tensors[ctx.values[x].index].dtype != "float32":
         raise Skip(f"quantizes '{x}', which is computed in float")

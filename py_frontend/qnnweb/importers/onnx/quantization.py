@@ -6,6 +6,7 @@ from ...numerics.float32 import float32
 from .attributes import attributes
 from .constants import required_constant
 from .context import Value
+from .proto import DATA_TYPES
 from .registry import arity_problem
 from .skip import Skip
 
@@ -16,13 +17,19 @@ LAYOUT_OPS = ("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identi
 # is monotonic): quantizing before them or after them gives the same bytes (a constant Pad where its
 # value is exactly representable: the Pad handler refuses the others)
 VALUE_PRESERVING = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Clip", "Slice",
-                    "Gather", "Pad"}
+                    "Gather", "Pad", "Expand"}
 
 # ops whose float result, on a dequantized int8 tensor, is itself exactly a dequantized int8 tensor of the
 # same quantization (they move or select values, or take max(x, 0) with 0 on the grid): where such a result
 # is also read in float, the op runs in int8 and its float readers see the result dequantized
 EXACT_ON_DEQUANTIZED = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Relu", "Slice",
-                        "Gather"}
+                        "Gather", "Expand"}
+
+
+def float_cast(node):
+    """A Cast to float32 (``x.float()`` in torch, EfficientViT's attention): on a float32 tensor, the
+    identity."""
+    return node.op_type == "Cast" and DATA_TYPES.get(attributes(node).get("to"), (None,))[0] == "float32"
 
 
 def _nearest_resize(node):
@@ -100,8 +107,8 @@ def activation_input(ctx, name):
         # its paths quantize it differently (a Relu's result with its own parameters beside the input's
         # own QuantizeLinear): this node's path alone, when the node commutes with quantization
         node = ctx.node
-        if node is not None and node.op_type in VALUE_PRESERVING and list(node.input[:1]) == [name] \
-                and len(node.output) == 1:
+        preserving = node is not None and (node.op_type in VALUE_PRESERVING or float_cast(node))
+        if preserving and list(node.input[:1]) == [name] and len(node.output) == 1:
             params = quantization_ahead(ctx, node.output[0])
             if params is not None:
                 return quantized_copy(ctx, name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
@@ -196,8 +203,8 @@ def quantization_ahead(ctx, name, depth=0):
     for c in consumers:
         if c.op_type == "QuantizeLinear" and not arity_problem(c) and c.input[0] == name:
             params = qparams(ctx, c.input[1], c.input[2] if len(c.input) > 2 else "", "output")
-        elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c)) and c.input and c.input[0] == name \
-                and len(c.output) == 1:
+        elif (c.op_type in VALUE_PRESERVING or _nearest_resize(c) or float_cast(c)) and c.input \
+                and c.input[0] == name and len(c.output) == 1:
             params = quantization_ahead(ctx, c.output[0], depth + 1)
         elif c.op_type == "Shape":   # reads only the static shape
             continue

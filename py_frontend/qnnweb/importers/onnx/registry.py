@@ -31,6 +31,7 @@ ARITY = {
     "QLinearAdd": (7, 8, 1, 1), "QLinearMul": (7, 8, 1, 1), "Clip": (1, 3, 1, 1),
     "QLinearSigmoid": (4, 5, 1, 1), "QLinearLeakyRelu": (4, 5, 1, 1),
     "AveragePool": (1, 1, 1, 1), "GlobalAveragePool": (1, 1, 1, 1), "MaxPool": (1, 1, 1, 2), "ReduceMean": (1, 2, 1, 1),
+    "ReduceSum": (1, 2, 1, 1),
     "QLinearAveragePool": (4, 5, 1, 1), "QLinearGlobalAveragePool": (4, 5, 1, 1),
     "QuantizeLinear": (2, 3, 1, 1), "DequantizeLinear": (2, 3, 1, 1),
     "Flatten": (1, 1, 1, 1), "Reshape": (2, 2, 1, 1), "Squeeze": (1, 2, 1, 1), "Unsqueeze": (1, 2, 1, 1),

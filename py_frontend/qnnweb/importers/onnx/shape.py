@@ -4,12 +4,13 @@ SpaceToDepth. A Reshape or Transpose that moves a feature map's channels alone k
 
 from ..shape_folding import product
 from .attributes import attributes
-from .constants import Constant, required_constant
+from .constants import Constant, int32_constant, int8_data, required_constant
 from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .proto import tensor_bytes
-from .quantization import (activation_input, moved_output, new_output, outputs_like_input, params_of, qlinear_input,
-                           qparams, quantized_output, requantize_to, unary_op)
+from .quantization import (activation_input, float_cast, moved_output, new_output, outputs_like_input, params_of,
+                           qlinear_input, qparams, quantize_like_onnxruntime, quantized_output, requantize_to,
+                           unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
 
@@ -149,6 +150,16 @@ def import_identity(ctx, node, attrs):
         raise Skip(f"input '{x}' is not available")
 
 
+@onnx_op("Cast")
+def import_cast(ctx, node, attrs):
+    """A Cast of an activation (a constant's is folded): to float32 of a float32 tensor, the identity."""
+    x = node.input[0]
+    if not float_cast(node) or not (x in ctx.views or (x in ctx.values
+                                                       and ctx.tensors[ctx.values[x].index].dtype == "float32")):
+        raise Skip("only a Cast of a float32 activation to float32 (the identity) is supported")
+    import_identity(ctx, node, attrs)
+
+
 @onnx_op("Constant")
 def import_constant(ctx, node, attrs):
     value = attrs.get("value")
@@ -175,11 +186,48 @@ def concat(ctx, node, axis, inputs, out_names, params):
 
 @onnx_op("Concat")
 def import_concat(ctx, node, attrs):
-    inputs = [activation_input(ctx, n) for n in node.input]
+    constant = [n in ctx.constants or n in ctx.quantized_constants for n in node.input]
+    if all(constant):
+        raise Skip("every input is a constant of a type not folded at load time")
+    inputs = [None if c else activation_input(ctx, n) for n, c in zip(node.input, constant)]
     out_names, params, activation = quantized_output(ctx, node)
     if activation != "NONE":
         raise Skip("Concat with a fused activation is not supported")
+    inputs = [concat_constant(ctx, n, params) if c else i for n, c, i in zip(node.input, constant, inputs)]
     concat(ctx, node, attrs.get("axis", 1), inputs, out_names, params)
+
+
+def concat_constant(ctx, name, params):
+    """A constant Concat input (ViT's class token beside the patch tokens) as an int8 activation written
+    by a BROADCAST_TO to its own shape: a dequantized int8 constant keeps its quantization (CONCATENATION
+    requantizes it as it does its other inputs); a float one is quantized with the output's ``params``,
+    as onnxruntime's float Concat then QuantizeLinear give it."""
+    if name in ctx.quantized_constants:
+        q = ctx.quantized_constants[name]
+        if q.constant.dtype not in ("int8", "uint8") or len(q.scale) != 1 or len(q.zero_point) != 1:
+            raise Skip(f"constant input '{name}' must be int8 or uint8 quantized per tensor")
+        return constant_activation(ctx, name, q.constant, (q.scale, q.zero_point, q.constant.dtype))
+    constant = ctx.constants[name]
+    if constant.dtype != "float32":
+        raise Skip(f"constant input '{name}' is {constant.dtype}; expected float32 or a dequantized int8 constant")
+    scales, zero_points, _ = params
+    q = quantize_like_onnxruntime(constant.values(), scales, zero_points, "int8")
+    return constant_activation(ctx, name, Constant(name, "int8", constant.shape, bytes(v & 0xFF for v in q)),
+                               (scales, zero_points, "int8"))
+
+
+def constant_activation(ctx, name, constant, params):
+    """ONNX name of int8 / uint8 ``constant`` with ``params`` (zero points in int8 terms) copied into an
+    int8 activation of its own (in ONNX's layout), made once."""
+    copy = name + "/activation"
+    if copy not in ctx.values:
+        scales, zero_points, _ = params
+        source = ctx.add_tensor(name, constant.shape, "int8", scales, zero_points,
+                                int8_data(constant, constant.dtype))
+        index = new_output(ctx, [copy], constant.shape, params, False)
+        shape = int32_constant(ctx, f"{copy}/shape", list(constant.shape))
+        ctx.add_op("BROADCAST_TO", [source, shape], [index])
+    return copy
 
 
 @onnx_op("QLinearConcat")
@@ -192,7 +240,13 @@ def import_qlinear_concat(ctx, node, attrs):
 
 
 def qlinear_input_any(ctx, name, scale_name, zero_point_name):
-    """Like qlinear_input, but a differently quantized input stays as it is (Concat requantizes)."""
+    """Like qlinear_input, but a differently quantized input stays as it is (Concat requantizes); a
+    constant one (the class token) is copied into an activation."""
+    if name in ctx.constants:
+        params = qparams(ctx, scale_name, zero_point_name, f"input '{name}'")
+        if ctx.constants[name].dtype != params[2]:
+            raise Skip(f"input '{name}' is {ctx.constants[name].dtype} but its zero point is {params[2]}")
+        return constant_activation(ctx, name, ctx.constants[name], params)
     t = ctx.tensors[ctx.values[name].index] if name in ctx.values else None
     if t is not None and t.dtype == "int8" and t.scale:
         return name

@@ -1,12 +1,13 @@
 """Ops that move or select the values of int8 activations: Slice, Split and Gather (constant indices)
 as IR STRIDED_SLICE / SLICE / GATHER, whose lowering copies the selected values (or shares the input's
-memory when they are contiguous), and Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the
-ONNX axes are mapped to the IR's."""
+memory when they are contiguous), Expand (IR BROADCAST_TO) and Pad (IR PADV2 or MIRROR_PAD). On a
+feature map kept in NHWC the ONNX axes are mapped to the IR's."""
 
 from ...numerics.float32 import float32
 from .constants import int32_bytes, int32_constant, int_values, required_constant
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index
-from .quantization import activation_input, moved_output
+from .quantization import (activation_input, moved_output, quantization_ahead, quantize_like_onnxruntime,
+                           requantize_to)
 from .registry import onnx_op
 from .skip import Skip
 
@@ -131,6 +132,24 @@ def import_gather(ctx, node, attrs):
                        lambda out: ctx.add_op("GATHER", [source, constant], [out], axis=ir_axis))
 
 
+@onnx_op("Expand")
+def import_expand(ctx, node, attrs):
+    """Expand of an activation to a constant shape (numpy's broadcast of both; MobileViTv2's linear
+    attention expands its context vector over the patches), in ONNX's layout; a constant's is folded."""
+    x = activation_input(ctx, node.input[0])
+    shape = onnx_shape(ctx, x)
+    target = int_values(ctx, node.input[1], "shape")
+    rank = max(len(shape), len(target))
+    padded, target = [1] * (rank - len(shape)) + list(shape), [1] * (rank - len(target)) + target
+    if any(a != b and 1 not in (a, b) for a, b in zip(padded, target)):
+        raise Skip(f"shape {list(shape)} does not broadcast to {target}")
+    out_shape = [max(a, b) if 1 in (a, b) else a for a, b in zip(padded, target)]
+    source = plain_index(ctx, x)
+    constant = int32_constant(ctx, f"{node.output[0]}/shape", out_shape)
+    moved_output(ctx, node, node.output[0], x, out_shape, False,
+                 lambda out: ctx.add_op("BROADCAST_TO", [source, constant], [out]))
+
+
 @onnx_op("Pad")
 def import_pad(ctx, node, attrs):
     """Pad (opset 11+: pads, constant_value and axes are inputs). "constant": IR PADV2, the value in the
@@ -161,7 +180,17 @@ def import_pad(ctx, node, attrs):
     paddings = ctx.add_tensor(f"{node.output[0]}/pads", [rank, 2], "int32",
                             data=int32_bytes([a for pair in amounts for a in pair]))
     if mode == "constant":
-        value = pad_value_index(ctx, inputs[2], t)
+        value, requantized = pad_value(ctx, inputs[2]), False
+        if not on_grid(value, t) and node.input[0] in ctx.views:
+            # onnxruntime pads the dequantized values in float and quantizes the result: each element
+            # requantized, the pad value quantized, in the output's quantization (padding first or
+            # requantizing first gives the same bytes)
+            params = quantization_ahead(ctx, node.output[0])
+            if params is not None:
+                source, x = x, node.output[0] + "/requantized"
+                requantize_to(ctx, source, [x], params)
+                index, t, requantized = ctx.values[x].index, ctx.tensors[ctx.values[x].index], True
+        value = pad_value_index(ctx, value, t, requantized)
         moved_output(ctx, node, node.output[0], x, out_shape, nhwc,
                            lambda out: ctx.add_op("PADV2", [index, paddings, value], [out]))
     else:
@@ -169,21 +198,42 @@ def import_pad(ctx, node, attrs):
                            lambda out: ctx.add_op("MIRROR_PAD", [index, paddings], [out], mode=mode.upper()))
 
 
-def pad_value_index(ctx, name, t):
-    """An int8 constant in t's quantization: constant_value (float: quantized exactly, or refused;
-    int8 / uint8 in the QOperator form: already quantized), 0 by default."""
-    scale, zero_point = t.scale[0], t.zero_point[0]
-    if not name:
-        q = zero_point
+def pad_value(ctx, name):
+    """constant_value: a float32 value (a float constant, or a dequantized int8 one in the QDQ form), or
+    an int (an int8 / uint8 constant in the QOperator form, already in the input's quantization, in
+    int8 terms); 0 when absent."""
+    if name in ctx.quantized_constants and ctx.quantized_constants[name].dequantized() is not None:
+        values = ctx.quantized_constants[name].dequantized()
+    elif not name:
+        return 0.0
     else:
         constant = required_constant(ctx, name, "constant_value")
-        (v,) = constant.values() if len(constant.values()) == 1 else (None,)
-        if v is None:
-            raise Skip("constant_value must be one value")
-        if constant.dtype in ("int8", "uint8"):
-            q = v - 128 if constant.dtype == "uint8" else v
-        else:
-            q = round(v / scale) + zero_point
-            if not -128 <= q <= 127 or float32((q - zero_point) * scale) != float32(v):
-                raise Skip(f"constant_value {v} is not exactly an int8 value of the input's quantization")
+        values = constant.values()
+        if len(values) == 1 and constant.dtype in ("int8", "uint8"):
+            return values[0] - 128 if constant.dtype == "uint8" else values[0]
+    if len(values) != 1:
+        raise Skip("constant_value must be one value")
+    return float32(values[0])
+
+
+def on_grid(value, t):
+    """Whether pad value ``value`` (pad_value's) is an int8 value of t's quantization."""
+    if isinstance(value, int):
+        return True
+    q = round(value / t.scale[0]) + t.zero_point[0]
+    return -128 <= q <= 127 and float32((q - t.zero_point[0]) * t.scale[0]) == value
+
+
+def pad_value_index(ctx, value, t, requantized=False):
+    """The pad value as an int8 constant in t's quantization: exactly (on_grid), or, where t is the
+    padded result's own quantization (``requantized``: import_pad requantized the input), quantized as
+    onnxruntime's QuantizeLinear does."""
+    if isinstance(value, int):
+        q = value
+    elif on_grid(value, t):
+        q = round(value / t.scale[0]) + t.zero_point[0]
+    elif requantized:
+        (q,) = quantize_like_onnxruntime([value], t.scale, t.zero_point, "int8")
+    else:
+        raise Skip(f"constant_value {value} is not exactly an int8 value of the input's quantization")
     return ctx.add_tensor(f"{t.name}/pad_value", [], "int8", t.scale, t.zero_point, data=bytes([q & 0xFF]))

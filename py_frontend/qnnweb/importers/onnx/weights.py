@@ -5,7 +5,7 @@ import struct
 
 from ...numerics.float32 import float32
 from ..shape_folding import product
-from .constants import XOR_0x80, int8_data
+from .constants import XOR_0x80, Constant, int8_data
 from .quantization import qparams
 from .skip import Skip
 
@@ -98,7 +98,16 @@ def bias_index(ctx, name, input_scale, weight_scales, channels, float_bias=False
         expected = [input_scale * w for w in (weight_scales if len(weight_scales) > 1 else weight_scales * channels)]
         given = scales if len(scales) > 1 else scales * channels
         if any(abs(g - e) > 1e-6 * e + 1e-30 for g, e in zip(given, expected)):
-            raise Skip("bias scale is not input scale x weight scale")
+            if not float_bias:
+                raise Skip("bias scale is not input scale x weight scale")
+            # a bias quantized with another op's scales (the quantizer shares one bias initializer between
+            # convolutions with equal float biases): onnxruntime does not fuse this op, it adds the
+            # dequantized bias in float; here it is quantized again at input scale x weight scale
+            dequantized = Constant(name, "float32", constant.shape,
+                                   struct.pack(f"<{channels}f", *(float32(v * float32(g)) for v, g in
+                                                                  zip(constant.values(), given))))
+            return ctx.add_tensor(name, (channels,), "int32",
+                                  data=quantized_float_bias(name, dequantized, input_scale, weight_scales))
     return ctx.add_tensor(name, (channels,), "int32", data=constant.data)
 
 
