@@ -48,9 +48,8 @@ RECORDS = {
     "maxpool2d": (12, "input output batch input_height input_width channels output_height output_width "
                       "kernel_height kernel_width stride_height stride_width dilation_height dilation_width "
                       "padding_top padding_left output_min output_max"),
-    # input_constant 1: input is constant data (a constant field), not a tensor
     "copy_slice": (13, "input output outer inner_input inner_output output_offset scale:f input_zero_point "
-                       "output_zero_point input_constant"),
+                       "output_zero_point"),
     # dims / strides: 6 each, outermost first; offsets and strides count elements
     "copy_strided": (14, "input output element_bytes input_offset output_offset " + " ".join(
         f"{name}{k}" for name in ("dim", "input_stride", "output_stride") for k in range(6))),
@@ -76,13 +75,12 @@ RECORDS = {
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
-# gives input_b (and copy_slice's input) either as a tensor (in its fields) or as constant bytes (in
-# its constants).
+# gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
 INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
-CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input", "input_b", "table",
-                   "rows", "columns", "tables", "anchors")   # lut2d's "table" too
+CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
+                   "columns", "tables", "anchors")   # lut2d's "table" too
 
 
 def _layout(kind):

@@ -1,5 +1,6 @@
 """A CONCATENATION with a constant input (a ViT's class token, concatenated before the patch tokens)
-against ai-edge-litert, every variant, bit-exact: the constant is the copy_slice record's own data.
+against ai-edge-litert, every variant, bit-exact: the importer writes the constant into an activation
+(a BROADCAST_TO to its own shape), which CONCATENATION takes as it takes the others.
 (ai-edge-quantizer gives every input the output's quantization; with another one, LiteRT's XNNPACK
 delegate fails to prepare the model, so there is no reference to compare with.)"""
 

@@ -348,15 +348,13 @@ struct qnn_copy_record {
 /* CONCATENATION, one record per input: input int8 [outer][inner_input] is written to columns
  * [output_offset, output_offset + inner_input) of output int8 [outer][inner_output], requantized
  * (out = rint(clamp((x - in_zp) * scale)) + out_zp, scale = in_scale / out_scale) unless scale is
- * 1 and the zero points are equal (then a copy). input_constant 1: `input` is the wasm address of a
- * constant input (a ViT's class token; copied at qnn_plan_add), not an arena offset. */
+ * 1 and the zero points are equal (then a copy). */
 struct qnn_copy_slice_record {
   int32_t op, words;
   int32_t input, output;
   int32_t outer, inner_input, inner_output, output_offset;
   float scale;
   int32_t input_zero_point, output_zero_point;
-  int32_t input_constant;
 };
 
 /* output[output_offset + sum_k i_k * output_strides[k]] = input[input_offset + sum_k i_k * input_strides[k]]

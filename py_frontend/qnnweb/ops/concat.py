@@ -1,11 +1,10 @@
 """The CONCATENATION lowering: one copy_slice record per input, requantizing an input whose
-quantization differs from the output's; a constant input (a ViT's class token) is the record's
-constant data."""
+quantization differs from the output's."""
 
 import math
 
 from .registry import Step, Unsupported, lowering
-from .common import require_constant, require_int8
+from .common import require_int8
 
 
 @lowering("CONCATENATION")
@@ -28,19 +27,17 @@ def lower_concatenation(graph, op):
     for i, index in enumerate(op.inputs):
         x = graph.tensors[index]
         x_scale, x_zp = require_int8(x, f"input {i}")
+        if x.is_constant:
+            raise Unsupported(f"input {i} '{x.name}' is a constant (not supported)")
         if len(x.shape) != rank or any(x.shape[k] != y.shape[k] for k in range(rank) if k != axis):
             raise Unsupported(f"input {i} {list(x.shape)} does not fit output {list(y.shape)} along axis {axis}")
         along += x.shape[axis]
         inner_input = math.prod(x.shape[axis:])
         if inner_input == 0:
             continue
-        fields = dict(output=op.outputs[0], outer=outer, inner_input=inner_input, inner_output=inner_output,
-                      output_offset=offset, scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp,
-                      input_constant=int(x.is_constant))
-        if x.is_constant:
-            steps.append(Step("copy_slice", fields, {"input": require_constant(x, f"input {i}", "int8")}))
-        else:
-            steps.append(Step("copy_slice", dict(fields, input=index)))
+        steps.append(Step("copy_slice", dict(
+            input=index, output=op.outputs[0], outer=outer, inner_input=inner_input, inner_output=inner_output,
+            output_offset=offset, scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp)))
         offset += inner_input
     if along != y.shape[axis]:
         raise Unsupported(f"the inputs add up to {along} along axis {axis}, the output has {y.shape[axis]}")

@@ -1,7 +1,6 @@
 /* COPY_SLICE: one input of a CONCATENATION. The input, viewed as [outer][inner_input], goes to
  * columns [output_offset, output_offset + inner_input) of the output viewed as [outer][inner_output],
- * requantized in fp32 (as REQUANTIZE) when its quantization differs from the output's. A constant
- * input (input_constant 1) is copied into the plan once. */
+ * requantized in fp32 (as REQUANTIZE) when its quantization differs from the output's. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -34,21 +33,9 @@ int32_t qnn_create_copy_slice(struct qnn_plan* plan, const void* record, struct 
     qnn_set_error("copy_slice: the scale input_scale / output_scale is not finite");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->input_constant != 0 && r->input_constant != 1) {
-    qnn_set_error("copy_slice: input_constant must be 0 or 1");
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  const int64_t input_bytes = (int64_t) r->outer * r->inner_input;
-  const int8_t* input = r->input_constant ? qnn_plan_constant(r->input, input_bytes, "copy_slice constant input")
-                                          : qnn_plan_tensor(plan, r->input, input_bytes, "copy_slice input");
+  const int8_t* input = qnn_plan_tensor(plan, r->input, (int64_t) r->outer * r->inner_input, "copy_slice input");
   int8_t* output = qnn_plan_tensor(plan, r->output, (int64_t) r->outer * r->inner_output, "copy_slice output");
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
-  if (r->input_constant) {
-    int8_t* copy = qnn_plan_alloc(plan, input_bytes);
-    if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-    qnn_memcpy(copy, input, (size_t) input_bytes);
-    input = copy;
-  }
   struct copy_slice_op* op = qnn_plan_alloc(plan, sizeof(struct copy_slice_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   op->input = input;

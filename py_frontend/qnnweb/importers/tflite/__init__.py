@@ -2,7 +2,8 @@
 
 Only the structure is read here; whether each op can run is decided in ``qnnweb.ops`` so that all
 problems of a model are reported together. reader.py reads the tables, options.py the op options,
-folding.py folds shape arithmetic, quantization.py handles what the quantizers leave around the int8 ops.
+folding.py folds shape arithmetic, quantization.py handles what the quantizers leave around the int8 ops,
+constant_inputs.py makes a CONCATENATION's constant input an activation.
 """
 
 import struct
@@ -13,6 +14,7 @@ from tflite.BuiltinOperator import BuiltinOperator
 from ...errors import ModelError
 from ...graph import Graph, Op
 from ..flatbuffer_table import Table, field_offsets, scalars_at, table_at
+from .constant_inputs import constant_concat_inputs
 from .folding import fold_shape_arithmetic
 from .options import OPTIONS, options_reader
 from .quantization import (detection_inputs_in_float, max_before_dequantize, quantized_float_islands,
@@ -70,7 +72,7 @@ def _read(data, input_shapes):
     ops, variables = resource_variables(tensors, ops, subgraphs, read_subgraph)
     ops = quantized_float_islands(tensors, max_before_dequantize(tensors, fold_shape_arithmetic(tensors, ops)),
                                   graph_outputs)
-    ops = detection_inputs_in_float(tensors, ops)
+    ops = constant_concat_inputs(tensors, detection_inputs_in_float(tensors, ops))
     return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source, variables)
 
 
