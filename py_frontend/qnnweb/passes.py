@@ -224,3 +224,52 @@ def reductions_over_adjacent_axes(graph):
                    dict(op.options, keep_dims=False)),
                 Op(op.index, "RESHAPE", [averaged], [op.outputs[0]])]
     return dataclasses.replace(graph, tensors=tensors, ops=ops)
+
+
+def _swaps_last_two(graph, op):
+    """Whether TRANSPOSE ``op`` swaps its tensor's last two axes alone, its quantization kept."""
+    if op.type != "TRANSPOSE" or op_problem(graph, op):
+        return False
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    try:
+        perm = op.options.get("perm") or constant_ints(graph, op.inputs[1], "perm")
+    except Unsupported:
+        return False
+    rank = len(x.shape)
+    return (rank >= 2 and list(perm) == list(range(rank - 2)) + [rank - 1, rank - 2]
+            and (x.dtype, x.scale, x.zero_point) == (y.dtype, y.scale, y.zero_point))
+
+
+def transposed_matmul_operands(graph):
+    """A copy of the graph where BATCH_MATMUL reads its operands as the kernel takes them: a TRANSPOSE
+    of B's last two axes read by it alone (attention's K^T) is folded into its adj_y (the kernel packs
+    B either way), and adj_x becomes a TRANSPOSE of A (the kernel reads A's rows). Malformed ops stay
+    for lowering to report."""
+    producers = {out: op for op in graph.ops for out in op.outputs}
+    readers = defaultdict(int)
+    for op in graph.ops:
+        for index in op.inputs:
+            readers[index] += 1
+    matmuls = [op for op in graph.ops if op.type == "BATCH_MATMUL" and not op_problem(graph, op)]
+    if not matmuls:
+        return graph
+    tensors, folded, replaced = list(graph.tensors), set(), {}
+    for op in matmuls:
+        a, b = op.inputs[0], op.inputs[1]
+        options, before = dict(op.options), []
+        transpose = producers.get(b)
+        if (transpose is not None and readers[b] == 1 and b not in graph.outputs
+                and _swaps_last_two(graph, transpose)):
+            folded.add(id(transpose))
+            b, options["adj_y"] = transpose.inputs[0], not options.get("adj_y", False)
+        if options.get("adj_x", False) and len(graph.tensors[a].shape) >= 2:
+            x = graph.tensors[a]
+            rank = len(x.shape)
+            shape = list(x.shape[:-2]) + [x.shape[-1], x.shape[-2]]
+            moved = _new_tensor(tensors, f"{x.name}/adjoint", shape, x.dtype, x.scale, x.zero_point)
+            perm = _new_int32s(tensors, f"{x.name}/adjoint/perm", list(range(rank - 2)) + [rank - 1, rank - 2])
+            before.append(Op(op.index, "TRANSPOSE", [a, perm], [moved]))
+            a, options["adj_x"] = moved, False
+        replaced[id(op)] = before + [dataclasses.replace(op, inputs=[a, b], options=options)]
+    ops = [new for op in graph.ops if id(op) not in folded for new in replaced.get(id(op), [op])]
+    return dataclasses.replace(graph, tensors=tensors, ops=ops)

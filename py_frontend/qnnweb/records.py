@@ -72,6 +72,11 @@ RECORDS = {
                                   "iou_threshold:f y_scale:f x_scale:f h_scale:f w_scale:f"),
     # float32 operands and output; operation 0 add, 1 subtract, 2 multiply, 3 divide; b_first: b OP a
     "binary_f32": (24, _BINARY + " operation b_first output_min:f output_max:f"),
+    # Y[b] = A[b] B[b]: batch dims and per-input element strides (0 where broadcast), outermost first;
+    # transpose_b: B[b] is [columns, depth]; arithmetic 0 fp32 (scale), 1 TFLite's fixed point
+    "batch_matmul": (26, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
+                         "b_stride1 b_stride2 rows depth columns transpose_b a_zero_point b_zero_point "
+                         "output_zero_point scale:f output_min output_max arithmetic fixed_multiplier fixed_shift"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

@@ -152,7 +152,7 @@ def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="
     bi = g.input(b.shape, "int8", b_scale, b_zp)
     yi = g.output(a.shape, "int8", y_scale, y_zp)
     g.op("ADD", [ai, bi], [yi], activation=activation, **options)
-    return run(g, variant, a, b, fmt=fmt)[0]
+    return run(g, variant, a, b, fmt=fmt, kernel_bytes=kernel_bytes)[0]
 
 
 def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",
@@ -454,3 +454,17 @@ def resize(variant, op_type, x, out_hw, align_corners=False, half_pixel_centers=
         g.op(op_type, [xi, size], [yi], coordinate_transformation_mode=onnx[0], onnx_arithmetic=onnx[1],
              scales=scales)
     return run(g, variant, x)[0]
+
+
+def batch_matmul(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, adj_y=False, fmt="tflite",
+                 kernel_bytes=None):
+    """BATCH_MATMUL of two int8 inputs (b: [..., K, N], or [..., N, K] with adj_y), batch dimensions
+    broadcast; ``fmt`` and B's zero point pick the arithmetic (ops/batch_matmul.py)."""
+    m, n = a.shape[-2], b.shape[-2] if adj_y else b.shape[-1]
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    g = GraphBuilder()
+    ai = g.input(a.shape, "int8", a_scale, a_zp)
+    bi = g.input(b.shape, "int8", b_scale, b_zp)
+    yi = g.output(tuple(batch) + (m, n), "int8", y_scale, y_zp)
+    g.op("BATCH_MATMUL", [ai, bi], [yi], adj_x=False, adj_y=adj_y)
+    return run(g, variant, a, b, fmt=fmt, kernel_bytes=kernel_bytes)[0]

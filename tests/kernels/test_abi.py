@@ -29,6 +29,8 @@ DOCUMENTED_EXPORTS = {"memory", "qnn_alloc", "qnn_plan_create", "qnn_plan_add", 
                       "qnn_gemm_kernel_name", "qnn_dwconv_kernel_name",
                       "qnn_set_threads", "qnn_max_threads", "qnn_worker", "qnn_stop_workers", "qnn_threaded",
                       "qnn_split_finely"}
+# the first op type past every record's (the numbers need not be consecutive while records are added)
+UNKNOWN_OP_TYPE = max(op_type for op_type, _ in RECORDS.values()) + 1
 STATUS = {"ok": 0, "invalid_record": 1, "out_of_memory": 2, "unknown_op": 3, "plan_full": 4, "plan_incomplete": 5}
 
 
@@ -89,7 +91,7 @@ def test_record_words_match_frontend(variant):
     for kind, (op_type, _) in RECORDS.items():
         assert host.call("qnn_record_words", op_type) == record_words(kind), kind
         assert LAYOUTS[kind][2].size == 4 * record_words(kind)
-    for unknown in (0, -1, len(RECORDS) + 1, 99, 1 << 30):
+    for unknown in (0, -1, UNKNOWN_OP_TYPE, 99, 1 << 30):
         assert host.call("qnn_record_words", unknown) == 0
 
 
@@ -234,6 +236,12 @@ def valid_fields(k, kind):
         "maximum": dict(binary_shape(input_b=512), minimum=0),
         "lut2d": dict(binary_shape(input_b=512), table=k.buffer((np.arange(65536) % 253).astype(np.uint8)),
                       output_bytes=1),
+        # A [2, 3, 4, 5] at 0, B [1, 3, 5, 7] broadcast over the first batch dimension at 512, Y [2, 3, 4, 7]
+        "batch_matmul": dict(input_a=0, input_b=512, output=1024, batch0=1, batch1=2, batch2=3, a_stride0=0,
+                             a_stride1=60, a_stride2=20, b_stride0=0, b_stride1=0, b_stride2=35, rows=4, depth=5,
+                             columns=7, transpose_b=0, a_zero_point=1, b_zero_point=-3, output_zero_point=2,
+                             scale=0.01, output_min=-128, output_max=127, arithmetic=0, fixed_multiplier=0,
+                             fixed_shift=0),
         # float32: a 480 bytes, b 16, the output 480
         "binary_f32": dict(binary_shape(input_b=512), operation=3, b_first=1, output_min=-1.0, output_max=1.0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
@@ -320,7 +328,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
-                                  "resize", "lut_channels", "lut2d", "binary_f32"])
+                                  "resize", "lut_channels", "lut2d", "binary_f32", "batch_matmul"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -372,7 +380,7 @@ def test_per_channel_weight_zero_points_checked(variant):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("op_type", [0, -1, len(RECORDS) + 1, len(RECORDS) + 2, 99, 1 << 30])
+@pytest.mark.parametrize("op_type", [0, -1, UNKNOWN_OP_TYPE, UNKNOWN_OP_TYPE + 1, 99, 1 << 30])
 def test_unknown_op_type_rejected(variant, op_type):
     k = Kernel(variant)
     record = bytearray(pack_record("copy", valid_fields(k, "copy")))
@@ -542,6 +550,13 @@ def test_random_records_never_trap(variant, kind, data):
     ("lut_channels", dict(output_bytes=2), "output_bytes"),
     ("lut_channels", dict(pixels=1 << 16, channels=1 << 16), "2^31"),
     ("maxpool2d", dict(padding_top=-1), "padding"),
+    ("batch_matmul", dict(transpose_b=2), "transpose_b"),
+    ("batch_matmul", dict(arithmetic=1, fixed_multiplier=5), "multiplier"),
+    ("batch_matmul", dict(arithmetic=1, fixed_multiplier=1 << 30, fixed_shift=32), "multiplier"),
+    ("batch_matmul", dict(a_stride1=-1), "strides"),
+    ("batch_matmul", dict(scale=0.0), "scale"),
+    ("batch_matmul", dict(b_stride2=1 << 20), "arena"),
+    ("batch_matmul", dict(batch0=-1), "batch_matmul"),
 ])
 def test_new_record_fields_rejected(variant, kind, changes, words):
     k = Kernel(variant)

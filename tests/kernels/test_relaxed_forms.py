@@ -33,6 +33,7 @@ import harness as H
 from qnnweb import kernels
 from qnnweb.model import Model
 from qnnweb_dev.reference import int8 as ref
+from test_batch_matmul import cases as batch_matmul_cases
 from test_conv2d import _case, check_conv2d, conv_cases
 from test_depthwise_conv2d import _case as _dw_case
 from test_depthwise_conv2d import check_dwconv, dwconv_cases
@@ -194,3 +195,17 @@ def test_forced_form_requantizes_products_past_the_magic_bias(forced_relaxed):
                              kernel_bytes=forced_relaxed.kernel_bytes),
                     reference(*args, padding=(1, 1, 1, 1), activation="RELU"),
                     err_msg=f"depthwise {depthwise}, stride {stride}, x_zp {x_zp}, largest product {product}")
+
+
+@settings(max_examples=H.examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=batch_matmul_cases())
+def test_forced_form_batch_matmul(forced_relaxed, case):
+    """BATCH_MATMUL's B packed at run time as the kernels' weights (XOR 0x80 and corrected by the row
+    sums in the usdot form), its zero point the row correction's (0 outside the full range)."""
+    weights, activations = forced_relaxed.bound
+    if forced_relaxed.bound != (FULL, FULL):
+        case = {**case, "a": into(case["a"], activations), "a_zp": int(into(case["a_zp"], activations)),
+                "b": into(case["b"], weights), "b_zp": 0}
+    expected = ref.batch_matmul(**case, fmt="onnx")
+    got = H.batch_matmul("relaxed", **case, fmt="onnx", kernel_bytes=forced_relaxed.kernel_bytes)
+    np.testing.assert_array_equal(got, expected)

@@ -88,7 +88,8 @@ def test_export_writes_every_ops_options():
                t(10, (4,), "int32", np.array([0, 0, 0, 1], np.int32).tobytes()),
                t(11, (4,), "int32", np.array([1, 4, 4, 5], np.int32).tobytes()),
                t(12, (4,), "int32", np.array([1, 1, 1, 2], np.int32).tobytes()), t(13, (1, 4, 4, 2)),
-               t(14, (), "int32", np.array(3, np.int32).tobytes()), t(15, (1, 4, 4, 4)), t(16, (1, 4, 4, 4))]
+               t(14, (), "int32", np.array(3, np.int32).tobytes()), t(15, (1, 4, 4, 4)), t(16, (1, 4, 4, 4)),
+               t(17, (1, 4, 8, 4))]
     ops = [Op(0, "CONCATENATION", [0, 1], [2], {"axis": 3, "activation": "RELU"}),
            Op(1, "LEAKY_RELU", [2], [3], {"alpha": 0.25}),
            Op(2, "DEPTH_TO_SPACE", [3], [4], {"block_size": 2}),
@@ -97,8 +98,9 @@ def test_export_writes_every_ops_options():
            Op(5, "GATHER", [7, 8], [9], {"axis": 3, "batch_dims": 0}),
            Op(6, "STRIDED_SLICE", [7, 10, 11, 12], [13], {"begin_mask": 5, "end_mask": 2, "ellipsis_mask": 0,
                                                           "new_axis_mask": 0, "shrink_axis_mask": 0, "offset": True}),
-           Op(7, "SPLIT", [14, 0], [15, 16], {"num_splits": 2})]
-    graph = import_model(export_tflite(Graph(tensors, ops, [0, 1], [6, 7, 9, 13, 15, 16], "tflite")))
+           Op(7, "SPLIT", [14, 0], [15, 16], {"num_splits": 2}),
+           Op(8, "BATCH_MATMUL", [0, 15], [17], {"adj_x": True, "adj_y": True})]
+    graph = import_model(export_tflite(Graph(tensors, ops, [0, 1], [6, 7, 9, 13, 15, 16, 17], "tflite")))
     for op, expected in zip(graph.ops, ops):
         assert op.type == expected.type and all(op.options[k] == v for k, v in expected.options.items()), (op, expected)
 

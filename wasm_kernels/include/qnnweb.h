@@ -57,7 +57,8 @@ enum qnn_op_type {
   QNN_OP_LUT2D = 22,      /* byte x byte -> byte through a 256 x 256 table (float binary ops of ONNX models) */
   QNN_OP_DETECTION_POSTPROCESS = 23, /* SSD box decoding + non-maximum suppression (TFLite's custom op), float32 */
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
-  QNN_OP_TYPE_COUNT = 25,
+  QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
+  QNN_OP_TYPE_COUNT = 27,
 };
 
 enum qnn_status {
@@ -338,6 +339,28 @@ struct qnn_softmax_record {
   int32_t output_zero_point;
   int32_t arithmetic;
   int32_t table;            /* arithmetic 1: address of 256 float32; 0 otherwise */
+};
+
+/* Y[b] = A[b] x B[b] (BATCH_MATMUL, ONNX MatMul / QLinearMatMul of two activations): A[b] is
+ * [rows][depth], B[b] is [depth][columns] or, with transpose_b 1, [columns][depth], Y[b] is
+ * [rows][columns]; b runs over the output's batch dimensions batch[0..2] (outermost first, 1s to
+ * pad), Y contiguous, and A[b] starts at element sum(b_k * a_strides[k]) of input_a (B alike;
+ * stride 0 along a broadcast dimension). acc = sum (a - a_zp) (b - b_zp) in int32; arithmetic 0:
+ * fp32 requantization (conv2d's, onnxruntime's QLinearMatMul: MLAS's), scale = a_scale * b_scale /
+ * y_scale; 1 (TFLite's builtin BATCH_MATMUL): out = M(acc) + out_zp clamped, M gemmlowp's rounding
+ * doubling high multiply by fixed_multiplier (0 or in [2^30, 2^31)) then a rounding (half away
+ * from zero) right shift by fixed_shift (0 to 31). B is packed for the GEMM kernels at every run. */
+struct qnn_batch_matmul_record {
+  int32_t op, words;
+  int32_t input_a, input_b, output;
+  int32_t batch[3];
+  int32_t a_strides[3], b_strides[3];
+  int32_t rows, depth, columns;
+  int32_t transpose_b;
+  int32_t a_zero_point, b_zero_point, output_zero_point;
+  float scale;
+  int32_t output_min, output_max;
+  int32_t arithmetic, fixed_multiplier, fixed_shift;
 };
 
 struct qnn_copy_record {

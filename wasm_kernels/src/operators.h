@@ -34,5 +34,6 @@ QNN_DECLARE_OPERATOR(quantize_channels)
 QNN_DECLARE_OPERATOR(dequantize_channels)
 QNN_DECLARE_OPERATOR(resize)
 QNN_DECLARE_OPERATOR(detection_postprocess)
+QNN_DECLARE_OPERATOR(batch_matmul)
 
 #endif

@@ -38,6 +38,7 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_LUT2D] = QNN_OP_KIND(qnn_lut2d_record, lut2d),
   [QNN_OP_DETECTION_POSTPROCESS] = QNN_OP_KIND(qnn_detection_postprocess_record, detection_postprocess),
   [QNN_OP_BINARY_F32] = QNN_OP_KIND(qnn_binary_f32_record, binary_f32),
+  [QNN_OP_BATCH_MATMUL] = QNN_OP_KIND(qnn_batch_matmul_record, batch_matmul),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

@@ -69,4 +69,16 @@ static inline int8_t qnn_qs8_quantize_clamped(float f, int32_t zero_point, int32
   return (int8_t) ((int32_t) __builtin_rintf(f) + zero_point);
 }
 
+/* gemmlowp's SaturatingRoundingDoublingHighMul then RoundingDivideByPOT (TFLite's
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp): round(x * multiplier / 2^31), halves away
+ * from zero, then x / 2^shift, halves away from zero. */
+static inline int32_t qnn_tflite_multiply(int32_t x, int32_t multiplier, int32_t shift) {
+  const int64_t product = (int64_t) x * multiplier;  /* no saturation case: multiplier < 2^31 */
+  const int64_t nudge = product >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
+  const int32_t high = (int32_t) ((product + nudge) / (INT64_C(1) << 31));  /* C division: toward zero */
+  const int32_t mask = (int32_t) ((UINT32_C(1) << shift) - 1);
+  const int32_t remainder = high & mask, threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> shift) + (remainder > threshold ? 1 : 0);
+}
+
 #endif

@@ -41,6 +41,7 @@ RESIZE_OPTIONS = {"RESIZE_BILINEAR": ResizeBilinearOptions, "RESIZE_NEAREST_NEIG
 BLOCK_OPTIONS = {"DEPTH_TO_SPACE": DepthToSpaceOptions, "SPACE_TO_DEPTH": SpaceToDepthOptions}
 # Options tables of plain scalar fields: op type -> (table name, {IR option: the table's field})
 FIELD_OPTIONS = {
+    "BATCH_MATMUL": ("BatchMatMulOptions", {"adj_x": "AdjX", "adj_y": "AdjY"}),
     "GATHER": ("GatherOptions", {"axis": "Axis", "batch_dims": "BatchDims"}),
     "SPLIT": ("SplitOptions", {"num_splits": "NumSplits"}),
     "SPLIT_V": ("SplitVOptions", {"num_splits": "NumSplits"}),

@@ -11,7 +11,7 @@ from ..graph import DTYPE_SIZES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
-from . import (binary, broadcast, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
+from . import (batch_matmul, binary, broadcast, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
                resize, slicing, softmax, transpose, unary, variables)
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
@@ -26,7 +26,7 @@ ARITY = {
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
     "SOFTMAX": (1, 1, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
-    "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
+    "BATCH_MATMUL": (2, 2, 1), "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
     "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input

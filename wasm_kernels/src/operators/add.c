@@ -9,6 +9,7 @@
 #include "operators.h"
 #include "operators/binary_shape.h"
 #include "config.h"
+#include "requantization.h"
 
 #if defined(__wasm_simd128__)
   #include <wasm_simd128.h>
@@ -258,24 +259,12 @@ static int32_t add_float_init(const struct qnn_add_record* r, struct add_float_p
   return QNN_OK;
 }
 
-/* gemmlowp's SaturatingRoundingDoublingHighMul then RoundingDivideByPOT (TFLite's
- * MultiplyByQuantizedMultiplierSmallerThanOneExp): round(x * multiplier / 2^31), halves away
- * from zero, then x / 2^shift, halves away from zero. */
-static int32_t tflite_multiply(int32_t x, int32_t multiplier, int32_t shift) {
-  const int64_t product = (int64_t) x * multiplier;  /* no saturation case: multiplier < 2^31 */
-  const int64_t nudge = product >= 0 ? (INT64_C(1) << 30) : 1 - (INT64_C(1) << 30);
-  const int32_t high = (int32_t) ((product + nudge) / (INT64_C(1) << 31));  /* C division: toward zero */
-  const int32_t mask = (int32_t) ((UINT32_C(1) << shift) - 1);
-  const int32_t remainder = high & mask, threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-  return (high >> shift) + (remainder > threshold ? 1 : 0);
-}
-
 static void add_tflite_row(size_t n, const int8_t* a, size_t a_stride, const int8_t* b, size_t b_stride,
                            int8_t* output, const void* params) {
   const struct add_tflite_params* p = params;
   for (size_t i = 0; i < n; i++) {
     const int32_t sum = p->a_terms[a[i * a_stride] + 128] + p->b_terms[b[i * b_stride] + 128];
-    int32_t out = tflite_multiply(sum, p->output_multiplier, p->output_shift) + p->output_zero_point;
+    int32_t out = qnn_tflite_multiply(sum, p->output_multiplier, p->output_shift) + p->output_zero_point;
     out = qnn_min_i32(qnn_max_i32(out, p->output_min), p->output_max);
     output[i] = (int8_t) out;
   }
@@ -294,7 +283,7 @@ static int valid_input_fixed(int32_t multiplier, int32_t shift) {
 
 static int32_t input_term(int32_t x, int32_t zero_point, int32_t multiplier, int32_t shift) {
   const int32_t magnitude = multiplier < 0 ? -multiplier : multiplier;
-  const int32_t scaled = tflite_multiply((x - zero_point) * (1 << 20), magnitude, shift);
+  const int32_t scaled = qnn_tflite_multiply((x - zero_point) * (1 << 20), magnitude, shift);
   return multiplier < 0 ? -scaled : scaled;
 }
 

@@ -27,49 +27,29 @@
  * output channels into the full-width output rows. */
 #include "qnnweb.h"
 
-#if defined(__wasm_simd128__)
-  #include <wasm_simd128.h>
-#endif
-
 #include "common.h"
 #include "config.h"
+#include "gemm_rows.h"
 #include "indirection.h"
 #include "operators.h"
 #include "packing.h"
 #include "threadpool.h"
 
-/* Row corrections are computed for this many rows at once (a multiple of every kernel's mr and of
- * 4), so that their sums are reduced four rows to a vector. */
-#define CORRECTION_ROWS 64
-
 struct conv2d_op {
   struct qnn_op base;
-  const struct qnn_gemm_config* config;
+  struct qnn_gemm_rows gemm;   /* the kernels, the row correction's zero points, the requantization */
   const int8_t** indirection;  /* groups consecutive buffers of pixels * taps pointers */
   const char* packed;          /* groups consecutive blocks of packed_group_size bytes */
   int8_t* output;
-  size_t pixels, output_channels, input_channels, taps, groups, packed_group_size;
-  struct qnn_qs8_minmax_params params;
-  int32_t input_zero_point, weights_zero_point;  /* the zero point of the row correction */
-  size_t tap_step;          /* 2 with split weights: row sums read every other (doubled) tap */
-  int32_t* correction;      /* CORRECTION_ROWS values per thread; NULL when no row needs correcting */
+  size_t pixels, output_channels, groups, packed_group_size;
+  int32_t* correction;      /* QNN_CORRECTION_ROWS values per thread; NULL when no row needs correcting */
   size_t block_bytes;       /* one block of nr output channels in the packed weights */
-  size_t gemm_kc;           /* packa + GEMM: int16 values per row of a packed tile (taps x round_up(channels, 2)) */
-  size_t gemm_rows;         /* packa + GEMM: rows packed and multiplied per GEMM call (gemm_chunk_rows) */
   /* im2col (few input channels): the window's pointers (window_taps per pixel) gathered into rows */
   const int8_t** window;    /* NULL: no im2col */
   int8_t* rows;             /* pixels rows of row_stride bytes; the indirection points at them */
   const uint8_t* whole;     /* per pixel, 1: every kernel row of its window is consecutive in the input */
   size_t window_taps, window_width, window_channels, row_stride;
 };
-
-/* packa + GEMM: the rows packed for one GEMM call, whole tiles of mr (a power-of-two count of them,
- * so chunks divide CORRECTION_ROWS) whose int16 rows stay within 32 KiB (L1), at most 16 tiles. */
-static size_t gemm_chunk_rows(size_t mr, size_t gemm_kc) {
-  size_t tiles = 1;
-  while (tiles < 16 && 2 * tiles * mr * gemm_kc * sizeof(int16_t) <= 32768) tiles *= 2;
-  return tiles * mr;
-}
 
 /* Gathering the window into rows pays when padding each tap's channels wastes more than the rows'
  * padding does, and the rows stay small. */
@@ -149,7 +129,7 @@ static struct conv2d_geometry geometry_of(const struct qnn_conv2d_record* r) {
   g.packed_group_size = qnn_pack_qs8_igemm_size(g.group_channels, g.gemm_taps, g.gemm_channels, g.config->nr,
                                                 g.config->kr, g.config->sr);
   g.gemm_kc = g.gemm_taps * (int64_t) qnn_round_up((size_t) g.gemm_channels, 2);
-  g.gemm_rows = gemm_chunk_rows(g.config->mr, (size_t) g.gemm_kc);
+  g.gemm_rows = qnn_gemm_chunk_rows(g.config->mr, (size_t) g.gemm_kc);
   g.corrected = r->weights_zero_point != 0 || g.split || g.config->weights_xor != 0;
   return g;
 }
@@ -207,7 +187,7 @@ static int32_t allocate_buffers(struct qnn_plan* plan, const struct qnn_conv2d_r
   b->zero = qnn_plan_alloc(plan, zero_bytes(r, g->config));
   b->indirection = qnn_plan_alloc(plan, g->groups * g->entries * (int64_t) sizeof(int8_t*));
   b->packed = qnn_plan_alloc(plan, g->groups * g->packed_group_size);
-  b->correction = g->corrected ? qnn_plan_alloc(plan, (int64_t) CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
+  b->correction = g->corrected ? qnn_plan_alloc(plan, (int64_t) QNN_CORRECTION_ROWS * QNN_MAX_THREADS * 4) : NULL;
   b->row_pointers = g->im2col ? qnn_plan_alloc(plan, g->pixels * (int64_t) sizeof(int8_t*)) : NULL;
   b->rows = g->im2col ? qnn_plan_alloc(plan, g->pixels * g->row_stride + QNN_EXTRA_BYTES) : NULL;
   b->whole = g->im2col ? qnn_plan_alloc(plan, g->pixels) : NULL;
@@ -341,7 +321,7 @@ static void fill_op(const struct qnn_conv2d_record* r, const struct conv2d_geome
                     const struct conv2d_buffers* b, int bounded, int32_t row_zero_point) {
   const struct qnn_gemm_config* config = g->config;
   struct conv2d_op* op = b->op;
-  op->config = config;
+  op->gemm.config = config;
   op->indirection = g->im2col ? b->row_pointers : b->indirection;
   op->window = g->im2col ? b->indirection : NULL;
   op->rows = b->rows;
@@ -354,23 +334,23 @@ static void fill_op(const struct qnn_conv2d_record* r, const struct conv2d_geome
   op->output = t->output;
   op->pixels = (size_t) g->pixels;
   op->output_channels = r->output_channels;
-  op->input_channels = (size_t) g->gemm_channels;
-  op->taps = (size_t) g->gemm_taps;
+  op->gemm.kc = (size_t) g->gemm_channels;
+  op->gemm.ks = (size_t) g->gemm_taps;
   op->groups = (size_t) g->groups;
   op->packed_group_size = (size_t) g->packed_group_size;
   op->block_bytes =
       (size_t) qnn_pack_qs8_igemm_size(config->nr, g->gemm_taps, g->gemm_channels, config->nr, config->kr, config->sr);
-  op->gemm_kc = (size_t) g->gemm_kc;
-  op->gemm_rows = g->gemm_rows;
-  op->params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
-  op->params.products_bounded = bounded;
-  op->input_zero_point = r->input_zero_point;
-  op->weights_zero_point = row_zero_point;
-  op->tap_step = g->split ? 2 : 1;
+  op->gemm.gemm_kc = (size_t) g->gemm_kc;
+  op->gemm.gemm_rows = g->gemm_rows;
+  op->gemm.params = qnn_qs8_minmax_params_init(r->output_zero_point, r->output_min, r->output_max, 0);
+  op->gemm.params.products_bounded = bounded;
+  op->gemm.input_zero_point = r->input_zero_point;
+  op->gemm.weights_zero_point = row_zero_point;
+  op->gemm.tap_step = g->split ? 2 : 1;
   op->correction = row_zero_point != 0 || config->weights_xor != 0 ? b->correction : NULL;
 }
 
-int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+QNN_PLAN_CODE int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_conv2d_record* r = record;
   int32_t status = check_record(r);
   if (status != QNN_OK) return status;
@@ -394,72 +374,6 @@ int32_t qnn_create_conv2d(struct qnn_plan* plan, const void* record, struct qnn_
   fill_op(r, &g, &t, &b, bounded, row_zero_point);
   *result = &b.op->base;
   return QNN_OK;
-}
-
-#if defined(__wasm_simd128__)
-/* vsum's four lanes += the sums of four bytes of v each */
-static inline v128_t add_bytes(v128_t vsum, v128_t v) {
-#if defined(__wasm_relaxed_simd__)
-  /* a dot with ones: its "i7" operand in [0, 127], where every engine agrees */
-  return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(v, wasm_i8x16_const_splat(1), vsum);
-#else
-  return wasm_i32x4_add(vsum, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_extadd_pairwise_i8x16(v)));
-#endif
-}
-#endif
-
-/* correction[m] for `rows` rows of the indirection `a`: -zw * sum over the window's taps and
- * channels of (x - x_zp) (with split weights every tap is listed twice: one of each pair), plus,
- * where the weights are packed XOR 0x80 (w + 128), -128 * the sum of the row's activations over
- * every tap the kernel reads. Up to round_up(rows, mr) the last row repeats, as the kernels repeat
- * it. */
-static void row_corrections(const struct conv2d_op* op, const int8_t* const* a, size_t rows, size_t mr,
-                            int32_t* correction) {
-  const size_t ks = op->taps, kc = op->input_channels, step = op->tap_step;
-  const uint32_t zero_sum = (uint32_t) op->input_zero_point * (uint32_t) (ks / step * kc);
-  const uint32_t minus_zw = (uint32_t) -op->weights_zero_point;
-  const uint32_t minus_offset = op->config->weights_xor != 0 ? (uint32_t) -128 * (uint32_t) step : 0;
-#if defined(__wasm_simd128__)
-  /* Four rows at a time, their 16-byte chunks side by side; the last chunk of each tap's kc
-   * channels masked to them (it reads up to 15 bytes past them: QNN_EXTRA_BYTES). */
-  const size_t full = kc & ~(size_t) 15;
-  const v128_t tail_mask = wasm_i8x16_gt(wasm_i8x16_splat((int8_t) (kc & 15)),
-                                         wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-  for (size_t m0 = 0; m0 < rows; m0 += 4) {
-    const int8_t* const* row[4];
-    v128_t vsum[4];
-    for (size_t i = 0; i < 4; i++) {
-      row[i] = a + qnn_min_size(m0 + i, rows - 1) * ks;
-      vsum[i] = wasm_i32x4_const_splat(0);
-    }
-    for (size_t t = 0; t < ks; t += step) {
-      const int8_t* x[4] = {row[0][t], row[1][t], row[2][t], row[3][t]};
-      for (size_t k = 0; k < full; k += 16) {
-        for (size_t i = 0; i < 4; i++) vsum[i] = add_bytes(vsum[i], wasm_v128_load(x[i] + k));
-      }
-      if (full != kc) {
-        for (size_t i = 0; i < 4; i++) vsum[i] = add_bytes(vsum[i], wasm_v128_and(wasm_v128_load(x[i] + full), tail_mask));
-      }
-    }
-    /* lanes of four rows -> one sum per lane */
-    const v128_t v01 = wasm_i32x4_add(wasm_i32x4_shuffle(vsum[0], vsum[1], 0, 4, 1, 5), wasm_i32x4_shuffle(vsum[0], vsum[1], 2, 6, 3, 7));
-    const v128_t v23 = wasm_i32x4_add(wasm_i32x4_shuffle(vsum[2], vsum[3], 0, 4, 1, 5), wasm_i32x4_shuffle(vsum[2], vsum[3], 2, 6, 3, 7));
-    const v128_t vrows = wasm_i32x4_add(wasm_i32x4_shuffle(v01, v23, 0, 1, 4, 5), wasm_i32x4_shuffle(v01, v23, 2, 3, 6, 7));
-    const v128_t v = wasm_i32x4_add(wasm_i32x4_mul(wasm_i32x4_splat((int32_t) minus_zw), wasm_i32x4_sub(vrows, wasm_i32x4_splat((int32_t) zero_sum))),
-                                    wasm_i32x4_mul(wasm_i32x4_splat((int32_t) minus_offset), vrows));
-    wasm_v128_store(correction + m0, v);  /* CORRECTION_ROWS is a multiple of 4: room for the four */
-  }
-#else
-  for (size_t m = 0; m < rows; m++) {
-    uint32_t sum = 0;
-    for (size_t t = 0; t < ks; t += step) {
-      const int8_t* x = a[m * ks + t];
-      for (size_t k = 0; k < kc; k++) sum += (uint32_t) (int32_t) x[k];
-    }
-    correction[m] = (int32_t) (minus_zw * (sum - zero_sum) + minus_offset * sum);
-  }
-#endif
-  for (size_t m = rows; m < qnn_round_up(rows, mr); m++) correction[m] = correction[rows - 1];
 }
 
 /* im2col: each pixel's window (taps x kc channels, padding taps read the zero buffer) into its row,
@@ -522,55 +436,32 @@ struct conv2d_split {
 static void conv2d_task(const void* context, size_t task, uint32_t thread) {
   const struct conv2d_split* split = context;
   const struct conv2d_op* op = split->op;
-  const size_t mr = op->config->mr, group_channels = op->output_channels / op->groups;
+  const size_t mr = op->gemm.config->mr, group_channels = op->output_channels / op->groups;
   const size_t g = task / (split->pixel_tasks * split->channel_tasks);
   const size_t rest = task % (split->pixel_tasks * split->channel_tasks);
   const size_t pixel_task = rest / split->channel_tasks, channel_task = rest % split->channel_tasks;
   const size_t first_pixel = qnn_split_start(pixel_task, split->pixel_tasks, split->tiles) * mr;
   const size_t end_pixel = qnn_min_size(op->pixels, qnn_split_start(pixel_task + 1, split->pixel_tasks, split->tiles) * mr);
-  const size_t first_channel = qnn_split_start(channel_task, split->channel_tasks, split->blocks) * op->config->nr;
+  const size_t first_channel = qnn_split_start(channel_task, split->channel_tasks, split->blocks) * op->gemm.config->nr;
   const size_t channels =
-      qnn_min_size(qnn_split_start(channel_task + 1, split->channel_tasks, split->blocks) * op->config->nr, group_channels) - first_channel;
+      qnn_min_size(qnn_split_start(channel_task + 1, split->channel_tasks, split->blocks) * op->gemm.config->nr, group_channels) - first_channel;
   if (op->window != NULL) gather_rows(op, first_pixel, end_pixel);
-  struct qnn_qs8_minmax_params params = op->params;
-  int32_t* correction = op->correction != NULL ? op->correction + thread * CORRECTION_ROWS : NULL;
-  const int8_t* const* indirection = op->indirection + g * op->pixels * op->taps;
-  const char* packed = op->packed + g * op->packed_group_size + first_channel / op->config->nr * op->block_bytes;
+  int32_t* correction = op->correction != NULL ? op->correction + thread * QNN_CORRECTION_ROWS : NULL;
+  const int8_t* const* indirection = op->indirection + g * op->pixels * op->gemm.ks;
+  const char* packed = op->packed + g * op->packed_group_size + first_channel / op->gemm.config->nr * op->block_bytes;
   int8_t* output = op->output + g * group_channels + first_channel;
-  int16_t* packed_rows = op->config->gemm != NULL ? qnn_scratch(thread) : NULL;
-  /* a kernel takes a chunk of rows a call (microkernels.h): an igemm CORRECTION_ROWS, the gemm the
-   * tiles packa packed */
-  const size_t step = packed_rows == NULL ? CORRECTION_ROWS : op->gemm_rows;
-  for (size_t p = first_pixel; p < end_pixel; p += step) {
-    const size_t rows = qnn_min_size(step, end_pixel - p);
-    const int8_t* const* a = indirection + p * op->taps;
-    if (correction != NULL) {
-      const size_t offset = (p - first_pixel) % CORRECTION_ROWS;
-      if (offset == 0) row_corrections(op, a, qnn_min_size(CORRECTION_ROWS, end_pixel - p), mr, correction);
-      params.row_correction = correction + offset;
-    }
-    if (packed_rows != NULL) {
-      for (size_t m = 0; m < rows; m += mr) {
-        op->config->packa(qnn_min_size(mr, rows - m), op->input_channels, op->taps, a + m * op->taps,
-                          packed_rows + m * op->gemm_kc);
-      }
-      op->config->gemm(rows, channels, op->gemm_kc, packed_rows, packed, output + p * op->output_channels,
-                       op->output_channels, &params);
-    } else {
-      op->config->igemm(rows, channels, op->input_channels, op->taps, a, packed,
-                        output + p * op->output_channels, op->output_channels, &params);
-    }
-  }
+  qnn_gemm_rows_run(&op->gemm, indirection + first_pixel * op->gemm.ks, end_pixel - first_pixel, packed, channels,
+                    output + first_pixel * op->output_channels, op->output_channels, correction, thread);
 }
 
 void qnn_run_conv2d(const struct qnn_op* base) {
   const struct conv2d_op* op = (const struct conv2d_op*) base;
-  const size_t nr = op->config->nr, threads = qnn_thread_count();
+  const size_t nr = op->gemm.config->nr, threads = qnn_thread_count();
   const size_t group_channels = op->output_channels / op->groups;
-  const size_t tiles = qnn_divide_round_up(op->pixels, op->config->mr), blocks = qnn_divide_round_up(group_channels, nr);
-  const uint64_t macs = (uint64_t) op->pixels * op->output_channels * op->input_channels * op->taps;
+  const size_t tiles = qnn_divide_round_up(op->pixels, op->gemm.config->mr), blocks = qnn_divide_round_up(group_channels, nr);
+  const uint64_t macs = (uint64_t) op->pixels * op->output_channels * op->gemm.kc * op->gemm.ks;
   const size_t max_tasks = qnn_max_tasks(macs, QNN_TASK_MACS);
-  const uint64_t tile_macs = (uint64_t) op->config->mr * op->output_channels * op->input_channels * op->taps;
+  const uint64_t tile_macs = (uint64_t) op->gemm.config->mr * op->output_channels * op->gemm.kc * op->gemm.ks;
   struct conv2d_split split = {op, tiles, qnn_split_count(tiles, qnn_items_per_task(tiles, 1, 8, tile_macs, QNN_TASK_MACS)),
                                blocks, 1};
   const size_t wanted = qnn_min_size(8 * threads, max_tasks);  /* tasks per op: balance over equal-cost tasks */

@@ -12,7 +12,7 @@ ATTRIBUTE_TYPE_NAMES = {0: "UNDEFINED", 1: "FLOAT", 2: "INT", 3: "STRING", 4: "T
 ATTRIBUTE_TYPES = {
     **dict.fromkeys(("group", "axis", "transA", "transB", "ceil_mode", "count_include_pad", "allowzero",
                      "channels_last", "block_size", "keepdims", "saturate", "to", "output_dtype", "storage_order",
-                     "noop_with_empty_axes", "value_int", "start", "end", "batch_dims", "num_outputs"), 2),
+                     "noop_with_empty_axes", "value_int", "start", "end", "batch_dims", "num_outputs", "opset"), 2),
     **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints", "starts", "ends",
                      "split", "output_padding", "output_shape"), 7),
     **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),

@@ -1,7 +1,9 @@
-"""Conv / QLinearConv (CONV_2D, DEPTHWISE_CONV_2D), ConvTranspose (TRANSPOSE_CONV) and Gemm / MatMul / QLinearMatMul / QGemm (FULLY_CONNECTED)."""
+"""Conv / QLinearConv (CONV_2D, DEPTHWISE_CONV_2D), ConvTranspose (TRANSPOSE_CONV) and Gemm / MatMul / QLinearMatMul / QGemm
+(FULLY_CONNECTED; BATCH_MATMUL where the second input is an activation)."""
 
 import struct
 
+from ..shape_folding import FoldError, broadcast_shape
 from .attributes import window_pads
 from .layout import nhwc_index, onnx_shape, permuted_bytes, plain_index, transpose
 from .quantization import activation_input, new_output, qlinear_input, qparams, quantized_output
@@ -140,12 +142,32 @@ def import_gemm(ctx, node, attrs):
                           "OI" if attrs.get("transB", 0) else "IO", float_bias=True)
 
 
+def batch_matmul(ctx, a_name, b_name, out_names, params, activation):
+    """MatMul of two int8 activations (attention's Q K^T and A V): BATCH_MATMUL on ONNX's layout, batch
+    dimensions broadcast (onnxruntime fuses DequantizeLinear x2 -> MatMul -> QuantizeLinear into its
+    QLinearMatMul, whose arithmetic the lowering follows). A Transpose of B's last two axes is folded
+    into it (passes.transposed_matmul_operands)."""
+    a_shape, b_shape = onnx_shape(ctx, a_name), onnx_shape(ctx, b_name)
+    if len(a_shape) < 2 or len(b_shape) < 2:
+        raise Skip(f"MatMul of shapes {list(a_shape)} and {list(b_shape)}: a 1-D operand is not supported")
+    a, b = plain_index(ctx, a_name), plain_index(ctx, b_name)
+    try:
+        batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
+    except FoldError as e:
+        raise Skip(str(e)) from None
+    out = new_output(ctx, out_names, batch + (a_shape[-2], b_shape[-1]), params, False)
+    ctx.add_op("BATCH_MATMUL", [a, b], [out], adj_x=False, adj_y=False, activation=activation)
+
+
 @onnx_op("MatMul")
 def import_mat_mul(ctx, node, attrs):
     x = activation_input(ctx, node.input[0])
-    w = weights_index(ctx, node.input[1], axis=1) if node.input[1] in ctx.quantized_constants else None
-    if w is None:
-        raise Skip("the second MatMul input must be dequantized int8 constant weights")
+    if node.input[1] not in ctx.quantized_constants:
+        b = activation_input(ctx, node.input[1])
+        out_names, params, activation = quantized_output(ctx, node)
+        batch_matmul(ctx, x, b, out_names, params, activation)
+        return
+    w = weights_index(ctx, node.input[1], axis=1)
     add = bias_add(ctx, node, ctx.tensors[w].shape[-1])
     out_names, params, activation = quantized_output(ctx, node, add.output[0] if add else None)
     fully_connected(ctx, x, w, add.input[1] if add else "", out_names, params, activation, "IO", float_bias=True)
@@ -171,12 +193,13 @@ def bias_add(ctx, node, channels):
 def import_qlinear_mat_mul(ctx, node, attrs):
     a_s, a_z, b, b_s, b_z, y_s, y_z = node.input[1:8]
     x = qlinear_input(ctx, node.input[0], a_s, a_z)
+    params = qparams(ctx, y_s, y_z, "QLinearMatMul output")
     if b not in ctx.constants:
-        raise Skip("the second input must be constant weights")
+        batch_matmul(ctx, x, qlinear_input(ctx, b, b_s, b_z), [node.output[0]], params, "NONE")
+        return
     if len(ctx.constants[b].shape) != 2:
         raise Skip(f"weights of shape {list(ctx.constants[b].shape)}: batched (3-D) weights are not supported")
     w = weights_index(ctx, b, b_s, b_z, axis=1)
-    params = qparams(ctx, y_s, y_z, "QLinearMatMul output")
     fully_connected(ctx, x, w, "", [node.output[0]], params, "NONE", "IO")
 
 

@@ -276,22 +276,44 @@ def softmax(ctx, x, axis, out_names, params):
     unary_op(ctx, "SOFTMAX", x, out_names, params, beta=1.0)
 
 
+def coerced_softmax(ctx, x, axis, out_names, params):
+    """Softmax before opset 13 (and QLinearSoftmax with opset < 13): over the tensor coerced to 2-D at
+    `axis`, [prod(shape[:axis]), prod(shape[axis:])], as onnxruntime computes it: the rows' SOFTMAX of that
+    view, in ONNX's layout, reshaped back (no copy either way)."""
+    shape = onnx_shape(ctx, x)
+    if not shape or not -len(shape) <= axis < len(shape):
+        raise Skip(f"axis {axis} for a tensor of shape {list(shape)}")
+    axis %= len(shape)
+    if axis == len(shape) - 1:
+        softmax(ctx, x, axis, out_names, params)
+        return
+    columns = product(shape[axis:])
+    rows = reshaped(ctx, plain_index(ctx, x), [product(shape[:axis]), columns], "/coerced")
+    soft = ctx.add_tensor(f"{out_names[0]}/coerced", [ctx.tensors[rows].shape[0], columns], "int8", params[0],
+                          params[1])
+    ctx.add_op("SOFTMAX", [rows], [soft], beta=1.0)
+    out = new_output(ctx, out_names, list(shape), params, False)
+    ctx.add_op("RESHAPE", [soft], [out])
+
+
 @onnx_op("Softmax")
 def import_softmax(ctx, node, attrs):
     x = activation_input(ctx, node.input[0])
-    shape = onnx_shape(ctx, x)
-    if ctx.opsets.get("ai.onnx", 13) < 13 and len(shape) - attrs.get("axis", 1) % len(shape) != 1:
-        raise Skip("Softmax before opset 13 flattens from its axis: only the last axis is supported")
     out_names, params, _ = quantized_output(ctx, node)
-    softmax(ctx, x, attrs.get("axis", -1 if ctx.opsets.get("ai.onnx", 13) >= 13 else 1), out_names, params)
+    if ctx.opsets.get("ai.onnx", 13) < 13:
+        coerced_softmax(ctx, x, attrs.get("axis", 1), out_names, params)
+    else:
+        softmax(ctx, x, attrs.get("axis", -1), out_names, params)
 
 
 @onnx_op("QLinearSoftmax")
 def import_qlinear_softmax(ctx, node, attrs):
-    """com.microsoft QLinearSoftmax(X, X_scale, X_zero_point, Y_scale, Y_zero_point), axis (-1)."""
+    """com.microsoft QLinearSoftmax(X, X_scale, X_zero_point, Y_scale, Y_zero_point), axis (-1), opset (the
+    Softmax's it replaces: before 13, over the tensor coerced to 2-D)."""
     x = qlinear_input(ctx, node.input[0], node.input[1], node.input[2])
     params = qparams(ctx, node.input[3], node.input[4] if len(node.input) > 4 else "", "QLinearSoftmax output")
-    softmax(ctx, x, attrs.get("axis", -1), [node.output[0]], params)
+    over_axis = coerced_softmax if attrs.get("opset", 13) < 13 else softmax
+    over_axis(ctx, x, attrs.get("axis", -1), [node.output[0]], params)
 
 
 @onnx_op("Transpose")

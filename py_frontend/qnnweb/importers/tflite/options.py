@@ -5,6 +5,7 @@ import struct
 
 from tflite.ActivationFunctionType import ActivationFunctionType
 from tflite.AddOptions import AddOptions
+from tflite.BatchMatMulOptions import BatchMatMulOptions
 from tflite.BuiltinOptions import BuiltinOptions
 from tflite.CallOnceOptions import CallOnceOptions
 from tflite.ConcatenationOptions import ConcatenationOptions
@@ -125,6 +126,8 @@ OPTIONS = {
     "FULLY_CONNECTED": (FullyConnectedOptions, BuiltinOptions.FullyConnectedOptions,
                         lambda o, t, i: {"activation": _activation(o), "weights_format": o.WeightsFormat()}),
     "ADD": (AddOptions, BuiltinOptions.AddOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "BATCH_MATMUL": (BatchMatMulOptions, BuiltinOptions.BatchMatMulOptions,
+                     lambda o, t, i: {"adj_x": bool(o.AdjX()), "adj_y": bool(o.AdjY())}),
     "SUB": (SubOptions, BuiltinOptions.SubOptions, lambda o, t, i: {"activation": _activation(o)}),
     "DEPTH_TO_SPACE": (DepthToSpaceOptions, BuiltinOptions.DepthToSpaceOptions,
                        lambda o, t, i: {"block_size": o.BlockSize()}),

@@ -1,8 +1,10 @@
-"""Convolutions: conv2d, depthwise_conv2d, fully_connected (accumulators, then fp32 requantization)."""
+"""Convolutions and matrix products: conv2d, depthwise_conv2d, fully_connected (accumulators, then fp32
+requantization), batch_matmul (two activations)."""
 
 import numpy as np
 
-from .common import _requant_scales, _windows, activation_range, conv_output_size, requantize_fp32
+from .common import _requant_scales, _windows, activation_range, conv_output_size, f32, requantize_fp32
+from .elementwise import _tflite_multiply
 
 
 def conv2d_acc(x, x_zp, w, bias, stride=(1, 1), dilation=(1, 1), padding=(0, 0, 0, 0), w_zp=0):
@@ -78,3 +80,15 @@ def fully_connected(x, x_scale, x_zp, w, w_scales, bias, y_scale, y_zp, activati
     scales = _requant_scales(x_scale, w_scales, y_scale, oc)
     lo, hi = activation_range(activation, y_scale, y_zp)
     return requantize_fp32(acc, scales, y_zp, lo, hi)
+
+
+def batch_matmul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, adj_y=False, fmt="tflite"):
+    """Y[batch] = A[batch] B[batch] (numpy's matmul broadcasting; b [..., N, K] with adj_y). The fp32
+    requantization with float32(float32(a_scale * b_scale) / y_scale) for ONNX (onnxruntime's
+    QLinearMatMul) and for TFLite where B's zero point is 0 (XNNPACK's); else int32 sums, then TFLite's
+    fixed-point multiplier of the double a_scale * b_scale / y_scale (LiteRT's builtin kernel)."""
+    b = np.swapaxes(b, -1, -2) if adj_y else b
+    acc = np.matmul(a.astype(np.int64) - a_zp, b.astype(np.int64) - b_zp)
+    if fmt == "onnx" or b_zp == 0:
+        return requantize_fp32(acc, f32(f32(a_scale * b_scale) / y_scale), y_zp)
+    return np.clip(_tflite_multiply(acc, a_scale * b_scale / y_scale) + y_zp, -128, 127).astype(np.int8)
