@@ -86,6 +86,12 @@ Usage: ./build.sh COMMAND [ARGS]
                                       writes DIR/arch-sweep.md, .json (default results/arch-sweep);
                                       makes its virtualenv .cache/arch-sweep-venv (~1.5 GB) if missing;
                                       --fixtures DIR remakes the CI sample (tests/data/onnx/arch_sample)
+  arch-sweep --tflite [--only NAME...] [--out DIR]
+                                      the same for TFLite: litert-torch + ai-edge-quantizer static_wi8_ai8,
+                                      the ops each model holds, qnnweb's refusals or its difference to
+                                      ai-edge-litert (tools/models/converters/tflite_sweep.py); writes
+                                      DIR/tflite-sweep.md, .json (default results/tflite-sweep); uses the
+                                      converter virtualenv .cache/converters-venv
   difftest [--cases N] [--seed S] [--modern | --no-modern] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs (--modern: only LayerNorm / GELU / attention /
@@ -616,9 +622,10 @@ cmd_kernel_bench() {
 }
 
 # The converters (torch, litert-torch, ai-edge-quantizer: ~1.5 GB) live in their own virtualenv, made
-# on demand from tools/models/converters/requirements.txt; only this command needs them.
-cmd_tflite_fixtures() {
-  local venv="$CACHE/converters-venv" req="$ROOT/tools/models/converters/requirements.txt"
+# on demand from tools/models/converters/requirements.txt; only tflite-fixtures and arch-sweep --tflite need them.
+CONVERTERS_VENV="$CACHE/converters-venv"
+converters_venv() {
+  local venv="$CONVERTERS_VENV" req="$ROOT/tools/models/converters/requirements.txt"
   local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want
   want="$(sha256sum "$req" | cut -d' ' -f1)"
   if [ ! -x "$py" ] || ! "$py" -c '' >/dev/null 2>&1; then
@@ -634,15 +641,36 @@ cmd_tflite_fixtures() {
     "$py" -m pip install --progress-bar off -r "$req" || die "installing the converters failed"
     echo "$want" >"$stamp"
   fi
+}
+
+cmd_tflite_fixtures() {
+  converters_venv
   # The calibration photos: scikit-image (converter venv), matplotlib (.venv), Debian darknet.
   need_venv
   log "tools/models/converters/make_tflite_fixtures.py $*"
-  exec "$py" tools/models/converters/make_tflite_fixtures.py "$@"
+  exec "$CONVERTERS_VENV/bin/python" tools/models/converters/make_tflite_fixtures.py "$@"
+}
+
+# arch-sweep --tflite: the converter virtualenv plus timm, torchvision and qnnweb's own dependencies, installed
+# without their dependencies (tools/models/converters/tflite_sweep_requirements_nodeps.txt; docs/arch-sweep.md).
+cmd_tflite_sweep() {
+  converters_venv
+  local py="$CONVERTERS_VENV/bin/python" stamp="$CONVERTERS_VENV/.qnnweb-sweep-requirements" want
+  local nodeps="$ROOT/tools/models/converters/tflite_sweep_requirements_nodeps.txt"
+  want="$(sha256sum "$nodeps" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "pip install --no-deps -r $(basename "$nodeps") into .cache/converters-venv"
+    "$py" -m pip install --progress-bar off --no-deps -r "$nodeps" \
+      || die "installing tools/models/converters/$(basename "$nodeps") into .cache/converters-venv failed (see pip's message above)"
+    echo "$want" >"$stamp"
+  fi
+  run_sweep "$py" tools/models/converters/tflite_sweep.py "$@"
 }
 
 # The sweep's environment (torch, timm, ultralytics, onnxruntime: ~1.5 GB) lives in its own virtualenv, made on
 # demand in three steps (tools/models/converters/arch_sweep_requirements*.txt say why; docs/arch-sweep.md).
 cmd_arch_sweep() {
+  if [ "${1:-}" = "--tflite" ]; then shift; cmd_tflite_sweep "$@"; fi
   local venv="$CACHE/arch-sweep-venv" req="$ROOT/tools/models/converters/arch_sweep_requirements.txt"
   local nodeps="$ROOT/tools/models/converters/arch_sweep_requirements_nodeps.txt"
   local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want torch_pin
@@ -668,12 +696,18 @@ cmd_arch_sweep() {
       || die "the torch in .cache/arch-sweep-venv is a CUDA build: the sweep needs the CPU one (pip found no CPU torch wheel)"
     echo "$want" >"$stamp"
   fi
-  local v
+  run_sweep "$py" tools/models/converters/arch_sweep.py "$@"
+}
+
+# A sweep tool (PYTHON SCRIPT ARGS...) with the work tree's qnnweb, which needs the built kernels.
+run_sweep() {
+  local py="$1" script="$2" v
+  shift 2
   for v in "${VARIANTS[@]}"; do
     [ -f "$WASM_OUT/qnnweb-$v.wasm" ] || die "py_frontend/qnnweb/wasm/qnnweb-$v.wasm is missing: run ./build.sh build kernels"
   done
-  log "tools/models/converters/arch_sweep.py $*"
-  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" tools/models/converters/arch_sweep.py "$@"
+  log "$script $*"
+  PYTHONPATH="$ROOT/py_frontend" exec nice "$py" "$script" "$@"
 }
 
 cmd_difftest() {

@@ -11,7 +11,7 @@ from .compiled import compile_steps
 from .graph import DTYPE_SIZES
 from .host import host_class
 from .ops import lower
-from .passes import fold_pads, means_over_adjacent_axes, transpose_convs_as_convs, transposed_matmul_operands
+from .passes import fold_pads, reductions_over_adjacent_axes, transpose_convs_as_convs, transposed_matmul_operands
 from .planner import plan_memory
 from .records import ABI_VERSION
 
@@ -41,7 +41,7 @@ class TensorInfo:
 def compile_graph(graph, keep_intermediates=False, metadata=None):
     """Lower, plan and record a graph: the CompiledModel every Model is loaded from."""
     # each pass returns a new graph, with tensors of its own
-    rewritten = transposed_matmul_operands(fold_pads(means_over_adjacent_axes(transpose_convs_as_convs(graph))))
+    rewritten = transposed_matmul_operands(fold_pads(reductions_over_adjacent_axes(transpose_convs_as_convs(graph))))
     steps = lower(rewritten)
     offsets, arena_bytes = plan_memory(steps, rewritten, keep_all=keep_intermediates)
     if arena_bytes > MAX_ARENA_BYTES:

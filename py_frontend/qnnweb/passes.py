@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
-from .ops.common import constant_ints, require_constant
+from .ops.common import REDUCTIONS, reduction_axes, require_constant
 from .ops.pad import pad_amounts, pad_value
 
 
@@ -190,20 +190,19 @@ def _new_int32s(tensors, name, values):
     return _new_tensor(tensors, name, (len(values),), "int32", data=struct.pack(f"<{len(values)}i", *values))
 
 
-def means_over_adjacent_axes(graph):
-    """A copy of the graph where each MEAN over axes that are not adjacent (TFLite MEAN over [1, 3], say)
-    first moves its reduced axes to the end (a TRANSPOSE, one strided copy), averages over those, and takes
-    the keep_dims shape back (a RESHAPE, no copy). The average of the same values is the same: the
-    lowering's MEAN needs adjacent axes. Malformed ops stay for lowering to report."""
+def reductions_over_adjacent_axes(graph):
+    """A copy of the graph where each reduction (MEAN, SUM, REDUCE_MAX) over axes that are not adjacent
+    (TFLite MEAN over [1, 3], say) first moves its reduced axes to the end (a TRANSPOSE, one strided copy),
+    reduces over those, and takes the keep_dims shape back (a RESHAPE, no copy). The reduction of the same
+    values is the same: the lowerings need adjacent axes. Malformed ops stay for lowering to report."""
     def needs_moving(op):
-        if op.type != "MEAN" or op_problem(graph, op):
+        if op.type not in REDUCTIONS or op_problem(graph, op):
             return None
-        x = graph.tensors[op.inputs[0]]
         try:
-            axes = sorted({a % max(len(x.shape), 1) for a in constant_ints(graph, op.inputs[1], "reduction axes")})
+            axes = reduction_axes(graph, op)
         except Unsupported:
             return None
-        return axes if axes and axes != list(range(axes[0], axes[-1] + 1)) else None
+        return axes if axes != list(range(axes[0], axes[-1] + 1)) else None
 
     moving = [needs_moving(op) for op in graph.ops]
     if not any(moving):
@@ -221,7 +220,7 @@ def means_over_adjacent_axes(graph):
                                y.zero_point)
         last = list(range(len(kept), len(perm)))
         ops += [Op(op.index, "TRANSPOSE", [op.inputs[0], _new_int32s(tensors, f"{y.name}/perm", perm)], [moved]),
-                Op(op.index, "MEAN", [moved, _new_int32s(tensors, f"{y.name}/axes", last)], [averaged],
+                Op(op.index, op.type, [moved, _new_int32s(tensors, f"{y.name}/axes", last)], [averaged],
                    dict(op.options, keep_dims=False)),
                 Op(op.index, "RESHAPE", [averaged], [op.outputs[0]])]
     return dataclasses.replace(graph, tensors=tensors, ops=ops)

@@ -65,8 +65,8 @@ def test_fixtures_are_complete_and_intact():
         assert entry["recipe"] in (MANIFEST["other_modes"] if name in REFUSED else MANIFEST["recipes"])
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
     # 15.5 MB of classifiers and random graphs, 2.2 MB of MediaPipe's face models (trained weights:
-    # BlazeFace short and full range, Face Mesh, Iris)
-    assert total < 21_000_000, f"tests/data/tflite holds {total} bytes"
+    # BlazeFace short and full range, Face Mesh, Iris), 0.2 MB of transformer pieces
+    assert total < 21_500_000, f"tests/data/tflite holds {total} bytes"
 
 
 @pytest.mark.parametrize("name, says", [("modes/dynamic_wi8_afp32.tflite", "dynamic-range quantized"),

@@ -3,7 +3,7 @@ keep_dims or not) against ai-edge-litert, every variant, bit-exact: over several
 tensors with TFLite's builtin MEAN (float32 mean, rounded half away from zero); over one axis of a rank-4
 tensor with XNNPACK's mean, which LiteRT's delegate takes there (sum x scale x (1 / n) + bias in float32,
 rounded half to even), with scales whose ratios make exact ties (x_scale / y_scale = 2.5, 1.5, ...). Axes
-that are not adjacent (MEAN over [1, 3]) are moved last and averaged there (passes.means_over_adjacent_axes)."""
+that are not adjacent (MEAN over [1, 3]) are moved last and averaged there (passes.reductions_over_adjacent_axes)."""
 
 from importlib import import_module
 

@@ -4,30 +4,15 @@ ai-edge-litert: one-op int8 models written with tflite_builder, every variant, b
 contiguous slices that share their input's memory (no copy), chained and read by later ops."""
 
 import struct
-from importlib import import_module
 
 import numpy as np
 import pytest
 import qnnweb
 from qnnweb_dev.litert_check import assert_matches_litert
 from qnnweb import UnsupportedModelError
-from tflite.BuiltinOptions import BuiltinOptions
-from qnnweb_dev.tflite_builder import ModelBuilder
+from qnnweb_dev.tflite_builder import ModelBuilder, options
 
 Q = ([0.05], [-3])
-
-
-def options(kind_name, **fields):
-    """A builtin options table: tflite.<kind_name>.Add<Field>(value) for each field."""
-    module = import_module(f"tflite.{kind_name}")
-
-    def write(b):
-        module.Start(b)
-        for name, value in fields.items():
-            getattr(module, f"Add{name}")(b, value)
-        return module.End(b)
-
-    return getattr(BuiltinOptions, kind_name), write
 
 
 def rng_input(shape, seed=0):

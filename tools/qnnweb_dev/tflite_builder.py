@@ -10,6 +10,7 @@ from importlib import import_module
 
 import flatbuffers
 from tflite.BuiltinOperator import BuiltinOperator
+from tflite.BuiltinOptions import BuiltinOptions
 from tflite.Model import Model as TFLiteModel
 from tflite.TensorType import TensorType
 
@@ -143,6 +144,20 @@ class ModelBuilder:
         Model.AddBuffers(b, buffers_vector)
         b.Finish(Model.End(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+
+def options(name, **fields):
+    """The ``options`` of ``ModelBuilder.op``: the schema table ``name`` ("DivOptions") with each field set
+    (``FusedActivationFunction=...``: the generated ``AddFusedActivationFunction``)."""
+    table = import_module(f"tflite.{name}")   # the module: its builder functions (the package holds the class)
+
+    def write(b):
+        table.Start(b)
+        for field, value in fields.items():
+            getattr(table, f"Add{field}")(b, value)
+        return table.End(b)
+
+    return getattr(BuiltinOptions, name), write
 
 
 def set_opcode(data, old, new):

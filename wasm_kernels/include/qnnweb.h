@@ -271,10 +271,9 @@ struct qnn_mul_record {
  *   2 (onnxruntime QLinearGlobalAveragePool, MLAS; also its AveragePool over the whole image
  *     without padding): the integer sum(x - in_zp) * (input_scale / (output_scale * n)), fp32
  *     requantization;
- *   3 (TFLite's builtin MEAN, which LiteRT runs over axes other than height and width): float32
- *     mean = sum(x) / n, then round half away from zero of mean * scale - in_zp * scale, + out_zp;
- *   4 (XNNPACK's mean, which LiteRT's delegate runs over one axis of a rank-4 tensor): s = scale *
- *     (1 / n), bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
+ *   3 (XNNPACK's sum, which LiteRT's delegate runs for an int8 SUM): as 4 with s = scale;
+ *   4 (XNNPACK's mean, which LiteRT's delegate runs for an int8 MEAN): s = scale * (1 / n),
+ *     bias = -n * in_zp * s + out_zp, rint(sum(x) * s + bias), each step in float32;
  *   5 (onnxruntime's float GlobalAveragePool of a float function of the int8 input, then its
  *     QuantizeLinear: a float op the quantizer left unquantized, e.g. HardSwish, read by a float pool;
  *     a global window only): each tap is table[c][(uint8) x] (256 float32 per table at `table`, the

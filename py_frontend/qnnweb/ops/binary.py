@@ -1,14 +1,17 @@
-"""The binary element-wise lowerings: ADD, SUB, DIV, MUL, MAXIMUM and MINIMUM, with numpy broadcasting
-up to rank 4 (one input may be constant). Records: add (ADD, TFLite's SUB), mul, maximum (MAXIMUM,
-MINIMUM), lut2d (ONNX's float Sub / Div / Max / Min between DequantizeLinear and QuantizeLinear, as
-a 256 x 256 table), and binary_f32 where a model computes in float before it quantizes."""
+"""The binary element-wise lowerings: ADD, SUB, DIV, MUL, MAXIMUM, MINIMUM and SQUARED_DIFFERENCE, with
+numpy broadcasting up to rank 4 (one input may be constant). Records: add (ADD, TFLite's SUB), mul,
+maximum (MAXIMUM, MINIMUM), lut2d (a 256 x 256 table: ONNX's float Sub / Div / Max / Min between
+DequantizeLinear and QuantizeLinear; TFLite's int8 DIV and SQUARED_DIFFERENCE, whose builtin kernels'
+fixed-point arithmetic qnnweb.numerics.tflite tabulates), and binary_f32 where a model computes in float
+before it quantizes."""
 
 import functools
 import math
 import struct
 
 from ..numerics.float32 import F32_OPERATIONS, float32
-from ..numerics.tflite import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic
+from ..numerics.tflite import (NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, div_table,
+                               squared_difference_table)
 from ..records import FLOAT32_MAX
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, broadcast_shape, broadcast_strides, require_constant, require_int8
@@ -115,10 +118,38 @@ def _ieee_divide(a, b):
 def lower_div(graph, op):
     """ONNX's Div left in float by the quantizer (by a constant or by an activation): onnxruntime's
     float32 division of the dequantized operands (a zero divisor: an infinity or NaN, then quantized as
-    QuantizeLinear does: saturated, NaN to the minimum)."""
+    QuantizeLinear does: saturated, NaN to the minimum). TFLite's int8 DIV: its builtin kernel's
+    fixed-point quotient (numerics.tflite.div_table; XNNPACK's delegate takes only float DIV)."""
     if not _is_onnx(graph):
-        raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
+        return [_tflite_table_binary(graph, op, div_table, with_activation=True)]
     return [_onnx_float_binary(graph, op, _ieee_divide)]
+
+
+@lowering("SQUARED_DIFFERENCE")
+def lower_squared_difference(graph, op):
+    """TFLite's int8 SQUARED_DIFFERENCE (the difference a layer norm's variance squares): its builtin
+    kernel's fixed-point arithmetic (numerics.tflite.squared_difference_table), as a lut2d table."""
+    return [_tflite_table_binary(graph, op, squared_difference_table)]
+
+
+def _tflite_table_binary(graph, op, make_table, with_activation=False):
+    """The lut2d step of an int8 TFLite op that is a function of its two input values: ``make_table``
+    (the inputs' and the output's scales and zero points, in the op's input order) gives the 65536
+    results [first + 128][second + 128]; transposed when the constant input became the record's a."""
+    a_index, b_index, a, b, y = _binary_operands(graph, op)
+    first, second = (a, b) if a_index == op.inputs[0] else (b, a)
+    quantization = [*require_int8(first, "input 1"), *require_int8(second, "input 2"), *require_int8(y, "output")]
+    activation = op.options.get("activation", "NONE")
+    if activation != "NONE" and not with_activation:
+        raise Unsupported(f"fused activation {activation} is not supported")
+    bounds = activation_range(activation, y.scale[0], y.zero_point[0]) if with_activation else ()
+    table = make_table(*quantization, *bounds)
+    if a_index != op.inputs[0]:
+        table = bytes(table[j * 256 + i] for i in range(256) for j in range(256))
+    fields, constants = _binary_fields(graph, op, a_index, b_index, a, b, y)
+    fields["output_bytes"] = 1
+    constants["table"] = table
+    return Step("lut2d", fields, constants)
 
 
 @lowering("SUB")

@@ -1,6 +1,6 @@
 """BROADCAST_TO: an int8 tensor (an activation, or a constant such as ViT's class token) broadcast to a
 larger shape by numpy's rules into an activation of the same quantization (ONNX's Expand of an activation;
-a constant Concat input made an activation for CONCATENATION)."""
+a constant Concat / CONCATENATION input made an activation for CONCATENATION, in ONNX and TFLite models)."""
 
 from ..numerics.tflite import NO_ADD_FIXED_POINT
 from .common import broadcast_shape, broadcast_strides, constant_ints, require_constant, require_int8
@@ -12,10 +12,9 @@ def lower_broadcast_to(graph, op):
     """The add record in onnxruntime's float form, as 0 x a + 1 x b + 0 (each term exact: the result is
     b itself): b the input, read with its broadcast strides (a constant one as constant bytes), and a
     the output, read only as a multiple of 0 (all its strides 0)."""
-    if getattr(graph, "format", "tflite") != "onnx":
-        raise Unsupported("BROADCAST_TO runs for ONNX models (Expand, a constant Concat input); LiteRT's is not "
-                          "checked")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if getattr(graph, "format", "tflite") != "onnx" and not x.is_constant:   # TFLite: a constant CONCATENATION input
+        raise Unsupported("BROADCAST_TO of an activation runs for ONNX models (Expand); LiteRT's is not checked")
     shape = constant_ints(graph, op.inputs[1], "shape")
     if list(y.shape) != shape or len(shape) > 4 or broadcast_shape(x.shape, shape) != shape:
         raise Unsupported(f"{list(x.shape)} broadcast to {shape} into an output of rank <= 4 of that shape, "

@@ -1,5 +1,5 @@
-"""AVERAGE_POOL_2D, MAX_POOL_2D and MEAN (a pool whose window is the whole image, or the reduced rows of a
-tensor viewed as [outer, reduced, 1, inner]).
+"""AVERAGE_POOL_2D, MAX_POOL_2D, and the reductions MEAN, SUM and REDUCE_MAX (a pool whose window is the
+whole image, or the reduced rows of a tensor viewed as [outer, reduced, 1, inner]).
 
 The average follows the reference runtime of the model's format (the record's ``arithmetic``):
 TFLite models LiteRT's (integer average rounded half away from zero when input and output share
@@ -15,10 +15,10 @@ import math
 
 from ..numerics.float32 import float32
 from .registry import Step, Unsupported, lowering
-from .common import activation_range, constant_ints, require_int8, require_rank
+from .common import activation_range, constant_ints, reduction_axes, require_int8, require_rank
 
 
-ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_TFLITE_MEAN, ARITHMETIC_XNNPACK_MEAN, \
+ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_XNNPACK_SUM, ARITHMETIC_XNNPACK_MEAN, \
     ARITHMETIC_ONNX_FLOAT_TABLE = 0, 1, 2, 3, 4, 5
 
 
@@ -105,45 +105,67 @@ def lower_max_pool(graph, op):
         output_min=lo, output_max=hi))]
 
 
-def _reduced_view(graph, op, x):
-    """(axes, outer, reduced, inner): the adjacent axes a MEAN or SUM reduces, x viewed around them."""
-    rank = max(len(x.shape), 1)
-    axes = sorted({a % rank for a in constant_ints(graph, op.inputs[1], "reduction axes")})
-    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+def _reduction_view(graph, op):
+    """(outer, reduced, inner): the input viewed as [outer, reduced, inner] around its reduced axes, which
+    must be adjacent (passes.reductions_over_adjacent_axes moves the others together)."""
+    x = graph.tensors[op.inputs[0]]
+    axes = reduction_axes(graph, op)
+    if axes != list(range(axes[0], axes[-1] + 1)):
         raise Unsupported(f"the {op.type.lower()} over axes {axes}: only adjacent axes are supported")
-    return (axes, math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1]),
+    return (math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:axes[-1] + 1]),
             math.prod(x.shape[axes[-1] + 1:]))
-
-
-@lowering("SUM")
-def lower_sum(graph, op):
-    """ONNX's ReduceSum left in float by quantize_static (MobileViTv2's linear attention): onnxruntime's
-    float32 sum of the dequantized taps, quantized: the float average pool's sum, its quotient by the
-    count quantized with the output scale divided by the count (within one quantum where onnxruntime's
-    vectorized sum, or the two divisions, round a tie otherwise)."""
-    if getattr(graph, "format", "tflite") != "onnx":
-        raise Unsupported("SUM runs for ONNX models (ReduceSum); LiteRT's int8 SUM is not imitated")
-    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    _, outer, reduced, inner = _reduced_view(graph, op, x)
-    y_scale, _ = require_int8(y, "output")
-    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=(outer, reduced, 1, inner),
-                    arithmetic=ARITHMETIC_ONNX_FLOAT, output_scale=float32(y_scale / reduced))
 
 
 @lowering("MEAN")
 def lower_mean(graph, op):
     """The mean over any axes that are adjacent in the input (height and width; channels; all of them):
-    the input viewed as [outer, reduced, 1, inner], one average pool over the reduced rows."""
+    the input viewed as [outer, reduced, 1, inner], one average pool over the reduced rows. LiteRT's
+    XNNPACK delegate takes every int8 MEAN (XNNPACK's static mean, tests/tflite/test_tflite_mean.py);
+    over height and width of a 4-D tensor it is a global average pool, as before."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    axes, outer, reduced, inner = _reduced_view(graph, op, x)
+    outer, reduced, inner = _reduction_view(graph, op)
     # ONNX ReduceMean (left in float by quantize_static): onnxruntime's float mean of the dequantized taps
     onnx = ARITHMETIC_ONNX_FLOAT if getattr(graph, "format", "tflite") == "onnx" else None
-    if len(x.shape) == 4 and axes == [1, 2]:
+    if len(x.shape) == 4 and sorted({a % 4 for a in constant_ints(graph, op.inputs[1], "axes")}) == [1, 2]:
         _, h, w, _ = x.shape
         return _avgpool(graph, op, x, y, (h, w), (h, w), (0, 0, 0, 0), "NONE", arithmetic=onnx)
-    # LiteRT's XNNPACK delegate takes the mean over one axis of a rank-4 tensor (XNNPACK's static mean);
-    # the rest it leaves to TFLite's builtin MEAN (tests/tflite/test_tflite_mean.py)
-    tflite = ARITHMETIC_XNNPACK_MEAN if len(x.shape) == 4 and len(axes) == 1 else ARITHMETIC_TFLITE_MEAN
     return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE",
-                    view=(outer, reduced, 1, inner), arithmetic=onnx if onnx is not None else tflite)
+                    view=(outer, reduced, 1, inner), arithmetic=ARITHMETIC_XNNPACK_MEAN if onnx is None else onnx)
 
+
+@lowering("SUM")
+def lower_sum(graph, op):
+    """TFLite's int8 SUM (a softmax written out sums its exponentials): XNNPACK's static sum, which LiteRT's
+    delegate takes: the integer sum times float32(x_scale / y_scale), plus the zero points folded into a
+    float32 bias, rounded half to even (the avgpool2d record's arithmetic 3). ONNX's ReduceSum left in
+    float by quantize_static (MobileViTv2's linear attention): onnxruntime's float32 sum of the dequantized
+    taps, quantized: the float average pool's sum, its quotient by the count quantized with the output
+    scale divided by the count (within one quantum where onnxruntime's vectorized sum, or the two
+    divisions, round a tie otherwise)."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    outer, reduced, inner = _reduction_view(graph, op)
+    view = (outer, reduced, 1, inner)
+    if getattr(graph, "format", "tflite") == "onnx":
+        y_scale, _ = require_int8(y, "output")
+        return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=view,
+                        arithmetic=ARITHMETIC_ONNX_FLOAT, output_scale=float32(y_scale / reduced))
+    return _avgpool(graph, op, x, y, (reduced, 1), (reduced, 1), (0, 0, 0, 0), "NONE", view=view,
+                    arithmetic=ARITHMETIC_XNNPACK_SUM)
+
+
+@lowering("REDUCE_MAX")
+def lower_reduce_max(graph, op):
+    """TFLite's int8 REDUCE_MAX (a softmax written out subtracts it): the largest stored value, one max
+    pool over the reduced rows of the input viewed as [outer, reduced, 1, inner]. LiteRT refuses an
+    output quantized otherwise than the input, and so does qnnweb."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if require_int8(x, "input") != require_int8(y, "output"):
+        raise Unsupported("input and output quantization differ (REDUCE_MAX needs them equal)")
+    outer, reduced, inner = _reduction_view(graph, op)
+    if y.size != outer * inner:
+        raise Unsupported(f"output {list(y.shape)} does not fit input {list(x.shape)}")
+    return [Step("maxpool2d", dict(
+        input=op.inputs[0], output=op.outputs[0], batch=outer, input_height=reduced, input_width=1, channels=inner,
+        output_height=1, output_width=1, kernel_height=reduced, kernel_width=1, stride_height=reduced,
+        stride_width=1, dilation_height=1, dilation_width=1, padding_top=0, padding_left=0, output_min=-128,
+        output_max=127))]

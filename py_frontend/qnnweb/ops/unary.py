@@ -5,7 +5,8 @@ The table is computed here, at lowering: for each of the 256 input values v,
     q    = round_half_to_even(real / output_scale) + output_zero_point  (Python's round())
 clamped to the output type's range (and the fused activation's, when an op has one). TFLite's int8
 HARD_SWISH follows LiteRT's fixed-point algorithm instead (qnnweb.numerics.tflite), its ELU XNNPACK's
-float32 table (``elu_table``). Requantizing
+float32 table (``elu_table``), its int8 EXP and RSQRT its builtin kernels' arithmetic (LiteRT's
+LUTPopulate in float32; a fixed-point inverse square root). Requantizing
 conversions (QUANTIZE between uint8 and int8) follow the kernels' fp32 REQUANTIZE instead:
 float32(v - zp_in) * float32(scale_in / scale_out), rounded half to even: with equal scales that is
 exactly v ^ 0x80.
@@ -16,9 +17,9 @@ import math
 from ..numerics.byte_values import RANGES, input_values
 from ..numerics.float32 import float32
 from ..numerics.onnxruntime import float_table, make_table_onnxruntime, onnxruntime_function
-from ..numerics.tflite import hard_swish_table
+from ..numerics.tflite import exp_table, hard_swish_table, rsqrt_table
 from .registry import Step, Unsupported, lowering
-from .common import activation_range, require_byte_quantized
+from .common import activation_range, require_byte_quantized, require_int8
 
 
 def make_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, function, lo=None, hi=None):
@@ -134,4 +135,28 @@ def lower_unary(graph, op):
         table = make_table_onnxruntime(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, onnx_function, lo, hi)
     else:
         table = make_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, _functions(op), lo, hi)
+    return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]
+
+
+TFLITE_INTEGER_TABLES = {"EXP": exp_table, "RSQRT": rsqrt_table}
+
+
+@lowering(*TFLITE_INTEGER_TABLES)
+def lower_tflite_integer_unary(graph, op):
+    """TFLite's int8 EXP (a softmax written out) and RSQRT (a layer norm's 1 / sqrt(variance + eps)):
+    the tables of their builtin kernels, which LiteRT runs (XNNPACK's delegate takes them in float
+    only): qnnweb.numerics.tflite. An EXP ai-edge-quantizer left in float between DEQUANTIZE and
+    QUANTIZE (importers/tflite/quantization.py) is the float exp of each dequantized value, as the
+    other float islands (XNNPACK's float exp and quantization give the same bytes: tests/tflite)."""
+    if getattr(graph, "format", "tflite") != "tflite":
+        raise Unsupported(f"{op.type} is only run for TFLite models")
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    x_scale, x_zp = require_int8(x, "input")
+    y_scale, y_zp = require_int8(y, "output")
+    if x.size != y.size:
+        raise Unsupported(f"input {list(x.shape)} and output {list(y.shape)} sizes differ")
+    if op.options.get("float_island"):   # ai-edge-quantizer left it in float: exp of the dequantized values
+        table = make_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, lambda v: math.exp(min(v, 700.0)))
+    else:
+        table = TFLITE_INTEGER_TABLES[op.type](x_scale, x_zp, y_scale, y_zp)
     return [Step("lut", dict(input=op.inputs[0], output=op.outputs[0], size=x.size), {"table": table})]

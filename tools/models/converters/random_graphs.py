@@ -264,6 +264,47 @@ def random_cases():
             y = self.c(self.pad(F.relu(self.b(self.prelu(self.a(x))))))
             return F.interpolate(y, size=x.shape[2:], mode="bilinear", align_corners=False)
 
+    class LayerNormTokens(nn.Module):
+        """A ViT's patch tokens through LayerNorm (litert-torch writes it out: MEAN, SQUARED_DIFFERENCE,
+        ADD eps, RSQRT, MUL, SUB, MUL / ADD of the affine), then a residual MUL / ADD."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 16, 2, stride=2)
+            self.norm = nn.LayerNorm(16)
+            with torch.no_grad():
+                self.norm.weight.add_(torch.randn(16) * 0.3)
+                self.norm.bias.add_(torch.randn(16) * 0.3)
+
+        def forward(self, x):
+            tokens = self.a(x).flatten(2).transpose(1, 2)
+            return self.norm(tokens) * 0.5 + tokens
+
+    class ClassToken(nn.Module):
+        """A ViT's class token: a constant [1, 1, C] concatenated before the patch tokens, plus position
+        embeddings."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 12, 2, stride=2)
+            self.cls = const(1, 1, 12, offset=0.1)
+            self.pos = const(1, 1 + 4 * 5, 12, scale=0.2)
+
+        def forward(self, x):
+            tokens = self.a(x).flatten(2).transpose(1, 2)
+            return torch.cat([self.cls, tokens], dim=1) + self.pos
+
+    class SoftmaxWrittenOut(nn.Module):
+        """A softmax over another axis than the last (over the channels of [1, C, N]), which litert-torch
+        writes out: REDUCE_MAX, MAXIMUM, SUB, EXP, SUM, DIV (TFLite's SOFTMAX takes the last axis only)."""
+
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Conv2d(3, 10, 2, stride=2)
+
+        def forward(self, x):
+            return torch.softmax(self.a(x).flatten(2), dim=1)
+
     return {
         "upsampler": ("Conv2d stride 2, ConvTranspose2d k4 s2 p1 and k2 s2, relu, tanh", (1, 3, 16, 12), Upsampler),
         "pixel_shuffle": ("ESPCN: Conv2d 5x5 and 3x3, tanh, PixelShuffle(2)", (1, 3, 10, 12), PixelShuffle),
@@ -294,6 +335,12 @@ def random_cases():
                       (1, 4, 6, 6), ShapeOps),
         "squeeze_excite": ("hardswish, squeeze-excite (mean, 1x1 convs, relu, hardsigmoid, mul)", (1, 3, 12, 12),
                            SqueezeExcite),
+        "layer_norm": ("patch tokens (Conv2d, flatten, transpose), LayerNorm, residual", (1, 3, 8, 10),
+                       LayerNormTokens),
+        "class_token": ("patch tokens, a constant class token concatenated first, position embeddings",
+                        (1, 3, 8, 10), ClassToken),
+        "softmax_written_out": ("softmax over the channels of [1, C, N], written out (max, sub, exp, sum, div)",
+                                (1, 3, 8, 10), SoftmaxWrittenOut),
     }
 
 

@@ -10,10 +10,8 @@
  *     rint(avg / output_scale + output_zero_point) (nearbyintf: half to even);
  *   2 onnxruntime QLinearGlobalAveragePool (mlas/lib/qlgavgpool.cpp): the integer sum times the
  *     float32 scale input_scale / (output_scale * count), fp32 requantization;
- *   3 TFLite's builtin MEAN (reference_ops::Mean for int8 with other output quantization, which
- *     LiteRT runs over axes XNNPACK does not take): float32 mean of the raw values, times the scale,
- *     plus -input_zero_point * scale, rounded half away from zero;
- *   4 XNNPACK's mean (LiteRT's delegate, over one axis of a rank-4 tensor): the raw sum times
+ *   3 XNNPACK's sum (LiteRT's delegate takes every int8 SUM): as 4 with s = scale;
+ *   4 XNNPACK's mean (LiteRT's delegate takes every int8 MEAN): the raw sum times
  *     s = scale * (1 / count), plus -count * input_zero_point * s + output_zero_point, each step in
  *     float32, rint;
  *   5 onnxruntime's float GlobalAveragePool of a float function of the input (taps through a float32
@@ -57,7 +55,7 @@ QNN_PLAN_CODE int32_t qnn_create_avgpool2d(struct qnn_plan* plan, const void* re
   }
   if (r->arithmetic < 0 || r->arithmetic > 5) {
     qnn_set_error("avgpool2d: arithmetic must be 0 (TFLite), 1 (onnxruntime), 2 (onnxruntime global), 3 "
-                  "(TFLite MEAN), 4 (XNNPACK mean) or 5 (onnxruntime float pool of a table)");
+                  "(XNNPACK sum), 4 (XNNPACK mean) or 5 (onnxruntime float pool of a table)");
     return QNN_ERROR_INVALID_RECORD;
   }
   if (r->arithmetic != 0 && r->arithmetic != 3 && r->arithmetic != 4 && (!(r->input_scale > 0.0f && r->input_scale <= 0x1.0p+100f) ||
@@ -233,21 +231,14 @@ static void avgpool2d_channels(const void* context, size_t first, size_t count, 
           }
           for (int32_t c = c0; c < c0 + n; c++) {
             const int32_t sum = sums[c - c0];
-            if (r->arithmetic == 4) {
-              /* XNNPACK's mean: s = scale * (1 / n), bias = -n * in_zp * s + out_zp, rint(sum * s + bias) */
-              const float s = r->scale * (1.0f / (float) taps);
+            if (r->arithmetic == 3 || r->arithmetic == 4) {
+              /* XNNPACK's sum / mean: s = scale (sum) or scale * (1 / n) (mean),
+               * bias = -n * in_zp * s + out_zp, rint(sum * s + bias) */
+              const float s = r->arithmetic == 3 ? r->scale : r->scale * (1.0f / (float) taps);
               const float bias = (float) (-taps * r->input_zero_point) * s + (float) r->output_zero_point;
               float q = (float) (sum - padded_sum) * s + bias;
               q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
               out[c] = (int8_t) (int32_t) __builtin_rintf(q);
-            } else if (r->arithmetic == 3) {
-              const float mean = (float) (sum - padded_sum) / (float) taps;
-              const float bias = (float) -r->input_zero_point * r->scale;
-              const float v = mean * r->scale + bias;
-              const float rounded = v >= 0.0f ? __builtin_floorf(v + 0.5f) : -__builtin_floorf(-v + 0.5f);
-              float q = rounded + (float) r->output_zero_point;
-              q = q < (float) r->output_min ? (float) r->output_min : q > (float) r->output_max ? (float) r->output_max : q;
-              out[c] = (int8_t) (int32_t) q;
             } else if (same_quantization) {
               const int32_t half = taps / 2;
               const int32_t average = taps == 0 ? 0 : (sum >= 0 ? (sum + half) / taps : (sum - half) / taps);

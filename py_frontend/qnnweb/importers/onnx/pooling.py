@@ -115,7 +115,7 @@ def import_reduce_mean(ctx, node, attrs):
     axes = sorted({a % rank for a in axes})
     keep = attrs.get("keepdims", 1)
     # a feature map is averaged in NHWC when the output keeps its rank (axes apart there are moved
-    # together by passes.means_over_adjacent_axes); else in ONNX's own layout (one transpose back)
+    # together by passes.reductions_over_adjacent_axes); else in ONNX's own layout (one transpose back)
     nhwc = bool(ctx.values[x].nhwc and keep)
     index, ir_axes = ((ctx.values[x].index, sorted(NCHW_TO_NHWC.index(a) for a in axes)) if nhwc
                       else (plain_index(ctx, x), axes))

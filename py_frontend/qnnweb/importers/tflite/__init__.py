@@ -2,7 +2,8 @@
 
 Only the structure is read here; whether each op can run is decided in ``qnnweb.ops`` so that all
 problems of a model are reported together. reader.py reads the tables, options.py the op options,
-folding.py folds shape arithmetic, quantization.py handles what the quantizers leave around the int8 ops.
+folding.py folds shape arithmetic, quantization.py handles what the quantizers leave around the int8 ops,
+constant_inputs.py makes a CONCATENATION's constant input an activation.
 """
 
 import struct
@@ -13,9 +14,11 @@ from tflite.BuiltinOperator import BuiltinOperator
 from ...errors import ModelError
 from ...graph import Graph, Op
 from ..flatbuffer_table import Table, field_offsets, scalars_at, table_at
+from .constant_inputs import constant_concat_inputs
 from .folding import fold_shape_arithmetic
 from .options import OPTIONS, options_reader
-from .quantization import detection_inputs_in_float, quantized_float_islands, require_full_integer
+from .quantization import (detection_inputs_in_float, max_before_dequantize, quantized_float_islands,
+                           require_full_integer)
 from .reader import (MODEL_BUFFERS, MODEL_OPERATOR_CODES, MODEL_SUBGRAPHS, OPERATOR_FIELDS, SUBGRAPH_INPUTS,
                      SUBGRAPH_OPERATORS, SUBGRAPH_OUTPUTS, SUBGRAPH_TENSORS, builtin_code, custom_op, model_source,
                      read_tensor, set_batch)
@@ -67,8 +70,9 @@ def _read(data, input_shapes):
                          "ai-edge-quantizer (recipe static_wi8_ai8) for files from litert-torch or MediaPipe")
     require_full_integer(tensors, ops)
     ops, variables = resource_variables(tensors, ops, subgraphs, read_subgraph)
-    ops = quantized_float_islands(tensors, fold_shape_arithmetic(tensors, ops), graph_outputs)
-    ops = detection_inputs_in_float(tensors, ops)
+    ops = quantized_float_islands(tensors, max_before_dequantize(tensors, fold_shape_arithmetic(tensors, ops)),
+                                  graph_outputs)
+    ops = constant_concat_inputs(tensors, detection_inputs_in_float(tensors, ops))
     return Graph(tensors, ops, graph_inputs, graph_outputs, "tflite", source, variables)
 
 

@@ -12,6 +12,7 @@ from tflite.ConcatenationOptions import ConcatenationOptions
 from tflite.Conv2DOptions import Conv2DOptions
 from tflite.DepthToSpaceOptions import DepthToSpaceOptions
 from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
+from tflite.DivOptions import DivOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
 from tflite.LeakyReluOptions import LeakyReluOptions
@@ -133,10 +134,12 @@ OPTIONS = {
     "SPACE_TO_DEPTH": (SpaceToDepthOptions, BuiltinOptions.SpaceToDepthOptions,
                        lambda o, t, i: {"block_size": o.BlockSize()}),
     "MUL": (MulOptions, BuiltinOptions.MulOptions, lambda o, t, i: {"activation": _activation(o)}),
+    "DIV": (DivOptions, BuiltinOptions.DivOptions, lambda o, t, i: {"activation": _activation(o)}),
     "CONCATENATION": (ConcatenationOptions, BuiltinOptions.ConcatenationOptions,
                       lambda o, t, i: {"axis": o.Axis(), "activation": _activation(o)}),
     "SOFTMAX": (SoftmaxOptions, BuiltinOptions.SoftmaxOptions, lambda o, t, i: {"beta": o.Beta()}),
-    "MEAN": (ReducerOptions, BuiltinOptions.ReducerOptions, lambda o, t, i: {"keep_dims": bool(o.KeepDims())}),
+    **{op_type: (ReducerOptions, BuiltinOptions.ReducerOptions, lambda o, t, i: {"keep_dims": bool(o.KeepDims())})
+       for op_type in ("MEAN", "SUM", "REDUCE_MAX")},
     "LEAKY_RELU": (LeakyReluOptions, BuiltinOptions.LeakyReluOptions, lambda o, t, i: {"alpha": o.Alpha()}),
     "STRIDED_SLICE": (StridedSliceOptions, BuiltinOptions.StridedSliceOptions,
                       lambda o, t, i: {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(),

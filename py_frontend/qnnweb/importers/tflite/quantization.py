@@ -1,6 +1,7 @@
 """What the quantizers leave in a TFLite file around the int8 ops, made runnable or refused with what it
 is: other quantization modes (refused: QuantizationModeError), float ops between a DEQUANTIZE and a
-QUANTIZE (int8 tables), the detection post-processing's quantized inputs (dequantized as TFLite does)."""
+QUANTIZE (int8 tables; a float REDUCE_MAX moved before the DEQUANTIZE), the detection post-processing's
+quantized inputs (dequantized as TFLite does)."""
 
 import struct
 
@@ -71,7 +72,28 @@ def detection_inputs_in_float(tensors, ops):
     return out
 
 
-FLOAT_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH")
+FLOAT_UNARY = ("RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH", "HARD_SWISH", "EXP")
+
+
+def max_before_dequantize(tensors, ops):
+    """ai-edge-quantizer leaves the REDUCE_MAX of a written-out softmax in float: DEQUANTIZE(int8 x) ->
+    REDUCE_MAX (float) -> QUANTIZE. Dequantizing keeps the values' order, so the max of the dequantized values
+    is the dequantized max of the int8 ones: REDUCE_MAX of x (into a new tensor of x's quantization), then
+    DEQUANTIZE; the DEQUANTIZE of x goes once nothing else reads it (quantized_float_islands)."""
+    producer = {o: op for op in ops for o in op.outputs}
+    out = []
+    for op in ops:
+        source = producer.get(op.inputs[0]) if op.type == "REDUCE_MAX" and op.inputs and len(op.outputs) == 1 else None
+        if (source is None or source.type != "DEQUANTIZE" or not source.inputs
+                or tensors[source.inputs[0]].dtype != "int8" or tensors[op.outputs[0]].dtype != "float32"):
+            out.append(op)
+            continue
+        x, y = tensors[source.inputs[0]], tensors[op.outputs[0]]
+        index = len(tensors)
+        tensors.append(Tensor(index, y.name + "/int8", y.shape, "int8", x.scale, x.zero_point))
+        out += [Op(op.index, "REDUCE_MAX", [source.inputs[0], *op.inputs[1:]], [index], op.options),
+                Op(op.index, "DEQUANTIZE", [index], list(op.outputs))]
+    return out
 
 
 def quantized_float_islands(tensors, ops, graph_outputs):
