@@ -67,7 +67,7 @@ def _functions(op):
         low = -math.inf if o.get("min") is None else float(o["min"])
         high = math.inf if o.get("max") is None else float(o["max"])
         return lambda x: min(max(x, low), high)
-    return {
+    functions = {
         "LOGISTIC": _logistic,
         "TANH": math.tanh,
         "HARD_SWISH": lambda x: x * min(max(x + 3.0, 0.0), 6.0) / 6.0,
@@ -75,7 +75,10 @@ def _functions(op):
         "RELU6": lambda x: min(max(x, 0.0), 6.0),
         "RELU_N1_TO_1": lambda x: min(max(x, -1.0), 1.0),
         "ELU": lambda x: x if x >= 0 else math.expm1(x),
-    }[op.type]
+    }
+    if op.type not in functions:   # ONNX's float functions (ONNX_FLOAT_FUNCTIONS) follow onnxruntime only
+        raise Unsupported(f"{op.type} is computed as onnxruntime computes it, in ONNX models only")
+    return functions[op.type]
 
 
 def _onnx_composed(op):
@@ -102,8 +105,14 @@ def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
     return bytes(table)
 
 
+# the float functions ONNX models compute with onnxruntime's arithmetic (numerics/onnxruntime.py), and
+# one float32 operation with a constant operand
+ONNX_FLOAT_FUNCTIONS = ("ERF", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
+                        "MUL_SCALAR", "DIV_SCALAR")
+
+
 @lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP",
-          "ELU")
+          "ELU", *ONNX_FLOAT_FUNCTIONS)
 def lower_unary(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_byte_quantized(x, "input")

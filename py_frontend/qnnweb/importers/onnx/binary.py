@@ -9,6 +9,7 @@ from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
 from .quantization import (activation_input, float_tail, new_output, qlinear_input, qparams,
                            quantization_ahead, quantize_like_onnxruntime, quantized_output, requantize_to)
 from .registry import onnx_op
+from .unary import qdq_unary, starts_float_run
 from .skip import Skip
 
 # the IR op of each binary ONNX op
@@ -187,6 +188,9 @@ def qdq_binary(ctx, op_type, node):
 
 @onnx_op("Add", "Mul")
 def import_add_mul(ctx, node, attrs):
+    if starts_float_run(ctx, node):
+        qdq_unary(ctx, node, attrs)
+        return
     qdq_binary(ctx, IR_BINARY[node.op_type], node)
 
 
@@ -248,7 +252,11 @@ def import_max_min(ctx, node, attrs):
 def import_sub_div(ctx, node, attrs):
     """Sub and Div left in float by the quantizer (onnxruntime has no quantized Sub; Div by a constant, a
     normalization, x / 6 ..., or by an activation): IR SUB / DIV, computed as onnxruntime's float32 Sub /
-    division of the dequantized operands (ops/binary.py, a 256 x 256 table)."""
+    division of the dequantized operands (ops/binary.py, a 256 x 256 table); by a constant scalar with
+    more float element ops after it, one table of them all (unary.py)."""
+    if starts_float_run(ctx, node):
+        qdq_unary(ctx, node, attrs)
+        return
     float_binary(ctx, IR_BINARY[node.op_type], node)
 
 
