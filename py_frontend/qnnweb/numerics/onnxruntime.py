@@ -213,6 +213,24 @@ def onnxruntime_function(steps):
     return composed
 
 
+def batch_norm_coefficients(scale, bias, mean, var, epsilon):
+    """Each channel's (multiplier, addend) as onnxruntime's inference BatchNormalization computes them
+    (providers/cpu/nn/batch_norm.h, Eigen arrays, float32 all through): inv_std = 1 / sqrt(var + epsilon),
+    new_scale = inv_std * scale, new_bias = bias - mean * new_scale; then y = x * new_scale + new_bias
+    (batch_norm_function), a product and a sum, no FMA."""
+    epsilon = _f32(epsilon)
+    coefficients = []
+    for s, b, m, v in zip(scale, bias, mean, var):
+        inv_std = _f32(_ieee_divide(1.0, _onnx_sqrt(_f32(_f32(v) + epsilon))))
+        new_scale = _f32(inv_std * _f32(s))
+        coefficients.append((new_scale, _f32(_f32(b) - _f32(_f32(m) * new_scale))))
+    return coefficients
+
+
+def batch_norm_function(new_scale, new_bias):
+    return lambda x: _f32(_f32(x * new_scale) + new_bias)
+
+
 def float_table(x_dtype, x_scale, x_zp, function):
     """256 float32 (little-endian bytes): the function of each dequantized input value, in float32."""
     x_scale = _f32(x_scale)

@@ -11,7 +11,7 @@ from ..graph import DTYPE_SIZES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
-from . import (binary, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
+from . import (batch_norm, binary, concat, conv, detection, pad, pooling, prelu, quantize, reshape,  # noqa: F401
                resize, slicing, softmax, transpose, unary, variables)
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
