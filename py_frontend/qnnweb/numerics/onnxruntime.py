@@ -155,9 +155,40 @@ def _scalar_operation(op_type, value, first):
     return lambda x: _f32(operation(x, c))
 
 
+# the float32 operations of two values a float region's program combines
+_OPERATIONS = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b, "DIV": _ieee_divide}
+
+
+def region_function(program):
+    """The float32 function of a float region of one input (element functions and float32 operations on
+    values it computed, onnxruntime running each op as it is): ``program`` lists its steps in order,
+    ("step", op type, options, k) applies an element function to value k, ("binary", "ADD" | "SUB" |
+    "MUL" | "DIV", k, m) combines values k and m; value 0 is the input, value i the result of step i,
+    the last value the region's result. None when a step has no exact model."""
+    steps = []
+    for entry in program:
+        if entry[0] == "step":
+            function = element_function(entry[1], entry[2])
+            if function is None:
+                return None
+            steps.append((lambda f, k: lambda values: f(values[k]))(function, entry[3]))
+        else:
+            operation, k, m = _OPERATIONS[entry[1]], entry[2], entry[3]
+            steps.append((lambda op, k, m: lambda values: _f32(op(values[k], values[m])))(operation, k, m))
+
+    def region(x):
+        values = [x]
+        for step in steps:
+            values.append(step(values))
+        return values[-1]
+    return region
+
+
 def element_function(op_type, options):
     """float32 functions as onnxruntime's CPU kernels compute them, or None (no exact model)."""
     o = options
+    if op_type == "FLOAT_REGION":
+        return region_function(o["program"])
     if op_type in _SCALAR_OPERATIONS:
         return _scalar_operation(op_type, float(o["value"]), bool(o.get("first", False)))
     if op_type == "ERF":

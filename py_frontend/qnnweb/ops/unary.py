@@ -108,7 +108,7 @@ def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
 # the float functions ONNX models compute with onnxruntime's arithmetic (numerics/onnxruntime.py), and
 # one float32 operation with a constant operand
 ONNX_FLOAT_FUNCTIONS = ("ERF", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
-                        "MUL_SCALAR", "DIV_SCALAR")
+                        "MUL_SCALAR", "DIV_SCALAR", "FLOAT_REGION")
 
 
 @lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP",

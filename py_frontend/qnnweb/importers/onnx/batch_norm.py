@@ -9,7 +9,8 @@ from .layout import nhwc_index, onnx_shape, plain_index, transpose
 from .quantization import activation_input, float_tail
 from .registry import onnx_op
 from .skip import Skip
-from .unary import float_chain, tabulated
+from .tabulated import tabulated
+from .unary import float_chain
 
 
 def float32_parameter(ctx, name, channels, what):

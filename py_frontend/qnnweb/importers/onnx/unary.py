@@ -8,12 +8,14 @@ from ...numerics.float32 import float32, float32_bytes
 from ...numerics.onnxruntime import float_table, onnxruntime_function, prelu_function
 from .context import Value
 from .element_steps import FLOAT_FUNCTIONS, element_step
+from .float_region import float_region
 from .layout import nhwc_index, onnx_shape
 from .pooling import add_pool
-from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, clip_bounds, float_tail, new_output,
-                           params_of, qlinear_input, qparams, quantization_ahead, quantized_output, unary_op)
-from .registry import arity_problem, handle_node, onnx_op
+from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, float_tail, params_of, qlinear_input,
+                           qparams, quantization_ahead, quantized_output, unary_op)
+from .registry import arity_problem, onnx_op
 from .skip import Skip
+from .tabulated import replay_moves, tabulated
 
 # ops that only move or select values (one input tensor, one output): they commute with
 # element-wise functions, and run on int8 tensors
@@ -98,44 +100,6 @@ def non_decreasing(ctx, x, steps):
     return all(a <= b for a, b in zip(values, values[1:]))
 
 
-def replay_moves(ctx, first, moves, out_names):
-    """Copies of the nodes `moves` (the moves a float run passed, or the moves after it to the model's
-    output) applied in order to tensor `first` (the run's table output, or its int8 input), the last
-    one writing `out_names`."""
-    name = first
-    for i, move in enumerate(moves):
-        node = type(move)()
-        node.CopyFrom(move)
-        node.input[0] = name
-        node.output[0] = out_names[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
-        handle_node(ctx, node)
-        name = node.output[0]
-    for alias in out_names[1:]:
-        ctx.values[alias] = ctx.values[out_names[0]]
-
-
-def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, **options):
-    """The one op whose tables compute float run `name` (started by `node`): float32 where the
-    QOperator form leaves the model's last activation in float, else quantized as the
-    QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-    in the same table. The moves the run passed (`moves`) follow the table's output."""
-    composed = f"{node.output[0]}/composed"
-    shape = ctx.tensors[inputs[0]].shape
-    if float_tail(ctx, name):
-        table_name = composed if moves else name
-        out = ctx.add_tensor(table_name, shape, "float32")
-        ctx.values[table_name] = Value(out, nhwc)
-        ctx.add_op(op_type, inputs, [out], **options)
-        if moves:
-            replay_moves(ctx, composed, moves, [name])
-        return
-    out_names, params, activation = quantized_output(ctx, node, name, input_params)
-    out = new_output(ctx, [composed] if moves else out_names, shape, params, nhwc)
-    ctx.add_op(op_type, inputs, [out], activation=activation, **options)
-    if moves:
-        replay_moves(ctx, composed, moves, out_names)
-
-
 @onnx_op("Relu", "Sigmoid", "HardSwish", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Clip", *FLOAT_FUNCTIONS, "Pow")
 def qdq_unary(ctx, node, attrs):
     """A float element-wise op on a dequantized int8 tensor (element_steps.py; Add / Sub / Mul / Div with a
@@ -147,6 +111,8 @@ def qdq_unary(ctx, node, attrs):
         raise Skip(f"{node.op_type} computes on two activations, or with an exponent other than 1, 2 or 3 "
                    "(onnxruntime's std::pow has no exact model here)")
     x = activation_input(ctx, source)
+    if source in ctx.views and float_region(ctx, node, source, x):
+        return
     op_type, options = step
     name, chain, moves = float_chain(ctx, node.output[0])
     steps = [(op_type, dict(options))] + chain   # the run's functions, in order
