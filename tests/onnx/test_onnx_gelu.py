@@ -6,6 +6,8 @@ models, every variant. Each was refused before ("op Erf: operator not supported"
 used in float")."""
 
 import numpy as np
+import onnx
+import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
@@ -13,6 +15,7 @@ from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 from test_onnx_quantizer_forms import feeds
 
 import qnnweb
+from qnnweb.cli.reference_onnx import session_options
 
 RNG = np.random.default_rng(31)
 MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8")]
@@ -118,3 +121,61 @@ def test_gelu_as_torch_exports_it_in_a_quantized_model(mode, per_channel):
                      per_channel=per_channel)
     x = feeds([1, 3, 6, 7], 1, seed=5)[0]["x"] * 2
     assert_matches_onnxruntime(data, x, ["DIV_SCALAR"], exact=True)
+
+
+# float regions that read the dequantized input more than once (IR FLOAT_REGION): (nodes, constants)
+REGIONS = {
+    "gelu-in-float": ([node("Div", ["f", "sqrt2"], "d"), node("Erf", ["d"], "r"), node("Add", ["r", "one"], "a"),
+                       node("Mul", ["f", "a"], "m"), node("Mul", ["m", "half"])],
+                      {"sqrt2": SQRT2, "one": np.float32(1.0), "half": np.float32(0.5)}),
+    "gelu-half-first": ([node("Div", ["f", "sqrt2"], "d"), node("Mul", ["f", "half"], "h"), node("Erf", ["d"], "r"),
+                         node("Add", ["one", "r"], "a"), node("Mul", ["h", "a"])],
+                        {"sqrt2": SQRT2, "one": np.float32(1.0), "half": np.float32(0.5)}),
+    "silu": ([node("Sigmoid", ["f"], "sg"), node("Mul", ["sg", "f"])], {}),
+    "hard-swish-written-out": ([node("Add", ["f", "three"], "a"), node("Clip", ["a", "zero", "six"], "r"),
+                                node("Mul", ["f", "r"], "m"), node("Div", ["m", "six"])],
+                               {"three": np.float32(3.0), "zero": np.float32(0.0), "six": np.float32(6.0)}),
+    "x-minus-tanh-times-x": ([node("Tanh", ["f"], "t"), node("Sub", ["t", "f"], "u"), node("Mul", ["u", "f"])], {}),
+}
+
+
+@pytest.mark.parametrize("case", VALUE_CASES, ids=str)
+@pytest.mark.parametrize("region", REGIONS, ids=str)
+def test_float_region_of_one_tensor_matches_onnxruntime(region, case):
+    """A float region reading the dequantized tensor twice (GELU written out in float, as quantize_static
+    leaves it when only the convolutions are quantized; SiLU ...) is still a function of one int8 value:
+    one table, each op as onnxruntime runs it (not fused: see test_onnxruntime_runs_the_region_unfused)."""
+    nodes, constants = REGIONS[region]
+    dtype, scale, zero_point, quantize = case
+    data = run_of_every_value(dtype, scale, zero_point, nodes, constants, quantize, opset=17)
+    assert_every_value_matches(data, dtype, "FLOAT_REGION")
+
+
+def test_onnxruntime_runs_the_region_unfused(tmp_path):
+    """The reference runs GELU written out in float op by op: its optimizer (ORT_ENABLE_ALL) gives each
+    reader of the DequantizeLinear its own copy, so GeluFusion's Div and Mul no longer read one tensor and
+    no com.microsoft Gelu appears (which would compute x * M_SQRT1_2 instead of x / sqrt 2)."""
+    nodes, constants = REGIONS["gelu-in-float"]
+    data = run_of_every_value("int8", 0.05, 0, nodes, constants, (0.03, -20), opset=17)
+    options = session_options()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    ops = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+    assert "Gelu" not in ops and {"Div", "Erf", "Add", "Mul"} <= set(ops), ops
+
+
+def test_quantized_square_stays_a_quantized_mul():
+    """DequantizeLinear -> Mul(x, x) -> QuantizeLinear is onnxruntime's QLinearMul (its own rounding), not
+    a float region: the Mul stays IR MUL, bit-exact as before."""
+    data = run_of_every_value("int8", 0.1, -128, [node("Mul", ["f", "f"])], {}, (0.1, -118))
+    assert_every_value_matches(data, "int8", "MUL")
+
+
+@pytest.mark.parametrize("mode", [("QDQ", "QUInt8"), ("QDQ", "QInt8")], ids=["QDQ-QUInt8", "QDQ-QInt8"])
+def test_gelu_left_in_float_when_only_convolutions_are_quantized(mode):
+    """quantize_static with op_types_to_quantize=["Conv"] leaves the whole GELU in float between the
+    convolutions: one FLOAT_REGION table, bit-exact with onnxruntime."""
+    data = quantized(gelu_mlp(TORCH_GELU), feeds([1, 3, 6, 7]), quant_format=mode[0], activation=mode[1],
+                     op_types=["Conv"])
+    x = feeds([1, 3, 6, 7], 1, seed=6)[0]["x"] * 2
+    assert_matches_onnxruntime(data, x, ["FLOAT_REGION"], exact=True)

@@ -16,7 +16,7 @@ import math
 from ..numerics.byte_values import RANGES, input_values
 from ..numerics.float32 import float32
 from ..numerics.onnxruntime import float_table, make_table_onnxruntime, onnxruntime_function
-from ..numerics.tflite import hard_swish_table
+from ..numerics.tflite import gelu_table, hard_swish_table
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_byte_quantized
 
@@ -135,6 +135,10 @@ def lower_unary(graph, op):
     onnx_function = _onnx_composed(op) if fmt == "onnx" else None
     if op.type == "HARD_SWISH" and fmt == "tflite" and not op.options.get("float_island") and lo is None:
         table = hard_swish_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp)
+    elif op.type == "GELU" and fmt == "tflite":
+        if lo is not None:
+            raise Unsupported(f"a fused activation {activation} on TFLite's GELU")
+        table = gelu_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, op.options.get("approximate") == "tanh")
     elif op.type == "ELU" and fmt == "tflite":
         if y.dtype != "int8" or x.dtype != "int8":
             raise Unsupported(f"TFLite's ELU runs on int8 tensors (here {x.dtype} -> {y.dtype})")

@@ -6,7 +6,7 @@ from ...numerics.float32 import float32
 from ...numerics.onnxruntime import batch_norm_coefficients
 from .context import Value
 from .layout import nhwc_index, onnx_shape, plain_index, transpose
-from .quantization import activation_input, float_tail
+from .quantization import activation_input
 from .registry import onnx_op
 from .skip import Skip
 from .tabulated import tabulated
@@ -57,13 +57,12 @@ def import_batch_norm(ctx, node, attrs):
     if len(shape) == 4:
         index = nhwc_index(ctx, x)
     else:   # channels innermost for the tables: [N, L, C], back to [N, C, L] after them
-        if moves or float_tail(ctx, name):
-            raise Skip("a BatchNormalization of a [N, C, L] tensor whose result moves on or stays float is not "
-                       "supported")
+        if moves:
+            raise Skip("a BatchNormalization of a [N, C, L] tensor whose result moves on is not supported")
         index = transpose(ctx, plain_index(ctx, x), (0, 2, 1))
     tabulated(ctx, node, name, moves, "BATCH_NORM", [index], len(shape) == 4, coefficients=coefficients,
               then=chain)
-    if len(shape) == 3:   # the int8 result's names read it as [N, C, L]
+    if len(shape) == 3:   # the result's names (int8, or the model's float output) read it as [N, C, L]
         table = ctx.ops[-1].outputs[0]
         back = transpose(ctx, table, (0, 2, 1))
         for alias in [n for n, v in ctx.values.items() if v.index == table]:

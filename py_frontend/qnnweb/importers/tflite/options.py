@@ -13,6 +13,7 @@ from tflite.DepthToSpaceOptions import DepthToSpaceOptions
 from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
+from tflite.GeluOptions import GeluOptions
 from tflite.LeakyReluOptions import LeakyReluOptions
 from tflite.MirrorPadMode import MirrorPadMode
 from tflite.MirrorPadOptions import MirrorPadOptions
@@ -135,6 +136,8 @@ OPTIONS = {
     "SOFTMAX": (SoftmaxOptions, BuiltinOptions.SoftmaxOptions, lambda o, t, i: {"beta": o.Beta()}),
     "MEAN": (ReducerOptions, BuiltinOptions.ReducerOptions, lambda o, t, i: {"keep_dims": bool(o.KeepDims())}),
     "LEAKY_RELU": (LeakyReluOptions, BuiltinOptions.LeakyReluOptions, lambda o, t, i: {"alpha": o.Alpha()}),
+    "GELU": (GeluOptions, BuiltinOptions.GeluOptions,
+             lambda o, t, i: {"approximate": "tanh" if o.Approximate() else "none"}),
     "STRIDED_SLICE": (StridedSliceOptions, BuiltinOptions.StridedSliceOptions,
                       lambda o, t, i: {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(),
                                        "ellipsis_mask": o.EllipsisMask(), "new_axis_mask": o.NewAxisMask(),
