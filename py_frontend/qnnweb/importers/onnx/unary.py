@@ -108,8 +108,8 @@ def qdq_unary(ctx, node, attrs):
     source = next((n for n in node.input[:2] if n not in ctx.constants), node.input[0])
     step = element_step(ctx, node, source)
     if step is None:
-        raise Skip(f"{node.op_type} computes on two activations, or with an exponent other than 1, 2 or 3 "
-                   "(onnxruntime's std::pow has no exact model here)")
+        raise Skip("Pow with an exponent that is not a constant 1, 2 or 3 (onnxruntime computes the others with "
+                   "std::pow, which has no exact model here)")
     x = activation_input(ctx, source)
     if source in ctx.views and float_region(ctx, node, source, x):
         return
