@@ -8,9 +8,10 @@ not supported"."""
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
+from test_onnx_gelu import run_of_every_value
 from test_onnx_quantizer_forms import feeds
 
 import qnnweb
@@ -29,26 +30,12 @@ def parameters(channels, seed):
 def batch_norm_of_every_value(dtype, scale, zero_point, quantize, channels, epsilon, after=None):
     """q [1, channels, 256] (every value in each channel) -> DequantizeLinear -> BatchNormalization (->
     `after` op) -> QuantizeLinear with `quantize` (or float when None)."""
-    np_dtype, onnx_dtype = (np.int8, TensorProto.INT8) if dtype == "int8" else (np.uint8, TensorProto.UINT8)
-    init = [numpy_helper.from_array(np.array(scale, np.float32), "s"),
-            numpy_helper.from_array(np.array(zero_point, np_dtype), "z")]
-    init += [numpy_helper.from_array(v, k) for k, v in parameters(channels, channels).items()]
-    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["f"]),
-             helper.make_node("BatchNormalization", ["f", "sc", "bi", "mu", "var"], ["b" if after else "e"],
+    nodes = [helper.make_node("BatchNormalization", ["f", "sc", "bi", "mu", "var"], ["b" if after else "e"],
                               epsilon=epsilon)]
     if after:
         nodes.append(helper.make_node(after, ["b"], ["e"]))
-    if quantize:
-        init += [numpy_helper.from_array(np.array(quantize[0], np.float32), "ys"),
-                 numpy_helper.from_array(np.array(quantize[1], np_dtype), "yz")]
-        nodes.append(helper.make_node("QuantizeLinear", ["e", "ys", "yz"], ["y"]))
-    else:
-        nodes.append(helper.make_node("Identity", ["e"], ["y"]))
-    shape = [1, channels, 256]
-    graph = helper.make_graph(nodes, "bn", [helper.make_tensor_value_info("q", onnx_dtype, shape)],
-                              [helper.make_tensor_value_info("y", onnx_dtype if quantize else TensorProto.FLOAT,
-                                                             shape)], init)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)], ir_version=8).SerializeToString()
+    return run_of_every_value(dtype, scale, zero_point, nodes, parameters(channels, channels), quantize, opset=15,
+                              shape=(1, channels, 256))
 
 
 # (dtype, input scale, zero point, output scale / zero point or None for a float output)

@@ -22,9 +22,10 @@ MODES = [("QDQ", "QUInt8"), ("QDQ", "QInt8"), ("QOperator", "QUInt8")]
 SQRT2 = np.float32(1.4142135)
 
 
-def run_of_every_value(dtype, scale, zero_point, nodes, constants, quantize, opset=20):
-    """q (all 256 values of `dtype`) -> DequantizeLinear -> `nodes` (from "f" to "e") -> y, QuantizeLinear'd
-    to `dtype` with (scale, zero point) `quantize`, or "e" itself (float) when it is None."""
+def run_of_every_value(dtype, scale, zero_point, nodes, constants, quantize, opset=20, shape=(1, 256)):
+    """q (of `shape`: the 256 values of `dtype` along its last axis) -> DequantizeLinear -> `nodes` (from "f"
+    to "e", float32 `constants` beside them) -> y, QuantizeLinear'd to `dtype` with (scale, zero point)
+    `quantize`, or "e" itself (float) when it is None."""
     np_dtype, onnx_dtype = (np.int8, TensorProto.INT8) if dtype == "int8" else (np.uint8, TensorProto.UINT8)
     init = [numpy_helper.from_array(np.array(scale, np.float32), "s"),
             numpy_helper.from_array(np.array(zero_point, np_dtype), "z")]
@@ -36,9 +37,9 @@ def run_of_every_value(dtype, scale, zero_point, nodes, constants, quantize, ops
         nodes.append(helper.make_node("QuantizeLinear", ["e", "ys", "yz"], ["y"]))
     else:
         nodes.append(helper.make_node("Identity", ["e"], ["y"]))
-    graph = helper.make_graph(nodes, "run", [helper.make_tensor_value_info("q", onnx_dtype, [1, 256])],
+    graph = helper.make_graph(nodes, "run", [helper.make_tensor_value_info("q", onnx_dtype, list(shape))],
                               [helper.make_tensor_value_info("y", onnx_dtype if quantize else TensorProto.FLOAT,
-                                                             [1, 256])], init)
+                                                             list(shape))], init)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9).SerializeToString()
 
 

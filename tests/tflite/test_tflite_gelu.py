@@ -44,16 +44,3 @@ def test_every_value_matches_litert(params, dtype, approximate):
     assert "GELU" in {o.type for o in qnnweb.load(data)._graph.ops}
     assert_matches_litert(data, values.reshape(1, 256))
 
-
-def test_gelu_after_an_add():
-    """GELU on an ADD's output, on a feature map."""
-    m = ModelBuilder()
-    a = m.tensor("a", [1, 4, 4, 8], "int8", [0.05], [3])
-    b = m.tensor("b", [1, 4, 4, 8], "int8", [0.04], [-7])
-    s = m.tensor("s", [1, 4, 4, 8], "int8", [0.07], [10])
-    y = m.tensor("y", [1, 4, 4, 8], "int8", [0.03], [-60])
-    m.op("ADD", [a, b], [s])
-    m.op("GELU", [s], [y], gelu_options(False))
-    data = m.build([a, b], [y])
-    rng = np.random.default_rng(3)
-    assert_matches_litert(data, *[rng.integers(-128, 128, (1, 4, 4, 8)).astype(np.int8) for _ in range(2)])
