@@ -1,7 +1,7 @@
-"""GELU and the float element functions around it (Erf, Gelu, Sqrt, Pow, Neg, Abs, Reciprocal, Add / Sub /
+"""GELU and the float element functions around it (Erf, Gelu, Exp, Sqrt, Pow, Neg, Abs, Reciprocal, Add / Sub /
 Mul / Div with a constant scalar), which onnxruntime's quantizer leaves in float between DequantizeLinear
 and QuantizeLinear: one table of onnxruntime's float32 arithmetic (numerics/onnxruntime.py; Erf: MLAS's
-FMA3 kernel, numerics/mlas_erf.py), bit-exact with onnxruntime on every input value and in quantized
+FMA3 kernel, numerics/mlas_fma3.py), bit-exact with onnxruntime on every input value and in quantized
 models, every variant. Each was refused before ("op Erf: operator not supported", "its float output is
 used in float")."""
 
@@ -62,6 +62,7 @@ def node(op_type, inputs, output="e", **attrs):
 RUNS = {
     "gelu-as-exported": ("DIV_SCALAR", [node("Div", ["f", "sqrt2"], "d"), node("Erf", ["d"])], {"sqrt2": SQRT2}),
     "erf": ("ERF", [node("Erf", ["f"])], {}),
+    "exp": ("EXP", [node("Exp", ["f"])], {}),
     "gelu": ("GELU", [node("Gelu", ["f"])], {}),
     "gelu-tanh": ("GELU", [node("Gelu", ["f"], approximate="tanh")], {}),
     "sqrt-of-abs": ("ABS", [node("Abs", ["f"], "a"), node("Sqrt", ["a"])], {}),
@@ -136,6 +137,8 @@ REGIONS = {
     "hard-swish-written-out": ([node("Add", ["f", "three"], "a"), node("Clip", ["a", "zero", "six"], "r"),
                                 node("Mul", ["f", "r"], "m"), node("Div", ["m", "six"])],
                                {"three": np.float32(3.0), "zero": np.float32(0.0), "six": np.float32(6.0)}),
+    "silu-with-exp": ([node("Neg", ["f"], "n"), node("Exp", ["n"], "x"), node("Add", ["x", "one"], "a"),
+                       node("Div", ["f", "a"])], {"one": np.float32(1.0)}),
     "x-minus-tanh-times-x": ([node("Tanh", ["f"], "t"), node("Sub", ["t", "f"], "u"), node("Mul", ["u", "f"])], {}),
 }
 

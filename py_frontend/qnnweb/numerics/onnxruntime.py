@@ -14,7 +14,7 @@ import math
 from ..errors import Unsupported
 from .byte_values import RANGES, input_values
 from .float32 import float32, float32_bytes, fma32 as _fma32
-from .mlas_erf import mlas_erf
+from .mlas_fma3 import mlas_erf, mlas_exp
 
 
 def _f32(x):
@@ -193,6 +193,8 @@ def element_function(op_type, options):
         return _scalar_operation(op_type, float(o["value"]), bool(o.get("first", False)))
     if op_type == "ERF":
         return mlas_erf
+    if op_type == "EXP":   # onnxruntime's Exp kernel calls MlasComputeExp
+        return mlas_exp
     if op_type == "GELU":
         return _onnx_gelu_tanh if o.get("approximate", "none") == "tanh" else _onnx_gelu
     if op_type == "SQRT":

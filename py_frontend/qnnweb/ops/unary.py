@@ -107,7 +107,7 @@ def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
 
 # the float functions ONNX models compute with onnxruntime's arithmetic (numerics/onnxruntime.py), and
 # one float32 operation with a constant operand
-ONNX_FLOAT_FUNCTIONS = ("ERF", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
+ONNX_FLOAT_FUNCTIONS = ("ERF", "EXP", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
                         "MUL_SCALAR", "DIV_SCALAR", "FLOAT_REGION")
 
 

@@ -10,7 +10,8 @@ from .quantization import clip_bounds
 UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "HardSigmoid": "HARD_SIGMOID",
                  "Tanh": "TANH", "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP", "Elu": "ELU"}
 # one-input ops only onnxruntime's exact float32 model tabulates (numerics/onnxruntime.py)
-FLOAT_FUNCTIONS = {"Erf": "ERF", "Gelu": "GELU", "Sqrt": "SQRT", "Neg": "NEG", "Abs": "ABS", "Reciprocal": "RECIPROCAL"}
+FLOAT_FUNCTIONS = {"Erf": "ERF", "Gelu": "GELU", "Sqrt": "SQRT", "Neg": "NEG", "Abs": "ABS", "Reciprocal": "RECIPROCAL",
+                   "Exp": "EXP"}
 SCALAR_OPERATIONS = {"Add": "ADD_SCALAR", "Sub": "SUB_SCALAR", "Mul": "MUL_SCALAR", "Div": "DIV_SCALAR"}
 
 
