@@ -7,6 +7,7 @@ for the Div and the Mul, and it gives each consumer of a DequantizeLinear its ow
 run one by one, as here."""
 
 from .element_steps import element_step
+from .quantization import float_tail, quantization_ahead
 from .registry import arity_problem
 from .tabulated import tabulated
 
@@ -39,6 +40,18 @@ def region_nodes(ctx, source, first):
     return nodes
 
 
+def quantized_next(ctx, name):
+    """Whether float `name` is only quantized next: by QuantizeLinear nodes, after one Relu / Clip (fused into
+    the table), or through ops that commute with quantization (quantization_ahead). Where it is read in
+    float instead, the ops stay binary.py's float islands."""
+    readers = [c for c in ctx.consumers.get(name, []) if c.op_type != "Shape"]
+    if len(readers) == 1 and readers[0].op_type in ("Relu", "Clip") and name not in ctx.outputs:
+        name = readers[0].output[0]
+        readers = [c for c in ctx.consumers.get(name, []) if c.op_type != "Shape"]
+    return name not in ctx.outputs and bool(readers) and (all(c.op_type == "QuantizeLinear" for c in readers)
+                                                         or quantization_ahead(ctx, name) is not None)
+
+
 def float_region(ctx, node, source, x):
     """Imports the float region around `node` (reading dequantized `source`, the view of int8 `x`) as one
     table when it reads a value twice and gives one result that only QuantizeLinear reads (or that is the
@@ -62,8 +75,8 @@ def float_region(ctx, node, source, x):
     inside = set(map(id, nodes))
     exits = [n.output[0] for n in nodes if n.output[0] in ctx.outputs
              or any(id(c) not in inside for c in ctx.consumers.get(n.output[0], []))]
-    if exits != [nodes[-1].output[0]]:
-        return False   # a value read outside the region before its end, or several results
+    if exits != [nodes[-1].output[0]] or not (float_tail(ctx, exits[0]) or quantized_next(ctx, exits[0])):
+        return False   # a value read outside the region before its end, several results, or one read in float
     for n in nodes:
         if n is not node:
             ctx.mark_done(n)
