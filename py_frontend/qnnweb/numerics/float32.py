@@ -61,3 +61,11 @@ def fma32(a, b, c):
         if abs(s - f) == abs(other - s) and (error > 0) == (other > f):
             return other   # a tie in double, not in the exact sum: it rounds toward `other`
     return f
+
+
+def ieee_divide(a, b):
+    """a / b as float32 hardware divides (of float32 values: the double quotient rounds to float32 exactly): a
+    zero divisor gives an infinity of a's sign times b's, or NaN for 0 / 0."""
+    if b == 0.0:
+        return math.nan if a == 0.0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b

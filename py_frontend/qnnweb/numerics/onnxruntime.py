@@ -13,7 +13,7 @@ import math
 
 from ..errors import Unsupported
 from .byte_values import RANGES, input_values
-from .float32 import float32, float32_bytes, fma32 as _fma32
+from .float32 import float32, float32_bytes, fma32 as _fma32, ieee_divide
 from .mlas_fma3 import mlas_erf, mlas_exp
 
 
@@ -136,16 +136,10 @@ def _onnx_pow(exponent):
     return None
 
 
-def _ieee_divide(a, b):
-    if b:
-        return a / b
-    return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-# one float32 operation with a constant operand (`value`; `first`: the constant is the left operand); in
-# double, then rounded: exact for +, -, *, / of two float32 values
-_SCALAR_OPERATIONS = {"ADD_SCALAR": lambda a, b: a + b, "SUB_SCALAR": lambda a, b: a - b,
-                      "MUL_SCALAR": lambda a, b: a * b, "DIV_SCALAR": _ieee_divide}
+# the float32 operations of two values (in double, then rounded: exact for +, -, *, / of two float32
+# values), and of a value and a constant (`value`; `first`: the constant is the left operand)
+_OPERATIONS = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b, "DIV": ieee_divide}
+_SCALAR_OPERATIONS = {f"{k}_SCALAR": operation for k, operation in _OPERATIONS.items()}
 
 
 def _scalar_operation(op_type, value, first):
@@ -153,10 +147,6 @@ def _scalar_operation(op_type, value, first):
     if first:
         return lambda x: _f32(operation(c, x))
     return lambda x: _f32(operation(x, c))
-
-
-# the float32 operations of two values a float region's program combines
-_OPERATIONS = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b, "DIV": _ieee_divide}
 
 
 def region_function(program):
@@ -206,7 +196,7 @@ def element_function(op_type, options):
     if op_type == "ABS":
         return abs
     if op_type == "RECIPROCAL":
-        return lambda x: _f32(_ieee_divide(1.0, x))
+        return lambda x: _f32(ieee_divide(1.0, x))
     if op_type == "LEAKY_RELU":
         if "alpha" not in o:
             raise Unsupported("LEAKY_RELU needs the option 'alpha'")
@@ -254,7 +244,7 @@ def batch_norm_coefficients(scale, bias, mean, var, epsilon):
     epsilon = _f32(epsilon)
     coefficients = []
     for s, b, m, v in zip(scale, bias, mean, var):
-        inv_std = _f32(_ieee_divide(1.0, _onnx_sqrt(_f32(_f32(v) + epsilon))))
+        inv_std = _f32(ieee_divide(1.0, _onnx_sqrt(_f32(_f32(v) + epsilon))))
         new_scale = _f32(inv_std * _f32(s))
         coefficients.append((new_scale, _f32(_f32(b) - _f32(_f32(m) * new_scale))))
     return coefficients

@@ -7,7 +7,7 @@ import functools
 import math
 import struct
 
-from ..numerics.float32 import F32_OPERATIONS, float32
+from ..numerics.float32 import F32_OPERATIONS, float32, ieee_divide
 from ..numerics.tflite import NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic
 from ..records import FLOAT32_MAX
 from .registry import Step, Unsupported, lowering
@@ -102,14 +102,6 @@ def lower_add(graph, op):
     return [Step("add", *_add_fields(graph, op))]
 
 
-def _ieee_divide(a, b):
-    """a / b as float32 hardware divides: a zero divisor gives an infinity of a's sign (b is +0.0 here,
-    a dequantized zero), or NaN for 0 / 0."""
-    if b == 0.0:
-        return math.nan if a == 0.0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
 @lowering("DIV")
 @_or_float32
 def lower_div(graph, op):
@@ -118,7 +110,7 @@ def lower_div(graph, op):
     QuantizeLinear does: saturated, NaN to the minimum)."""
     if not _is_onnx(graph):
         raise Unsupported("DIV of int8 tensors is only run for ONNX models (left in float by the quantizer)")
-    return [_onnx_float_binary(graph, op, _ieee_divide)]
+    return [_onnx_float_binary(graph, op, ieee_divide)]
 
 
 @lowering("SUB")

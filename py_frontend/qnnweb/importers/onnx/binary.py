@@ -5,13 +5,13 @@ from ...numerics.float32 import F32_OPERATIONS, float32, float32_bytes
 from ...numerics.onnxruntime import make_table_onnxruntime
 from .constants import int8_data
 from .context import Value
+from .float_region import float_region
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
 from .quantization import (activation_input, float_tail, new_output, qlinear_input, qparams,
                            quantization_ahead, quantize_like_onnxruntime, quantized_output, requantize_to)
-from .float_region import float_region
 from .registry import onnx_op
-from .unary import qdq_unary, starts_float_run
 from .skip import Skip
+from .unary import qdq_unary, starts_float_run
 
 # the IR op of each binary ONNX op
 IR_BINARY = {"Add": "ADD", "Mul": "MUL", "Sub": "SUB", "Div": "DIV", "Max": "MAXIMUM", "Min": "MINIMUM",
