@@ -183,3 +183,14 @@ def test_gelu_left_in_float_when_only_convolutions_are_quantized(mode):
                      op_types=["Conv"])
     x = feeds([1, 3, 6, 7], 1, seed=6)[0]["x"] * 2
     assert_matches_onnxruntime(data, x, ["FLOAT_REGION"], exact=True)
+
+
+@pytest.mark.parametrize("case", VALUE_CASES[:3], ids=str)
+def test_com_microsoft_gelu_matches_onnxruntime(case):
+    """com.microsoft's Gelu (what onnxruntime's own GeluFusion and its transformer exporters write) runs the
+    same kernel as opset 20's: one GELU table."""
+    dtype, scale, zero_point, quantize = case
+    nodes = [helper.make_node("Gelu", ["f"], ["e"], domain="com.microsoft")]
+    model = onnx.load_from_string(run_of_every_value(dtype, scale, zero_point, nodes, {}, quantize, opset=17))
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    assert_every_value_matches(model.SerializeToString(), dtype, "GELU")
