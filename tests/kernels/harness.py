@@ -152,7 +152,7 @@ def add(variant, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="
     bi = g.input(b.shape, "int8", b_scale, b_zp)
     yi = g.output(a.shape, "int8", y_scale, y_zp)
     g.op("ADD", [ai, bi], [yi], activation=activation, **options)
-    return run(g, variant, a, b, fmt=fmt, kernel_bytes=kernel_bytes)[0]
+    return run(g, variant, a, b, fmt=fmt)[0]
 
 
 def average_pool2d(variant, x, x_scale, x_zp, y_scale, y_zp, kernel, stride, padding, activation="NONE",

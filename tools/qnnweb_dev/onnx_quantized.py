@@ -32,14 +32,16 @@ def float_model(nodes, inputs, outputs, initializers=(), opset=13):
     return model
 
 
-def quantized(model, feeds, quant_format="QDQ", activation="QUInt8", weight="QInt8", per_channel=False, **extra):
-    """The model quantized by ``quantize_static`` (MinMax, calibrated on ``feeds``), as bytes."""
+def quantized(model, feeds, quant_format="QDQ", activation="QUInt8", weight="QInt8", per_channel=False,
+              op_types=None, **extra):
+    """The model quantized by ``quantize_static`` (MinMax, calibrated on ``feeds``), as bytes; ``op_types``:
+    its op_types_to_quantize (None: every op it can)."""
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "float.onnx", Path(tmp) / "int8.onnx"
         onnx.save(model, src)
         quantize_static(str(src), str(dst), _Reader(feeds), quant_format=getattr(QuantFormat, quant_format),
                         activation_type=getattr(QuantType, activation), weight_type=getattr(QuantType, weight),
-                        per_channel=per_channel, extra_options=extra or None)
+                        per_channel=per_channel, op_types_to_quantize=op_types, extra_options=extra or None)
         return dst.read_bytes()
 
 

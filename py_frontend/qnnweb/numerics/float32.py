@@ -34,3 +34,38 @@ def float32(x):
         return struct.unpack("<f", struct.pack("<f", x))[0]
     except OverflowError:
         return math.copysign(math.inf, x)
+
+
+def _float32_neighbour(f, toward):
+    """The float32 next to float32 `f` in the direction of `toward`."""
+    bits = struct.unpack("<i", struct.pack("<f", f))[0]
+    step = 1 if (toward > f) == (f >= 0) else -1
+    if f == 0:
+        return math.copysign(struct.unpack("<f", struct.pack("<i", 1))[0], toward)
+    return struct.unpack("<f", struct.pack("<i", bits + step))[0]
+
+
+def fma32(a, b, c):
+    """float32 fused multiply-add of float32 `a`, `b`, `c`, rounded once as the FMA3 instruction does. The
+    product is exact in double; the sum's rounding error (TwoSum) decides the float32 rounding where the
+    double sum lands on a float32 tie, so no double rounding shows."""
+    p = a * b
+    s = p + c
+    if not math.isfinite(s):
+        return float32(s)
+    t = s - p
+    error = (p - (s - t)) + (c - t)
+    f = float32(s)
+    if error != 0 and f != s:
+        other = _float32_neighbour(f, s)
+        if abs(s - f) == abs(other - s) and (error > 0) == (other > f):
+            return other   # a tie in double, not in the exact sum: it rounds toward `other`
+    return f
+
+
+def ieee_divide(a, b):
+    """a / b as float32 hardware divides (of float32 values: the double quotient rounds to float32 exactly): a
+    zero divisor gives an infinity of a's sign times b's, or NaN for 0 / 0."""
+    if b == 0.0:
+        return math.nan if a == 0.0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b

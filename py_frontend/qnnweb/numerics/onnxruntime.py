@@ -13,16 +13,12 @@ import math
 
 from ..errors import Unsupported
 from .byte_values import RANGES, input_values
-from .float32 import float32, float32_bytes
+from .float32 import float32, float32_bytes, fma32 as _fma32, ieee_divide
+from .mlas_fma3 import mlas_erf, mlas_exp
 
 
 def _f32(x):
     return float32(x)
-
-
-def _fma32(a, b, c):
-    """float32 fused multiply-add (the product of two float32 is exact in double; then one rounding)."""
-    return _f32(a * b + c)
 
 
 _LOGISTIC_ALPHA = [4.37031012579801e-11, 1.15627324459942e-07, 6.08574864600143e-05, 8.51377133304701e-03,
@@ -108,9 +104,99 @@ def _onnx_elu(alpha):
     return lambda x: x if x >= 0 else _f32(alpha * _f32(_eigen_exp(x) - 1.0))
 
 
+_SQRT1_2 = _f32(math.sqrt(0.5))
+_GELU_TANH_B, _GELU_TANH_C = _f32(0.7978845608028654), _f32(0.035677408136300125)
+
+
+def _onnx_gelu(x):
+    """onnxruntime's Gelu (providers/cpu/tensor/gelu.cc; com.microsoft Gelu, which its GeluFusion writes
+    for x * 0.5 * (1 + erf(x / sqrt 2)) in float, is the same kernel): 0.5 * x * (erf(x * M_SQRT1_2) + 1)."""
+    return _f32(_f32(0.5 * x) * _f32(mlas_erf(_f32(x * _SQRT1_2)) + 1.0))
+
+
+def _onnx_gelu_tanh(x):
+    """Gelu's approximate="tanh" (gelu.cc): 0.5 * x * (tanh(x * (C * x * x + B)) + 1), MLAS's tanh."""
+    inner = _f32(x * _f32(_f32(_f32(_GELU_TANH_C * x) * x) + _GELU_TANH_B))
+    return _f32(_f32(0.5 * x) * _f32(_mlas_tanh(inner) + 1.0))
+
+
+def _onnx_sqrt(x):
+    return _f32(math.sqrt(x)) if x >= 0 else math.nan   # the double root rounds to float32 exactly
+
+
+def _onnx_pow(exponent):
+    """onnxruntime's Pow with a constant exponent (providers/cpu/math/element_wise_ops.cc): 2 and 3 as
+    products (x * x, x * x * x in float32); other exponents call std::pow, which has no exact model here."""
+    if exponent == 2.0:
+        return lambda x: _f32(x * x)
+    if exponent == 3.0:
+        return lambda x: _f32(_f32(x * x) * x)
+    if exponent == 1.0:
+        return lambda x: x
+    return None
+
+
+# the float32 operations of two values (in double, then rounded: exact for +, -, *, / of two float32
+# values), and of a value and a constant (`value`; `first`: the constant is the left operand)
+_OPERATIONS = {"ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": lambda a, b: a * b, "DIV": ieee_divide}
+_SCALAR_OPERATIONS = {f"{k}_SCALAR": operation for k, operation in _OPERATIONS.items()}
+
+
+def _scalar_operation(op_type, value, first):
+    operation, c = _SCALAR_OPERATIONS[op_type], _f32(value)
+    if first:
+        return lambda x: _f32(operation(c, x))
+    return lambda x: _f32(operation(x, c))
+
+
+def region_function(program):
+    """The float32 function of a float region of one input (element functions and float32 operations on
+    values it computed, onnxruntime running each op as it is): ``program`` lists its steps in order,
+    ("step", op type, options, k) applies an element function to value k, ("binary", "ADD" | "SUB" |
+    "MUL" | "DIV", k, m) combines values k and m; value 0 is the input, value i the result of step i,
+    the last value the region's result. None when a step has no exact model."""
+    steps = []
+    for entry in program:
+        if entry[0] == "step":
+            function = element_function(entry[1], entry[2])
+            if function is None:
+                return None
+            steps.append((lambda f, k: lambda values: f(values[k]))(function, entry[3]))
+        else:
+            operation, k, m = _OPERATIONS[entry[1]], entry[2], entry[3]
+            steps.append((lambda op, k, m: lambda values: _f32(op(values[k], values[m])))(operation, k, m))
+
+    def region(x):
+        values = [x]
+        for step in steps:
+            values.append(step(values))
+        return values[-1]
+    return region
+
+
 def element_function(op_type, options):
     """float32 functions as onnxruntime's CPU kernels compute them, or None (no exact model)."""
     o = options
+    if op_type == "FLOAT_REGION":
+        return region_function(o["program"])
+    if op_type in _SCALAR_OPERATIONS:
+        return _scalar_operation(op_type, float(o["value"]), bool(o.get("first", False)))
+    if op_type == "ERF":
+        return mlas_erf
+    if op_type == "EXP":   # onnxruntime's Exp kernel calls MlasComputeExp
+        return mlas_exp
+    if op_type == "GELU":
+        return _onnx_gelu_tanh if o.get("approximate", "none") == "tanh" else _onnx_gelu
+    if op_type == "SQRT":
+        return _onnx_sqrt
+    if op_type == "POW":
+        return _onnx_pow(float(o["exponent"]))
+    if op_type == "NEG":
+        return lambda x: -x
+    if op_type == "ABS":
+        return abs
+    if op_type == "RECIPROCAL":
+        return lambda x: _f32(ieee_divide(1.0, x))
     if op_type == "LEAKY_RELU":
         if "alpha" not in o:
             raise Unsupported("LEAKY_RELU needs the option 'alpha'")
@@ -148,6 +234,24 @@ def onnxruntime_function(steps):
             x = f(x)
         return x
     return composed
+
+
+def batch_norm_coefficients(scale, bias, mean, var, epsilon):
+    """Each channel's (multiplier, addend) as onnxruntime's inference BatchNormalization computes them
+    (providers/cpu/nn/batch_norm.h, Eigen arrays, float32 all through): inv_std = 1 / sqrt(var + epsilon),
+    new_scale = inv_std * scale, new_bias = bias - mean * new_scale; then y = x * new_scale + new_bias
+    (batch_norm_function), a product and a sum, no FMA."""
+    epsilon = _f32(epsilon)
+    coefficients = []
+    for s, b, m, v in zip(scale, bias, mean, var):
+        inv_std = _f32(ieee_divide(1.0, _onnx_sqrt(_f32(_f32(v) + epsilon))))
+        new_scale = _f32(inv_std * _f32(s))
+        coefficients.append((new_scale, _f32(_f32(b) - _f32(_f32(m) * new_scale))))
+    return coefficients
+
+
+def batch_norm_function(new_scale, new_bias):
+    return lambda x: _f32(_f32(x * new_scale) + new_bias)
 
 
 def float_table(x_dtype, x_scale, x_zp, function):

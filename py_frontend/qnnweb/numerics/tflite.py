@@ -19,6 +19,7 @@ computed here, and ADD's fallback gets its fixed-point multipliers here:
 - EXP, RSQRT (256-entry tables), SQUARED_DIFFERENCE and DIV (256 x 256 tables, the ``lut2d`` record):
   their builtin kernels, which LiteRT runs for int8 (the delegate takes them in float only); see the
   section "TFLite's builtin int8 kernels as tables" below.
+- GELU: the builtin kernel's float lookup table (gelu_table); XNNPACK's delegate does not take it either.
 
 Pure Python: it runs in Pyodide, where there is no numpy.
 """
@@ -26,6 +27,7 @@ Pure Python: it runs in Pyodide, where there is no numpy.
 import math
 
 from ..errors import Unsupported
+from .byte_values import input_values
 from .float32 import float32
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
@@ -391,4 +393,39 @@ def div_table(a_scale, a_zp, b_scale, b_zp, y_scale, y_zp, lo=-128, hi=127):
                                               recip_shift + headroom - y_shift) + y_zp
                   for shifted, headroom in numerators[-1 if denominator < 0 else 1]]
         table[j::256] = bytes(min(max(q, lo), hi) & 0xFF for q in column)
+    return bytes(table)
+
+
+_SQRT_2_OVER_PI = float32(math.sqrt(2.0 / math.pi))
+_MINUS_SQRT1_2 = float32(-math.sqrt(0.5))
+
+
+def _gelu(x):
+    """kernels/internal/reference/gelu.h GeluTransform, all float32: 0.5f * x * erfc(x * -M_SQRT1_2) (erfc,
+    not 1 + erf: the form LiteRT 2.3 computes; 1 + erf in double differs at a tie). erfcf correctly rounded
+    (math.erfc in double, rounded), as glibc's gave on every table tried."""
+    return float32(float32(0.5 * x) * float32(math.erfc(float32(x * _MINUS_SQRT1_2))))
+
+
+def _gelu_tanh(x):
+    """GeluTransformApproximate, all float32: 0.5f * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715f * x^3))).
+    tanhf correctly rounded (math.tanh in double, rounded): glibc's older tanhf is not, yet it gave the same
+    table in 2,000 random scale / zero-point pairs of 256 values each."""
+    cube = float32(float32(float32(float32(0.044715) * x) * x) * x)
+    t = float32(math.tanh(float32(_SQRT_2_OVER_PI * float32(x + cube))))
+    return float32(float32(0.5 * x) * float32(1.0 + t))
+
+
+def gelu_table(x_dtype, x_scale, x_zp, y_dtype, y_scale, y_zp, approximate):
+    """TFLite's int8 / uint8 GELU (kernels/gelu.cc, which XNNPACK's delegate does not take): the builtin
+    kernel's lookup table (PopulateLookupTable): x = x_scale * (v - x_zp) in float32, y = GELU(x),
+    q = round_half_away(y * (1 / y_scale)) + y_zp, clamped. Checked against ai-edge-litert 2.3 on every
+    input of several scale / zero-point pairs, ties included, int8 and uint8, approximate or not."""
+    function = _gelu_tanh if approximate else _gelu
+    x_scale, inverse = float32(x_scale), float32(1.0 / float32(y_scale))
+    lo, hi = (-128, 127) if y_dtype == "int8" else (0, 255)
+    table = bytearray(256)
+    for byte, v in enumerate(input_values(x_dtype)):
+        y = function(float32(x_scale * (v - x_zp)))
+        table[byte] = min(max(_round_away(float32(y * inverse)) + y_zp, lo), hi) & 0xFF
     return bytes(table)

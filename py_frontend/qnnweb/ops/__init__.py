@@ -11,8 +11,8 @@ from ..graph import DTYPE_SIZES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
-from . import (batch_matmul, binary, broadcast, concat, conv, detection, layer_norm, pad, pooling, prelu,  # noqa: F401
-               quantize, reshape, resize, slicing, softmax, transpose, unary, variables)
+from . import (batch_matmul, batch_norm, binary, broadcast, concat, conv, detection, layer_norm, pad, pooling,  # noqa: F401
+               prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, variables)
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 

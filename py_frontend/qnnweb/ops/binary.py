@@ -9,7 +9,7 @@ import functools
 import math
 import struct
 
-from ..numerics.float32 import F32_OPERATIONS, float32
+from ..numerics.float32 import F32_OPERATIONS, float32, ieee_divide
 from ..numerics.tflite import (NO_ADD_FIXED_POINT, XNNPACK_MUL_RATIO_MAX, add_arithmetic, div_table,
                                squared_difference_table)
 from ..records import FLOAT32_MAX
@@ -105,14 +105,6 @@ def lower_add(graph, op):
     return [Step("add", *_add_fields(graph, op))]
 
 
-def _ieee_divide(a, b):
-    """a / b as float32 hardware divides: a zero divisor gives an infinity of a's sign (b is +0.0 here,
-    a dequantized zero), or NaN for 0 / 0."""
-    if b == 0.0:
-        return math.nan if a == 0.0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
 @lowering("DIV")
 @_or_float32
 def lower_div(graph, op):
@@ -122,7 +114,7 @@ def lower_div(graph, op):
     fixed-point quotient (numerics.tflite.div_table; XNNPACK's delegate takes only float DIV)."""
     if not _is_onnx(graph):
         return [_tflite_table_binary(graph, op, div_table, with_activation=True)]
-    return [_onnx_float_binary(graph, op, _ieee_divide)]
+    return [_onnx_float_binary(graph, op, ieee_divide)]
 
 
 @lowering("SQUARED_DIFFERENCE")

@@ -17,7 +17,7 @@ import math
 from ..numerics.byte_values import RANGES, input_values
 from ..numerics.float32 import float32
 from ..numerics.onnxruntime import float_table, make_table_onnxruntime, onnxruntime_function
-from ..numerics.tflite import exp_table, hard_swish_table, rsqrt_table
+from ..numerics.tflite import exp_table, gelu_table, hard_swish_table, rsqrt_table
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_byte_quantized, require_int8
 
@@ -68,7 +68,7 @@ def _functions(op):
         low = -math.inf if o.get("min") is None else float(o["min"])
         high = math.inf if o.get("max") is None else float(o["max"])
         return lambda x: min(max(x, low), high)
-    return {
+    functions = {
         "LOGISTIC": _logistic,
         "TANH": math.tanh,
         "HARD_SWISH": lambda x: x * min(max(x + 3.0, 0.0), 6.0) / 6.0,
@@ -76,7 +76,10 @@ def _functions(op):
         "RELU6": lambda x: min(max(x, 0.0), 6.0),
         "RELU_N1_TO_1": lambda x: min(max(x, -1.0), 1.0),
         "ELU": lambda x: x if x >= 0 else math.expm1(x),
-    }[op.type]
+    }
+    if op.type not in functions:   # ONNX's float functions (ONNX_FLOAT_FUNCTIONS) follow onnxruntime only
+        raise Unsupported(f"{op.type} is computed as onnxruntime computes it, in ONNX models only")
+    return functions[op.type]
 
 
 def _onnx_composed(op):
@@ -103,8 +106,14 @@ def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
     return bytes(table)
 
 
+# the float functions ONNX models compute with onnxruntime's arithmetic (numerics/onnxruntime.py), and
+# one float32 operation with a constant operand
+ONNX_FLOAT_FUNCTIONS = ("ERF", "EXP", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
+                        "MUL_SCALAR", "DIV_SCALAR", "FLOAT_REGION")
+
+
 @lowering("LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "CLIP",
-          "ELU")
+          "ELU", *ONNX_FLOAT_FUNCTIONS)
 def lower_unary(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_byte_quantized(x, "input")
@@ -127,6 +136,10 @@ def lower_unary(graph, op):
     onnx_function = _onnx_composed(op) if fmt == "onnx" else None
     if op.type == "HARD_SWISH" and fmt == "tflite" and not op.options.get("float_island") and lo is None:
         table = hard_swish_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp)
+    elif op.type == "GELU" and fmt == "tflite":
+        if lo is not None:
+            raise Unsupported(f"a fused activation {activation} on TFLite's GELU")
+        table = gelu_table(x.dtype, x_scale, x_zp, y.dtype, y_scale, y_zp, op.options.get("approximate") == "tanh")
     elif op.type == "ELU" and fmt == "tflite":
         if y.dtype != "int8" or x.dtype != "int8":
             raise Unsupported(f"TFLite's ELU runs on int8 tensors (here {x.dtype} -> {y.dtype})")

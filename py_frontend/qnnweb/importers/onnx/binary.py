@@ -5,11 +5,13 @@ from ...numerics.float32 import F32_OPERATIONS, float32, float32_bytes
 from ...numerics.onnxruntime import make_table_onnxruntime
 from .constants import int8_data
 from .context import Value
+from .float_region import float_region
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
 from .quantization import (activation_input, float_tail, new_output, qlinear_input, qparams,
                            quantization_ahead, quantize_like_onnxruntime, quantized_output, requantize_to)
 from .registry import onnx_op
 from .skip import Skip
+from .unary import qdq_unary, starts_float_run
 
 # the IR op of each binary ONNX op
 IR_BINARY = {"Add": "ADD", "Mul": "MUL", "Sub": "SUB", "Div": "DIV", "Max": "MAXIMUM", "Min": "MINIMUM",
@@ -185,8 +187,19 @@ def qdq_binary(ctx, op_type, node):
     binary(ctx, op_type, node, names[0], names[1], out_names, params, activation)
 
 
+def in_float_region(ctx, node):
+    """Whether `node` starts a float region of one int8 tensor (float_region.py) and was imported with it."""
+    source = next((n for n in node.input[:2] if n in ctx.views), None)
+    return source is not None and float_region(ctx, node, source, ctx.views[source])
+
+
 @onnx_op("Add", "Mul")
 def import_add_mul(ctx, node, attrs):
+    if in_float_region(ctx, node):
+        return
+    if starts_float_run(ctx, node):
+        qdq_unary(ctx, node, attrs)
+        return
     qdq_binary(ctx, IR_BINARY[node.op_type], node)
 
 
@@ -248,7 +261,14 @@ def import_max_min(ctx, node, attrs):
 def import_sub_div(ctx, node, attrs):
     """Sub and Div left in float by the quantizer (onnxruntime has no quantized Sub; Div by a constant, a
     normalization, x / 6 ..., or by an activation): IR SUB / DIV, computed as onnxruntime's float32 Sub /
-    division of the dequantized operands (ops/binary.py, a 256 x 256 table)."""
+    division of the dequantized operands (ops/binary.py, a 256 x 256 table); by a constant scalar with
+    more float element ops after it, one table of them all (unary.py); in a float region of one int8
+    tensor, one table of the region (float_region.py)."""
+    if in_float_region(ctx, node):
+        return
+    if starts_float_run(ctx, node):
+        qdq_unary(ctx, node, attrs)
+        return
     float_binary(ctx, IR_BINARY[node.op_type], node)
 
 

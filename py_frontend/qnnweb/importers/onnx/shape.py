@@ -1,4 +1,4 @@
-"""Reshape / Flatten / Squeeze, Identity, Constant, Concat, Softmax, Transpose, DepthToSpace and
+"""Reshape / Flatten / Squeeze / Unsqueeze, Identity, Constant, Concat, Softmax, Transpose, DepthToSpace and
 SpaceToDepth. A Reshape or Transpose that moves a feature map's channels alone keeps it NHWC
 (ShuffleNet's channel shuffle)."""
 
@@ -133,6 +133,23 @@ def import_squeeze(ctx, node, attrs):
     axes = attrs.get("axes") or (required_constant(ctx, node.input[1], "axes").values() if len(node.input) > 1 else None)
     shape_passthrough(ctx, node, lambda s: tuple(d for i, d in enumerate(s)
                                                   if not (d == 1 and (axes is None or i in [a % len(s) for a in axes]))))
+
+
+@onnx_op("Unsqueeze")
+def import_unsqueeze(ctx, node, attrs):
+    """Unsqueeze of an activation (MobileNetV4-hybrid's attention): a reshape, the new axes of size 1."""
+    axes = attrs.get("axes") or (required_constant(ctx, node.input[1], "axes").values() if len(node.input) > 1 else None)
+    if not axes:
+        raise Skip("Unsqueeze without axes")
+
+    def shape_of(shape):
+        rank = len(shape) + len(axes)
+        out = list(shape)
+        for position in sorted(a % rank for a in axes):
+            out.insert(position, 1)
+        return tuple(out)
+
+    shape_passthrough(ctx, node, shape_of)
 
 
 @onnx_op("Identity", "Dropout")

@@ -6,35 +6,21 @@ them (reshapes, transposes, slices ...) and after them (ops/unary.py, ops/prelu.
 from ...errors import Unsupported
 from ...numerics.float32 import float32, float32_bytes
 from ...numerics.onnxruntime import float_table, onnxruntime_function, prelu_function
-from .attributes import attributes
 from .context import Value
+from .element_steps import FLOAT_FUNCTIONS, element_step
+from .float_region import float_region
 from .layout import nhwc_index, onnx_shape
 from .pooling import add_pool
-from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, clip_bounds, float_tail, new_output,
-                           params_of, qlinear_input, qparams, quantization_ahead, quantized_output, unary_op)
-from .registry import arity_problem, handle_node, onnx_op
+from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, float_tail, params_of, qlinear_input,
+                           qparams, quantization_ahead, quantized_output, unary_op)
+from .registry import arity_problem, onnx_op
 from .skip import Skip
+from .tabulated import replay_moves, tabulated
 
-UNARY_LUT_OPS = {"Relu": "RELU", "Sigmoid": "LOGISTIC", "HardSwish": "HARD_SWISH", "HardSigmoid": "HARD_SIGMOID",
-                 "Tanh": "TANH", "LeakyRelu": "LEAKY_RELU", "Clip": "CLIP", "Elu": "ELU"}
 # ops that only move or select values (one input tensor, one output): they commute with
 # element-wise functions, and run on int8 tensors
 VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
                "SpaceToDepth")
-
-
-def unary_options(ctx, node, attrs):
-    op_type = UNARY_LUT_OPS[node.op_type]
-    if op_type == "LEAKY_RELU":
-        return op_type, {"alpha": attrs.get("alpha", 0.01)}
-    if op_type == "ELU":
-        return op_type, {"alpha": attrs.get("alpha", 1.0)}
-    if op_type == "HARD_SIGMOID":
-        return op_type, {"alpha": attrs.get("alpha", 0.2), "beta": attrs.get("beta", 0.5)}
-    if op_type == "CLIP":
-        low, high = clip_bounds(ctx, node)
-        return op_type, {"min": low, "max": high}
-    return op_type, {}
 
 
 def float_chain(ctx, name):
@@ -45,15 +31,27 @@ def float_chain(ctx, name):
     chain, moves = [], []
     while True:
         follower, passed = next_float_op(ctx, name)
-        if follower is None or follower.op_type not in UNARY_LUT_OPS:
+        step = element_step(ctx, follower, passed[-1].output[0] if passed else name) if follower else None
+        if step is None:
             break
         moves += passed
         for node in passed:
             ctx.mark_done(node)
-        chain.append(unary_options(ctx, follower, attributes(follower)))
+        chain.append(step)
         ctx.mark_done(follower)
         name = follower.output[0]
     return name, chain, moves
+
+
+def starts_float_run(ctx, node):
+    """Whether `node` (Add / Sub / Mul / Div) is a constant-scalar step on a dequantized int8 tensor with a
+    further float element op after it (Div -> Erf of GELU): the run is then one table (qdq_unary)."""
+    source = next((n for n in node.input[:2] if n not in ctx.constants), None)
+    if source not in ctx.views or element_step(ctx, node, source) is None:
+        return False
+    follower, passed = next_float_op(ctx, node.output[0])
+    name = passed[-1].output[0] if passed else node.output[0]
+    return follower is not None and (follower.op_type == "PRelu" or element_step(ctx, follower, name) is not None)
 
 
 def next_float_op(ctx, name):
@@ -62,8 +60,8 @@ def next_float_op(ctx, name):
     passed = []
     while name not in ctx.outputs and len(ctx.consumers[name]) == 1 and quantization_ahead(ctx, name) is None:
         follower = ctx.consumers[name][0]
-        if (arity_problem(follower) or follower.input[0] != name or follower in passed
-                or ctx.node_index[id(follower)] in ctx.done):
+        if (arity_problem(follower) or follower in passed or ctx.node_index[id(follower)] in ctx.done
+                or (follower.input[0] != name and element_step(ctx, follower, name) is None)):
             break
         if follower.op_type not in VALUE_MOVES:
             return follower, passed
@@ -102,48 +100,20 @@ def non_decreasing(ctx, x, steps):
     return all(a <= b for a, b in zip(values, values[1:]))
 
 
-def replay_moves(ctx, first, moves, out_names):
-    """Copies of the nodes `moves` (the moves a float run passed, or the moves after it to the model's
-    output) applied in order to tensor `first` (the run's table output, or its int8 input), the last
-    one writing `out_names`."""
-    name = first
-    for i, move in enumerate(moves):
-        node = type(move)()
-        node.CopyFrom(move)
-        node.input[0] = name
-        node.output[0] = out_names[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
-        handle_node(ctx, node)
-        name = node.output[0]
-    for alias in out_names[1:]:
-        ctx.values[alias] = ctx.values[out_names[0]]
-
-
-def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, **options):
-    """The one op whose tables compute float run `name` (started by `node`): float32 where the
-    QOperator form leaves the model's last activation in float, else quantized as the
-    QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-    in the same table. The moves the run passed (`moves`) follow the table's output."""
-    composed = f"{node.output[0]}/composed"
-    shape = ctx.tensors[inputs[0]].shape
-    if float_tail(ctx, name):
-        table_name = composed if moves else name
-        out = ctx.add_tensor(table_name, shape, "float32")
-        ctx.values[table_name] = Value(out, nhwc)
-        ctx.add_op(op_type, inputs, [out], **options)
-        if moves:
-            replay_moves(ctx, composed, moves, [name])
-        return
-    out_names, params, activation = quantized_output(ctx, node, name, input_params)
-    out = new_output(ctx, [composed] if moves else out_names, shape, params, nhwc)
-    ctx.add_op(op_type, inputs, [out], activation=activation, **options)
-    if moves:
-        replay_moves(ctx, composed, moves, out_names)
-
-
-@onnx_op("Relu", "Sigmoid", "HardSwish", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Clip")
+@onnx_op("Relu", "Sigmoid", "HardSwish", "HardSigmoid", "Tanh", "LeakyRelu", "Elu", "Clip", *FLOAT_FUNCTIONS, "Pow")
 def qdq_unary(ctx, node, attrs):
-    x = activation_input(ctx, node.input[0])
-    op_type, options = unary_options(ctx, node, attrs)
+    """A float element-wise op on a dequantized int8 tensor (element_steps.py; Add / Sub / Mul / Div with a
+    constant scalar come here from binary.py when a further element op follows) and the run of such ops
+    after it: one table."""
+    source = next((n for n in node.input[:2] if n not in ctx.constants), node.input[0])
+    step = element_step(ctx, node, source)
+    if step is None:
+        raise Skip("Pow with an exponent that is not a constant 1, 2 or 3 (onnxruntime computes the others with "
+                   "std::pow, which has no exact model here)")
+    x = activation_input(ctx, source)
+    if source in ctx.views and float_region(ctx, node, source, x):
+        return
+    op_type, options = step
     name, chain, moves = float_chain(ctx, node.output[0])
     steps = [(op_type, dict(options))] + chain   # the run's functions, in order
     follower, passed = next_float_op(ctx, name)
@@ -199,9 +169,10 @@ def float_branches(ctx, name, branch_table):
     if name in ctx.outputs or len(readers) < 2:
         return True
     for reader in list(readers):
-        if reader.op_type not in UNARY_LUT_OPS or arity_problem(reader) or reader.input[0] != name:
+        step = None if arity_problem(reader) else element_step(ctx, reader, name)
+        if step is None:
             continue
-        branch_type, branch_options = unary_options(ctx, reader, attributes(reader))
+        branch_type, branch_options = step
         branch, chain, moves = float_chain(ctx, reader.output[0])
         if moves:
             raise Skip(f"its float output '{name}' is read by a {reader.op_type} whose result moves on in float")

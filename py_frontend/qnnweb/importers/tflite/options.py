@@ -15,6 +15,7 @@ from tflite.DepthwiseConv2DOptions import DepthwiseConv2DOptions
 from tflite.DivOptions import DivOptions
 from tflite.FullyConnectedOptions import FullyConnectedOptions
 from tflite.GatherOptions import GatherOptions
+from tflite.GeluOptions import GeluOptions
 from tflite.LeakyReluOptions import LeakyReluOptions
 from tflite.MirrorPadMode import MirrorPadMode
 from tflite.MirrorPadOptions import MirrorPadOptions
@@ -141,6 +142,8 @@ OPTIONS = {
     **{op_type: (ReducerOptions, BuiltinOptions.ReducerOptions, lambda o, t, i: {"keep_dims": bool(o.KeepDims())})
        for op_type in ("MEAN", "SUM", "REDUCE_MAX")},
     "LEAKY_RELU": (LeakyReluOptions, BuiltinOptions.LeakyReluOptions, lambda o, t, i: {"alpha": o.Alpha()}),
+    "GELU": (GeluOptions, BuiltinOptions.GeluOptions,
+             lambda o, t, i: {"approximate": "tanh" if o.Approximate() else "none"}),
     "STRIDED_SLICE": (StridedSliceOptions, BuiltinOptions.StridedSliceOptions,
                       lambda o, t, i: {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(),
                                        "ellipsis_mask": o.EllipsisMask(), "new_axis_mask": o.NewAxisMask(),
