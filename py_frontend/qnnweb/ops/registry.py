@@ -32,6 +32,8 @@ LOWERINGS = {}
 def lowering(*op_types):
     def register(function):
         for op_type in op_types:
+            if op_type in LOWERINGS:   # one lowering per op kind: a second would silently replace the first
+                raise ValueError(f"{op_type} has two lowerings: {LOWERINGS[op_type].__name__}, {function.__name__}")
             LOWERINGS[op_type] = function
         return function
 

@@ -108,7 +108,7 @@ def elu_table(x_dtype, x_scale, x_zp, y_scale, y_zp, lo=-128, hi=127):
 
 # the float functions ONNX models compute with onnxruntime's arithmetic (numerics/onnxruntime.py), and
 # one float32 operation with a constant operand
-ONNX_FLOAT_FUNCTIONS = ("ERF", "EXP", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
+ONNX_FLOAT_FUNCTIONS = ("ERF", "GELU", "SQRT", "NEG", "ABS", "RECIPROCAL", "POW", "ADD_SCALAR", "SUB_SCALAR",
                         "MUL_SCALAR", "DIV_SCALAR", "FLOAT_REGION")
 
 
@@ -162,6 +162,8 @@ def lower_tflite_integer_unary(graph, op):
     QUANTIZE (importers/tflite/quantization.py) is the float exp of each dequantized value, as the
     other float islands (XNNPACK's float exp and quantization give the same bytes: tests/tflite)."""
     if getattr(graph, "format", "tflite") != "tflite":
+        if op.type == "EXP":   # ONNX's Exp: onnxruntime's float32 function, as the other float functions
+            return lower_unary(graph, op)
         raise Unsupported(f"{op.type} is only run for TFLite models")
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     x_scale, x_zp = require_int8(x, "input")
