@@ -164,7 +164,13 @@ def test_tflite_file_with_int8_edges_runs_in_litertjs_as_its_float_edged_twin(tm
         interpreter.invoke()
         return [(interpreter.get_tensor(d["index"]), d["quantization"]) for d in interpreter.get_output_details()]
 
-    for (q, (scale, zero)), (f, _) in zip(run(m.path, m.file.input_bytes), run(m.twin_path, m.twin.input_bytes), strict=True):
+    # the twin is fed the file's int8 input dequantized, which its QUANTIZE maps back to the same bytes (the
+    # bench's own float input is the photo's, whose every pixel can sit at a rounding tie for this file's
+    # input scale 1/127.5 and zero point -1)
+    spec = m.file.input
+    x = np.frombuffer(m.file.input_bytes, np.int8)
+    dequantized = ((x.astype(np.float32) - np.float32(spec.zero_point)) * np.float32(spec.scale)).astype("<f4").tobytes()
+    for (q, (scale, zero)), (f, _) in zip(run(m.path, m.file.input_bytes), run(m.twin_path, dequantized), strict=True):
         np.testing.assert_allclose(f, (q.astype(np.float64) - zero) * scale, rtol=0, atol=scale * 1e-4)
     # a file with float edges needs no twin
     vww = models.BenchModel(1, str(REPO / "data" / "models" / "visual_wake_words.tflite"))
