@@ -100,7 +100,7 @@ def output_quanta(data):
 # test_onnx_conv_transpose.py: within one quantum, bit-exact elsewhere.
 FLOAT_IN_ONNXRUNTIME = {"cartoongan"}
 
-# Architectures whose uint8 models are checked against the int8 twin with its Muls kept uint8
+# Architectures whose uint8 models are checked against the int8 twin with its Muls and Adds kept uint8
 # (reference.onnxruntime_session.int8_twin): MobileNetV3-Small's squeeze-excite Muls meet near-ties whose
 # rounding depends on the zero point's domain, and it has no layout-dependent op the twin's bridges
 # would disturb. The others' Muls (tiny YOLO's SiLU) met no such tie with the plain twin.

@@ -19,10 +19,10 @@ Two things stand between onnxruntime's CPU kernels and the standard's arithmetic
    arithmetic as the standard's), which is exactly what qnnweb does with uint8 activations; the twin's
    outputs are shifted back.
    Two kernels are not domain-free: MLAS's QLinearMul adds the output zero point in float32 before it
-   rounds (rint(product * ratio + zc)), and its QLinearAdd sums float32 terms of the values and zero
-   points as they are (x * ra + (zc - (za * ra + zb * rb))); those sums round differently for
-   128 + z than for z (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved 327 of its 1000
-   logits; the Add of GELU's `erf + 1` rounds 48 of its 256 inputs the other way). qnnweb computes
+   rounds (rint(product * ratio + zc)), and its QLinearAdd adds the values' float32 terms to one made
+   of the zero points (fma(x, rx, fma(y, ry, zc - fma(rx, zx, ry * zy)))); those sums round
+   differently for 128 + z than for z (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved
+   327 of its 1000 logits; the Add of GELU's `erf + 1` rounds 48 of its 256 inputs the other way). qnnweb computes
    them in the model's domain, as onnxruntime does on the uint8 model. With ``uint8_mul_add=True``
    the twin keeps each quantized Mul and Add in uint8, bridged to and from the int8 tensors around it
    by exact integer casts (_keep_uint8): that computes onnxruntime's uint8 Muls and Adds on every
