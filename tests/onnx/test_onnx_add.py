@@ -90,7 +90,8 @@ SCALAR_OPERAND_CASES = [
 ]
 
 
-def _domain_zero_points(dtype, case):
+def _in_dtype(dtype, case):
+    """(scales, zero points) of a case for a model of `dtype`."""
     shift = 128 if dtype == "int8" else 0
     sa, za, sb, zb, sy, zy = case
     return (sa, sb, sy), (za - shift, zb - shift, zy - shift)
@@ -109,7 +110,7 @@ def test_scalar_operand_on_every_pair(dtype, scalar):
     column, rows = values.reshape(256, 1), np.tile(values, (256, 1))
     a, b = (column, rows) if scalar == "a" else (rows, column)
     for case in SCALAR_OPERAND_CASES:
-        scales, zero_points = _domain_zero_points(dtype, case)
+        scales, zero_points = _in_dtype(dtype, case)
         data = qlinear_add(dtype, scales, zero_points, a.shape, b.shape, False, False, None)
         (expected,) = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})
         for variant in qnnweb.VARIANTS:
@@ -121,7 +122,7 @@ def qdq_add_of_constant(dtype, case, constant, constant_first):
     """DequantizeLinear -> Add of a dequantized constant scalar -> QuantizeLinear (quantize_static's QDQ
     form, which onnxruntime fuses into a QLinearAdd with a scalar operand), 256 elements."""
     np_type, onnx_type, _, _ = DTYPES[dtype]
-    (sx, sc, sy), (zx, zc, zy) = _domain_zero_points(dtype, case)
+    (sx, sc, sy), (zx, zc, zy) = _in_dtype(dtype, case)
     inits = [numpy_helper.from_array(np.array(v, t), n) for v, t, n in (
         (sx, np.float32, "sx"), (zx, np_type, "zx"), (sc, np.float32, "sc"), (zc, np_type, "zc"),
         (sy, np.float32, "sy"), (zy, np_type, "zy"), (constant, np_type, "c"))]
