@@ -2,12 +2,19 @@
 own domain, its kernel's first operand a vector, so an input that its broadcasting hands over as a
 per-span scalar goes second (the order of the FMAs changes the last bit), and each broadcasting form
 is checked. A plain onnxruntime session is the
-reference here: QLinearAdd has no u8s8 product to saturate (tools/qnnweb_dev/reference/onnxruntime_session.py)."""
+reference here: QLinearAdd has no u8s8 product to saturate (tools/qnnweb_dev/reference/onnxruntime_session.py).
+
+With a scalar operand (per span of its broadcasting, or the whole tensor) MLAS folds the scalar's term
+into its constant part before it adds the vector's (qladd_avx2.cpp, contracted to FMAs):
+f = float(zc) - fma(rx, zx, rs * zs), v = fma(x, rx, fma(s, rs, f)), where x is the vector operand and
+s the scalar; the sums round differently for a uint8 model's values and zero points than for their
+int8 twin's (x - 128), so the reference twin keeps quantized Adds uint8 (``uint8_mul_add``)."""
 
 import numpy as np
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 
@@ -68,3 +75,80 @@ def test_qlinear_add_matches_onnxruntime(dtype, form):
         for variant in qnnweb.VARIANTS:
             (ours,) = qnnweb.load(data, variant=variant).run(*feeds.values())
             np.testing.assert_array_equal(ours, expected, err_msg=f"{variant} {scales} {zero_points}")
+
+
+# (a scale, a zero point, b scale, b zero point, output scale, output zero point) in uint8 terms (an
+# int8 model's zero points are 128 less): GELU's `erf + 1` as quantize_static quantizes it (the Erf
+# output on scale 2/255, the constant 1 on 1/255; zero points 128 and 127 as calibration gives them)
+# and some arbitrary ones
+SCALAR_OPERAND_CASES = [
+    (0.00784313678741455, 128, 0.003921568859368563, 0, 0.007843137718737125, 0),
+    (0.007837715558707714, 127, 0.003921568859368563, 0, 0.00784269254654646, 0),
+    (0.0065092709846794605, 17, 0.1297689825296402, 200, 0.11916812509298325, 90),
+    (0.32211122, 3, 0.1421955, 250, 0.030077027, 128),
+    (0.019370893016457558, 140, 0.2964361906051636, 9, 0.0043685417622327805, 131),
+]
+
+
+def _in_dtype(dtype, case):
+    """(scales, zero points) of a case for a model of `dtype`."""
+    shift = 128 if dtype == "int8" else 0
+    sa, za, sb, zb, sy, zy = case
+    return (sa, sb, sy), (za - shift, zb - shift, zy - shift)
+
+
+def _every_value(dtype):
+    return np.arange(256).astype(np.uint8).view(DTYPES[dtype][0])
+
+
+@pytest.mark.parametrize("scalar", ["a", "b"])
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_scalar_operand_on_every_pair(dtype, scalar):
+    """Every (a, b) pair with one operand a per-span scalar ([256, 256] + [256, 1], either way round):
+    onnxruntime's scalar form, value by value."""
+    values = _every_value(dtype)
+    column, rows = values.reshape(256, 1), np.tile(values, (256, 1))
+    a, b = (column, rows) if scalar == "a" else (rows, column)
+    for case in SCALAR_OPERAND_CASES:
+        scales, zero_points = _in_dtype(dtype, case)
+        data = qlinear_add(dtype, scales, zero_points, a.shape, b.shape, False, False, None)
+        (expected,) = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"a": a, "b": b})
+        for variant in qnnweb.VARIANTS:
+            (ours,) = qnnweb.load(data, variant=variant).run(a, b)
+            np.testing.assert_array_equal(ours, expected, err_msg=f"{variant} {case}")
+
+
+def qdq_add_of_constant(dtype, case, constant, constant_first):
+    """DequantizeLinear -> Add of a dequantized constant scalar -> QuantizeLinear (quantize_static's QDQ
+    form, which onnxruntime fuses into a QLinearAdd with a scalar operand), 256 elements."""
+    np_type, onnx_type, _, _ = DTYPES[dtype]
+    (sx, sc, sy), (zx, zc, zy) = _in_dtype(dtype, case)
+    inits = [numpy_helper.from_array(np.array(v, t), n) for v, t, n in (
+        (sx, np.float32, "sx"), (zx, np_type, "zx"), (sc, np.float32, "sc"), (zc, np_type, "zc"),
+        (sy, np.float32, "sy"), (zy, np_type, "zy"), (constant, np_type, "c"))]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["c", "sc", "zc"], ["cf"]),
+             helper.make_node("Add", ["cf", "xf"] if constant_first else ["xf", "cf"], ["yf"]),
+             helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["y"])]
+    graph = helper.make_graph(nodes, "add", [helper.make_tensor_value_info("x", onnx_type, [1, 256])],
+                              [helper.make_tensor_value_info("y", onnx_type, [1, 256])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("constant_first", [False, True])
+@pytest.mark.parametrize("dtype", sorted(DTYPES))
+def test_reference_twin_adds_in_the_model_domain(dtype, constant_first):
+    """GELU's `erf + 1` on every input value: the reference twin of a uint8 model (uint8_mul_add) gives
+    what onnxruntime gives on the uint8 model itself, and so does qnnweb; an int8 model is its own
+    reference. (A twin computing the Add in int8 rounds 48 of the 256 the other way, one quantum.)"""
+    x = _every_value(dtype).reshape(1, 256)
+    for case in SCALAR_OPERAND_CASES[:2]:
+        data = qdq_add_of_constant(dtype, case, 255 if dtype == "uint8" else 127, constant_first)
+        (plain,) = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        (twin,) = ReferenceSession(data, uint8_mul_add=True).run({"x": x})
+        np.testing.assert_array_equal(twin, plain, err_msg=f"{case}")
+        for variant in qnnweb.VARIANTS:
+            (ours,) = qnnweb.load(data, variant=variant).run(x)
+            np.testing.assert_array_equal(ours, plain, err_msg=f"{variant} {case}")

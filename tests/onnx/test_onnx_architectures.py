@@ -100,18 +100,18 @@ def output_quanta(data):
 # test_onnx_conv_transpose.py: within one quantum, bit-exact elsewhere.
 FLOAT_IN_ONNXRUNTIME = {"cartoongan"}
 
-# Architectures whose uint8 models are checked against the int8 twin with its Muls kept uint8
+# Architectures whose uint8 models are checked against the int8 twin with its Muls and Adds kept uint8
 # (reference.onnxruntime_session.int8_twin): MobileNetV3-Small's squeeze-excite Muls meet near-ties whose
 # rounding depends on the zero point's domain, and it has no layout-dependent op the twin's bridges
 # would disturb. The others' Muls (tiny YOLO's SiLU) met no such tie with the plain twin.
-UINT8_MULS = {"mobilenet_v3_small"}
+UINT8_MUL_ADD = {"mobilenet_v3_small"}
 
 
 @pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
 @pytest.mark.parametrize("name", list(ARCHITECTURES))
 def test_architecture_matches_onnxruntime(name, activation, quantized):
     data, samples = quantized(name, activation)
-    reference = ReferenceSession(data, uint8_muls=name in UINT8_MULS)
+    reference = ReferenceSession(data, uint8_mul_add=name in UINT8_MUL_ADD)
     quanta = output_quanta(data)
     for variant in qnnweb.VARIANTS:
         model = qnnweb.load(data, variant=variant)
@@ -181,7 +181,7 @@ def test_mobilenet_v3_with_hardswish_as_one_op(photos):
     assert pools, "the QOperator form should leave float GlobalAveragePools (the case this test is for)"
     samples = [sized(by_name[name]["path"], shape) for name in SAMPLES]
     for (fmt, activation), data in made.items():
-        reference = ReferenceSession(data, uint8_muls=True)
+        reference = ReferenceSession(data, uint8_mul_add=True)
         for variant in qnnweb.VARIANTS:
             ours = qnnweb.load(data, variant=variant)
             for x in samples:

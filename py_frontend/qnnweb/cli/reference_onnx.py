@@ -18,15 +18,17 @@ Two things stand between onnxruntime's CPU kernels and the standard's arithmetic
    with its zero point moved by -128 (q_s8 = q_u8 - 128: the same real values, the same integer
    arithmetic as the standard's), which is exactly what qnnweb does with uint8 activations; the twin's
    outputs are shifted back.
-   One kernel is not domain-free: MLAS's QLinearMul adds the output zero point in float32 before it
-   rounds (rint(product * ratio + zc)), and that sum rounds differently for zc = 128 + z than for z
-   (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved 327 of its 1000 logits);
-   qnnweb computes it in the model's domain, as onnxruntime does on the uint8 model. With
-   ``uint8_muls=True`` the twin keeps each quantized Mul in uint8, bridged to and from the int8
-   tensors around it by exact integer casts (_keep_muls_uint8): that computes onnxruntime's uint8
-   Muls on every CPU, but the bridges stop onnxruntime's layout optimizer from moving its NHWC
-   transposes through them, which changes the arithmetic of layout-dependent ops (a linear Resize's,
-   a broadcast Add's operand order) elsewhere: only for models without those.
+   Two kernels are not domain-free: MLAS's QLinearMul adds the output zero point in float32 before it
+   rounds (rint(product * ratio + zc)), and its QLinearAdd adds the values' float32 terms to one made
+   of the zero points (fma(x, rx, fma(y, ry, zc - fma(rx, zx, ry * zy)))); those sums round
+   differently for 128 + z than for z (a near-tie in MobileNetV3-Small's squeeze-excite Mul moved
+   327 of its 1000 logits; the Add of GELU's `erf + 1` rounds 48 of its 256 inputs the other way). qnnweb computes
+   them in the model's domain, as onnxruntime does on the uint8 model. With ``uint8_mul_add=True``
+   the twin keeps each quantized Mul and Add in uint8, bridged to and from the int8 tensors around it
+   by exact integer casts (_keep_uint8): that computes onnxruntime's uint8 Muls and Adds on every
+   CPU, but the bridges stop onnxruntime's layout optimizer from moving its NHWC transposes through
+   them, which changes the arithmetic of layout-dependent ops (a linear Resize's, a broadcast Add's
+   operand order) elsewhere: only for models without those.
 """
 
 
@@ -47,10 +49,14 @@ def session_options(threads=1, spinning=True):
     return options
 
 
-def _uint8_muls(graph):
-    """The quantized Muls of a uint8 model: QLinearMul nodes (QOperator), and Mul nodes whose inputs are
-    DequantizeLinear outputs and whose output only feeds QuantizeLinear nodes (QDQ). Returns (mul node,
-    its DequantizeLinear nodes, its QuantizeLinear nodes) for each."""
+# the quantized ops whose float32 arithmetic depends on the domain, QOperator and QDQ forms
+DOMAIN_DEPENDENT = {"QLinearMul": "Mul", "QLinearAdd": "Add"}
+
+
+def _domain_dependent_ops(graph):
+    """The quantized Muls and Adds of a uint8 model: QLinearMul / QLinearAdd nodes (QOperator), and Mul /
+    Add nodes whose inputs are DequantizeLinear outputs and whose output only feeds QuantizeLinear nodes
+    (QDQ). Returns (node, its DequantizeLinear nodes, its QuantizeLinear nodes) for each."""
     producers = {o: n for n in graph.node for o in n.output}
     consumers = {}
     for node in graph.node:
@@ -58,9 +64,9 @@ def _uint8_muls(graph):
             consumers.setdefault(name, []).append(node)
     found = []
     for node in graph.node:
-        if node.op_type == "QLinearMul":
+        if node.op_type in DOMAIN_DEPENDENT:
             found.append((node, [], []))
-        elif node.op_type == "Mul" and len(node.input) == 2:
+        elif node.op_type in DOMAIN_DEPENDENT.values() and len(node.input) == 2:
             dqs = [producers.get(n) for n in node.input]
             qs = consumers.get(node.output[0], [])
             if all(d is not None and d.op_type == "DequantizeLinear" for d in dqs) and qs and \
@@ -123,22 +129,22 @@ class _Uint8Island:
         self.graph.node.extend(ordered)
 
 
-def _keep_muls_uint8(graph, muls, originals):
+def _keep_uint8(graph, kept, originals):
     island = _Uint8Island(graph, originals)
-    for mul, dqs, qs in muls:
-        if mul.op_type == "QLinearMul":   # A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp
-            for k, name in enumerate(mul.input):
+    for op, dqs, qs in kept:
+        if op.op_type in DOMAIN_DEPENDENT:   # A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp
+            for k, name in enumerate(op.input):
                 if name:
-                    mul.input[k] = island.operand(name, mul, activation=k in (0, 3))
-            island.output(mul)
+                    op.input[k] = island.operand(name, op, activation=k in (0, 3))
+            island.output(op)
             continue
-        for k, dq in enumerate(dqs):   # the Mul's own copy of each DequantizeLinear, in uint8
-            copy = onnx.helper.make_node("DequantizeLinear", [island.operand(n, mul, activation=j == 0)
+        for k, dq in enumerate(dqs):   # the op's own copy of each DequantizeLinear, in uint8
+            copy = onnx.helper.make_node("DequantizeLinear", [island.operand(n, op, activation=j == 0)
                                                                for j, n in enumerate(dq.input)],
-                                         [f"{dq.output[0]}/uint8/{mul.output[0]}"], **{
+                                         [f"{dq.output[0]}/uint8/{op.output[0]}"], **{
                                              a.name: onnx.helper.get_attribute_value(a) for a in dq.attribute})
-            island.before.setdefault(id(mul), []).append(copy)
-            mul.input[k] = copy.output[0]
+            island.before.setdefault(id(op), []).append(copy)
+            op.input[k] = copy.output[0]
         for q in qs:
             for j, name in enumerate(q.input):
                 if j > 0 and name:
@@ -147,13 +153,13 @@ def _keep_muls_uint8(graph, muls, originals):
     island.finish()
 
 
-def int8_twin(model_bytes, uint8_muls=False):
+def int8_twin(model_bytes, uint8_mul_add=False):
     """The same model with every uint8 tensor made int8 (values and zero points moved by -128), but
-    (``uint8_muls``) for its quantized Muls, which stay uint8."""
+    (``uint8_mul_add``) for its quantized Muls and Adds, which stay uint8."""
     model = onnx.load_from_string(bytes(model_bytes))
     graph = model.graph
     originals = {t.name: numpy_helper.to_array(t) for t in graph.initializer if t.data_type == TensorProto.UINT8}
-    muls = _uint8_muls(graph) if uint8_muls else []
+    kept = _domain_dependent_ops(graph) if uint8_mul_add else []
     for i, tensor in enumerate(graph.initializer):
         if tensor.data_type == TensorProto.UINT8:
             shifted = (numpy_helper.to_array(tensor).astype(np.int16) - 128).astype(np.int8)
@@ -180,8 +186,8 @@ def int8_twin(model_bytes, uint8_muls=False):
     for value in list(graph.input) + list(graph.output) + list(graph.value_info):
         if value.type.tensor_type.elem_type == TensorProto.UINT8:
             value.type.tensor_type.elem_type = TensorProto.INT8
-    if muls:
-        _keep_muls_uint8(graph, muls, originals)
+    if kept:
+        _keep_uint8(graph, kept, originals)
     return model.SerializeToString()
 
 
@@ -192,16 +198,16 @@ def uses_uint8(model_bytes):
 
 class ReferenceSession:
     """An onnxruntime session of the model (bytes or a path), or of its int8 twin when it has uint8
-    tensors (``uint8_muls``: see int8_twin). ``run(feeds)`` takes and returns the original model's dtypes
+    tensors (``uint8_mul_add``: see int8_twin). ``run(feeds)`` takes and returns the original model's dtypes
     (uint8 shifted back)."""
 
-    def __init__(self, model, threads=1, uint8_muls=False, spinning=True):
+    def __init__(self, model, threads=1, uint8_mul_add=False, spinning=True):
         data = model if isinstance(model, (bytes, bytearray)) else open(model, "rb").read()
         self.twin = uses_uint8(data)
         if self.twin:
             outputs = onnx.load_from_string(bytes(data)).graph.output
             self.uint8_outputs = {o.name for o in outputs if o.type.tensor_type.elem_type == TensorProto.UINT8}
-            data = int8_twin(data, uint8_muls)
+            data = int8_twin(data, uint8_mul_add)
         self.session = onnxruntime.InferenceSession(bytes(data), session_options(threads, spinning),
                                                     providers=["CPUExecutionProvider"])
 

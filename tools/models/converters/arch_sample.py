@@ -268,7 +268,7 @@ def make(out: Path, samples: Path, log) -> dict:
             data = ox.quantize(float_path, ox.MODES_BY_NAME[mode_name], calibration)
             file = f"{arch.name}_{mode_name}.onnx"
             (out / file).write_bytes(data)
-            session = ReferenceSession(data, uint8_muls=True)
+            session = ReferenceSession(data, uint8_mul_add=True)
             outputs = [session.run({ox.INPUT_NAME: x[None]}) for x in inputs]
             for p, per_photo in enumerate(outputs):
                 for k, o in enumerate(per_photo):

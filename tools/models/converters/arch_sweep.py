@@ -147,7 +147,7 @@ def sweep_mode(arch_name, mode, float_path, calibration, inputs, variant) -> dic
         return {**base, **_error_row(arch_name, mode.name, "qnnweb.load", exc)}
     try:
         with loaded:
-            result = compare(loaded, ReferenceSession(data, uint8_muls=True), inputs)
+            result = compare(loaded, ReferenceSession(data, uint8_mul_add=True), inputs)
             used_variant = loaded.info().get("variant")
     except Exception as exc:  # noqa: BLE001
         return {**base, **_error_row(arch_name, mode.name, "run", exc)}

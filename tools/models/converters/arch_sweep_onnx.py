@@ -1,7 +1,7 @@
 """The ONNX side of the sweep (tools/models/converters/arch_sweep.py): torch.onnx export and onnxruntime's
 quantize_static in the users' modes. The reference qnnweb's outputs are compared with is the one the test
 suite and `qnnweb check` use (qnnweb.cli.reference_onnx: ``session.qdqisint8allowed=1``, a model with uint8
-tensors run as its exact int8 twin, quantized Muls kept uint8), so a sweep and a test judge alike.
+tensors run as its exact int8 twin, quantized Muls and Adds kept uint8), so a sweep and a test judge alike.
 """
 
 from __future__ import annotations
