@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 11
+#define QNN_ABI_VERSION 12
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -357,6 +357,11 @@ struct qnn_layer_norm_record {
   int32_t input_zero_point;
   float output_scale;
   int32_t output_zero_point;
+  int32_t table;            /* address or 0: float32 [256] (or [256] per column, table_per_column), the input's
+                             * values by the byte's bits in place of (q - zp) * scale: a float op of the int8
+                             * input before the normalization (onnxruntime's QOperator form leaves it in float) */
+  int32_t table_per_column;
+  int32_t float_output;     /* 1: the output is float32, unquantized (a model's float output) */
 };
 
 /* Y[b] = A[b] x B[b] (BATCH_MATMUL, ONNX MatMul / QLinearMatMul of two activations): A[b] is

@@ -24,7 +24,7 @@ ARITY = {
     "ADD": (2, 2, 1), "SUB": (2, 2, 1), "DIV": (2, 2, 1), "MUL": (2, 2, 1), "MAXIMUM": (2, 2, 1), "MINIMUM": (2, 2, 1), "QUANTIZE": (1, 1, 1), "DEQUANTIZE": (1, 1, 1),
     "AVERAGE_POOL_2D": (1, 1, 1), "MAX_POOL_2D": (1, 1, 1), "MEAN": (2, 2, 1), "PAD": (2, 3, 1), "PADV2": (3, 3, 1),
     "CONCATENATION": (1, None, 1), "TRANSPOSE": (1, 2, 1), "RESHAPE": (1, 2, 1), "SQUEEZE": (1, 1, 1), "EXPAND_DIMS": (2, 2, 1),
-    "SOFTMAX": (1, 1, 1), "LAYER_NORM": (3, 3, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
+    "SOFTMAX": (1, 1, 1), "LAYER_NORM": (3, 4, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
     "BATCH_MATMUL": (2, 2, 1), "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
     "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),

@@ -2,7 +2,9 @@
  * computes it on a CPU with AVX2 and FMA (read from the wheel's machine code: the C++ source leaves the
  * order of operations to the compiler and MLAS). Each row is dequantized ((q - zp) * scale, as its
  * DequantizeLinear), normalized, scaled and shifted by float32 gamma / beta, and quantized as its
- * QuantizeLinear (rint(y / output_scale) + zp, clamped).
+ * QuantizeLinear (rint(y / output_scale) + zp, clamped). With a table, the input's values are the table's (a float
+ * op onnxruntime ran on the dequantized input first: one table, or one per column), and with float_output the
+ * result is written as float32 (a model's float output).
  * arithmetic 0, LayerNormalization (core/providers/cpu/nn/layer_norm_impl.cc, ComputeJob for float):
  *   rows of up to 7: Welford's update in float32: delta = x - mean, mean += delta / k, m2 += (x - mean) * delta;
  *     d = sqrtf(m2 / n + eps); y = (x - mean) / d * gamma + beta.
@@ -31,11 +33,18 @@ struct layer_norm_op {
   struct qnn_op base;
   struct qnn_layer_norm_record r;  /* its sizes, arithmetic, epsilon, output quantization */
   const int8_t* input;
-  int8_t* output;
+  void* output;
   const float* gamma;
   const float* beta;
-  float dequantized[256];  /* by the byte's bits: (q - zp) * scale, as DequantizeLinear gives it */
+  const float* values;  /* by the byte's bits: (q - zp) * scale, as DequantizeLinear gives it, or the table's */
+  size_t stride;        /* 256 where each column has a table of its own, else 0 */
+  float dequantized[256];
 };
+
+/* The float value of element k of a row starting at x. */
+static inline float value(const struct layer_norm_op* op, const int8_t* x, size_t k) {
+  return op->values[k * op->stride + (uint8_t) x[k]];
+}
 
 QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_layer_norm_record* r = record;
@@ -45,19 +54,23 @@ QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* r
   }
   if (((r->arithmetic != 0 || r->channels != r->columns) && (r->arithmetic != 1 || r->rows % r->channels != 0)) ||
       !(r->input_scale > 0.0f && r->input_scale < 3.0e38f) || !(r->output_scale > 0.0f && r->output_scale < 3.0e38f) ||
-      !(r->epsilon >= 0.0f && r->epsilon < 3.0e38f)) {
+      !(r->epsilon >= 0.0f && r->epsilon < 3.0e38f) || (uint32_t) r->table_per_column > 1 ||
+      (uint32_t) r->float_output > 1) {
     qnn_set_error("layer_norm: arithmetic 0 needs channels == columns, 1 rows a multiple of channels; scales "
-                  "positive and finite, epsilon non-negative and finite");
+                  "positive and finite, epsilon non-negative and finite; table_per_column, float_output 0 or 1");
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t size = (int64_t) r->rows * r->columns, parameter_bytes = (int64_t) r->channels * 4;
   const int8_t* input = qnn_plan_tensor(plan, r->input, size, "layer_norm input");
-  int8_t* output = qnn_plan_tensor(plan, r->output, size, "layer_norm output");
+  int8_t* output = qnn_plan_tensor(plan, r->output, r->float_output ? size * 4 : size, "layer_norm output");
+  const int64_t table_bytes = r->table_per_column ? (int64_t) r->columns * 1024 : 1024;
+  const float* table = r->table != 0 ? qnn_plan_constant(r->table, table_bytes, "layer_norm table") : NULL;
+  if (r->table != 0 && table == NULL) return QNN_ERROR_INVALID_RECORD;
   const float* gamma = qnn_plan_constant(r->gamma, parameter_bytes, "layer_norm gamma");
   const float* beta = qnn_plan_constant(r->beta, parameter_bytes, "layer_norm beta");
   if (input == NULL || output == NULL || gamma == NULL || beta == NULL) return QNN_ERROR_INVALID_RECORD;
   struct layer_norm_op* op = qnn_plan_alloc(plan, sizeof(struct layer_norm_op));
-  float* parameters = qnn_plan_alloc(plan, parameter_bytes * 2);
+  float* parameters = qnn_plan_alloc(plan, parameter_bytes * 2 + (table != NULL ? table_bytes : 0));
   if (op == NULL || parameters == NULL) return QNN_ERROR_OUT_OF_MEMORY;
   qnn_memcpy(parameters, gamma, (size_t) parameter_bytes);
   qnn_memcpy(parameters + r->channels, beta, (size_t) parameter_bytes);
@@ -68,6 +81,12 @@ QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* r
   op->beta = parameters + r->channels;
 SCALAR_LOOP
   for (int32_t q = -128; q < 128; q++) op->dequantized[(uint8_t) q] = (float) (q - r->input_zero_point) * r->input_scale;
+  op->values = op->dequantized;
+  op->stride = r->table_per_column ? 256 : 0;
+  if (table != NULL) {
+    qnn_memcpy(parameters + 2 * r->channels, table, (size_t) table_bytes);
+    op->values = parameters + 2 * r->channels;
+  }
   *result = &op->base;
   return QNN_OK;
 }
@@ -104,7 +123,7 @@ SCALAR_LOOP
     if (i == n) break;
     /* packet elements first (i < packets: element start + i), then the others in order */
     const size_t k = i < packets ? start + i : i - packets < start ? i - packets : i;
-    const float v = op->dequantized[(uint8_t) x[k]], t = squares ? (v - mean) * (v - mean) : v;
+    const float v = value(op, x, k), t = squares ? (v - mean) * (v - mean) : v;
     if (i < packets) {
       lanes[i < pairs ? i & 7 : i & 3] += t;
     } else {
@@ -119,7 +138,8 @@ SCALAR_LOOP
 static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
   const size_t n = (size_t) op->r.columns;
   const int8_t* x = op->input + row * n;
-  int8_t* y = op->output + row * n;
+  int8_t* y = (int8_t*) op->output + row * n;
+  float* y_float = (float*) op->output + row * n;
   const float count = (float) n;
   float mean = 0.0f, inverse = 1.0f, deviation = 1.0f, scale = 1.0f, shift = 0.0f;
   if (op->r.arithmetic == 1) {
@@ -134,7 +154,7 @@ static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
     float m2 = 0.0f;
 SCALAR_LOOP
     for (size_t k = 0; k < n; k++) {
-      const float v = op->dequantized[(uint8_t) x[k]], delta = v - mean;
+      const float v = value(op, x, k), delta = v - mean;
       mean += delta / (float) (k + 1);
       m2 += (v - mean) * delta;
     }
@@ -143,33 +163,37 @@ SCALAR_LOOP
     double lanes[4] = {0.0, 0.0, 0.0, 0.0};
     size_t k = 0;
 SCALAR_LOOP
-    for (; k < n / 4 * 4; k++) lanes[k & 3] += (double) op->dequantized[(uint8_t) x[k]];
+    for (; k < n / 4 * 4; k++) lanes[k & 3] += (double) value(op, x, k);
     double total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
 SCALAR_LOOP
-    for (; k < n; k++) total += (double) op->dequantized[(uint8_t) x[k]];
+    for (; k < n; k++) total += (double) value(op, x, k);
     mean = (float) (total / (double) n);
     float squares[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
 SCALAR_LOOP
     for (k = 0; k < n / 8 * 8; k++) {
-      const float d = op->dequantized[(uint8_t) x[k]] - mean;
+      const float d = value(op, x, k) - mean;
       squares[k & 7] = fma_f32(d, d, squares[k & 7]);
     }
     float sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
     const size_t products = n - k >= 4 ? k + 4 : k;  /* 4 or more left: the first 4 squared, then added */
 SCALAR_LOOP
     for (; k < n; k++) {
-      const float d = op->dequantized[(uint8_t) x[k]] - mean;
+      const float d = value(op, x, k) - mean;
       sum = k < products ? sum + d * d : fma_f32(d, d, sum);
     }
     inverse = 1.0f / __builtin_sqrtf(sum / count + op->r.epsilon);
   }
 SCALAR_LOOP
   for (size_t k = 0; k < n; k++) {
-    const float v = op->dequantized[(uint8_t) x[k]], d = v - mean;
+    const float v = value(op, x, k), d = v - mean;
     const float normalized = op->r.arithmetic == 1 ? v * scale + shift
                              : n <= 7 ? d / deviation * op->gamma[k] + op->beta[k]
                              : fma_f32(d * inverse, op->gamma[k], op->beta[k]);
-    y[k] = qnn_qs8_quantize_clamped(normalized / op->r.output_scale, op->r.output_zero_point, -128, 127);
+    if (op->r.float_output) {
+      y_float[k] = normalized;
+    } else {
+      y[k] = qnn_qs8_quantize_clamped(normalized / op->r.output_scale, op->r.output_zero_point, -128, 127);
+    }
   }
 }
 

@@ -32,6 +32,8 @@ class ImportContext:
         self.constants = {}         # ONNX name -> Constant
         self.quantized_constants = {}   # ONNX name (DQ output) -> QuantizedConstant
         self.views = {}             # ONNX name (float DQ output) -> ONNX name of the int8 tensor it dequantizes
+        self.tabulated_inputs = {}  # ONNX name (a LayerNormalization's float input) -> (ONNX name of an int8
+                                    # tensor, float32 tables of its values: tabulated.normalization_input)
         self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point in int8 terms, source dtype)
         self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
         self.consumers = defaultdict(list)

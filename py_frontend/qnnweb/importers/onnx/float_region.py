@@ -81,5 +81,5 @@ def float_region(ctx, node, source, x):
         if n is not node:
             ctx.mark_done(n)
     value = ctx.values[x]
-    tabulated(ctx, nodes[-1], exits[0], [], "FLOAT_REGION", [value.index], value.nhwc, program=program)
+    tabulated(ctx, nodes[-1], exits[0], [], "FLOAT_REGION", [value.index], value.nhwc, source=x, program=program)
     return True

@@ -2,6 +2,8 @@
 a DequantizeLinear and a QuantizeLinear (QDQ and QOperator alike), gamma and beta float constants or
 dequantized int8 ones. Both become one LAYER_NORM op (qnnweb.ops.layer_norm) over the tensor in ONNX's own
 layout (a feature map held NHWC is moved back to NCHW first: the sums run in ONNX's element order).
+Its input may be a float op's tables of an int8 tensor (tabulated.normalization_input: BatchNormalization
+or GELU left in float before it), its output the model's float output, through moves (float32 then).
 
 A LayerNorm decomposed into ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div (exports before
 opset 17) is refused by name (decomposed_layer_norm): quantize_static puts QuantizeLinear nodes inside it,
@@ -10,8 +12,9 @@ CPU's SIMD width, and std::pow / sqrt: no single arithmetic to match."""
 
 from ...numerics.float32 import float32, float32_bytes
 from ..shape_folding import product
+from .context import Value
 from .layout import onnx_shape, plain_index
-from .quantization import activation_input, new_output, quantized_output
+from .quantization import activation_input, float_tail, new_output, quantized_output
 from .registry import onnx_op
 from .skip import Skip
 
@@ -39,21 +42,28 @@ def float_parameter(ctx, name, count, what):
     return values
 
 
-def normalization(ctx, node, x, axis, arithmetic, epsilon, gamma, beta):
-    """One LAYER_NORM of the int8 ONNX tensor `x` over its dimensions from `axis`; its output quantized as
-    the QuantizeLinear after `node` says."""
+def normalization(ctx, node, x, axis, arithmetic, epsilon, gamma, beta, table=None):
+    """One LAYER_NORM of the int8 ONNX tensor `x` over its dimensions from `axis` (its values `table`'s,
+    float32 bytes, where given); its output quantized as the QuantizeLinear after `node` says, or float32
+    where it only moves on to the model's output (float_tail)."""
     if x not in ctx.values:
         raise Skip(f"input '{x}' is not available")
     shape = onnx_shape(ctx, x)
-    out_names, params, activation = quantized_output(ctx, node)
-    if activation != "NONE":
-        raise Skip(f"a {activation} after {node.op_type} before its QuantizeLinear is not supported")
     index = plain_index(ctx, x)
     channels = product(shape[axis:]) if arithmetic == "layer" else shape[1]
     parameters = [ctx.add_tensor(f"{node.output[0]}/{what}", [channels], "float32",
                                  data=float32_bytes(float_parameter(ctx, name, channels, what)))
                   for what, name in (("gamma", gamma), ("beta", beta))]
-    out = new_output(ctx, out_names, list(shape), params, False)
+    if table is not None:
+        parameters.append(ctx.add_tensor(f"{node.output[0]}/table", [len(table) // 4], "float32", data=table))
+    if float_tail(ctx, node.output[0]):
+        out = ctx.add_tensor(node.output[0], list(shape), "float32")
+        ctx.values[node.output[0]] = Value(out)
+    else:
+        out_names, params, activation = quantized_output(ctx, node)
+        if activation != "NONE":
+            raise Skip(f"a {activation} after {node.op_type} before its QuantizeLinear is not supported")
+        out = new_output(ctx, out_names, list(shape), params, False)
     ctx.add_op("LAYER_NORM", [index, *parameters], [out], axis=axis, epsilon=epsilon, arithmetic=arithmetic)
 
 
@@ -79,13 +89,13 @@ def import_layer_normalization(ctx, node, attrs):
         raise Skip("its Mean / InvStdDev outputs are used; only the normalized output is supported")
     if attrs.get("stash_type", 1) != 1:
         raise Skip(f"stash_type {attrs['stash_type']}: only float32 statistics (1) are supported")
-    x = activation_input(ctx, node.input[0])
+    x, table = ctx.tabulated_inputs.get(node.input[0]) or (activation_input(ctx, node.input[0]), None)
     rank = len(onnx_shape(ctx, x))
     axis = attrs.get("axis", -1)
     if not -rank <= axis < rank:
         raise Skip(f"axis {axis} out of range for rank {rank}")
     normalization(ctx, node, x, axis % rank, "layer", float32(attrs.get("epsilon", 1e-5)), node.input[1],
-                  node.input[2] if len(node.input) > 2 else "")
+                  node.input[2] if len(node.input) > 2 else "", table)
 
 
 @onnx_op("InstanceNormalization")

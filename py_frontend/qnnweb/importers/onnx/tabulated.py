@@ -1,9 +1,24 @@
 """The one IR op whose 256-entry tables compute a float run of one int8 tensor (unary.py's runs of element
-ops, float_region.py's regions, batch_norm.py), and the moves the run passed replayed after it."""
+ops, float_region.py's regions, batch_norm.py), and the moves the run passed replayed after it. Where the
+run's float result only moves on to a LayerNormalization (onnxruntime's QOperator form leaves it all in
+float: BatchNormalization -> Reshape -> Transpose -> LayerNormalization), the tables become that
+normalization's input values instead (norm.py): the moves run on the int8 input."""
 
+import numpy as np
+
+from ...numerics.onnxruntime import batch_norm_function, element_function, float_table, onnxruntime_function
+from .attributes import attributes
 from .context import Value
+from .layout import onnx_shape
 from .quantization import float_tail, new_output, quantized_output
-from .registry import handle_node
+from .registry import arity_problem, handle_node
+
+# ops that only move or select values (one input tensor, one output): they commute with
+# element-wise functions, and run on int8 tensors
+VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
+               "SpaceToDepth")
+# the moves whose element order numpy follows from their output's shape alone (a Transpose: its perm)
+ORDER_KEEPING = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
 
 def replay_moves(ctx, first, moves, out_names):
@@ -22,11 +37,90 @@ def replay_moves(ctx, first, moves, out_names):
         ctx.values[alias] = ctx.values[out_names[0]]
 
 
-def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, **options):
+def table_functions(op_type, options):
+    """The float32 functions (one, or one per channel: BATCH_NORM) of a tabulated op as onnxruntime
+    computes them, or None where this has no exact model (PRELU: its own lowering)."""
+    after = onnxruntime_function(list(options.get("then", ())))
+    if after is None:
+        return None
+    if op_type == "BATCH_NORM":
+        return [(lambda f: lambda v: after(f(v)))(batch_norm_function(*c)) for c in options["coefficients"]]
+    function = element_function(op_type, options)
+    return None if function is None else [lambda v: after(function(v))]
+
+
+def moves_to_normalization(ctx, name):
+    """(the moves, the LayerNormalization) when float `name` goes through moves (VALUE_MOVES, each the
+    only reader of its input) to a LayerNormalization's input and nowhere else; else None."""
+    moves = []
+    while name not in ctx.outputs and len(ctx.consumers.get(name, [])) == 1 and len(moves) <= 32:
+        reader = ctx.consumers[name][0]
+        if arity_problem(reader) or reader.input[0] != name or ctx.node_index[id(reader)] in ctx.done:
+            return None
+        if reader.op_type == "LayerNormalization":
+            return moves, reader
+        if reader.op_type not in VALUE_MOVES or len(reader.output) != 1:
+            return None
+        moves.append(reader)
+        name = reader.output[0]
+    return None
+
+
+def moved_channels(ctx, source, moves):
+    """Where the channels (ONNX dimension 1) of int8 `source` are after the replayed `moves`: an array of
+    the moved tensor's shape holding each element's channel, or None when a move selects values."""
+    shape = onnx_shape(ctx, source)
+    channels = np.broadcast_to(np.arange(shape[1]).reshape([1, -1] + [1] * (len(shape) - 2)), shape)
+    for i, move in enumerate(moves):
+        if move.op_type == "Transpose":
+            channels = np.transpose(channels, attributes(move).get("perm"))
+        elif move.op_type in ORDER_KEEPING:
+            moved = move.output[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
+            channels = channels.reshape(onnx_shape(ctx, moved))
+        else:
+            return None
+    return channels
+
+
+def normalization_input(ctx, name, moves, source, op_type, options):
+    """Whether float run `name` (tables `op_type` / `options` of int8 `source`, the moves it passed
+    `moves`) only moves on to a LayerNormalization: then the moves run on `source` and the tables become
+    the normalization's input values, one table, or one per column of its rows where each column holds
+    one channel (ctx.tabulated_inputs, norm.py)."""
+    found = moves_to_normalization(ctx, name)
+    functions = table_functions(op_type, options) if source is not None else None
+    if found is None or functions is None:
+        return False
+    after, normalization = found
+    moved = f"{normalization.input[0]}/int8"
+    replay_moves(ctx, source, [*moves, *after], [moved])
+    t = ctx.tensors[ctx.values[source].index]
+    tables = [float_table("int8", t.scale[0], t.zero_point[0], f) for f in functions]
+    if len(tables) > 1:
+        channels = moved_channels(ctx, source, [*moves, *after])
+        rank = len(onnx_shape(ctx, moved))
+        axis = attributes(normalization).get("axis", -1) % rank
+        if channels is None:
+            return False
+        rows = channels.reshape(-1, int(np.prod(channels.shape[axis:])))
+        if (rows != rows[:1]).any():
+            return False   # a row's column holds several channels: no table per column
+        tables = [tables[c] for c in rows[0]]
+    for m in after:
+        ctx.mark_done(m)
+    ctx.tabulated_inputs[normalization.input[0]] = (moved, b"".join(tables))
+    return True
+
+
+def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, source=None, **options):
     """The one op whose tables compute float run `name` (started by `node`): float32 where the
     QOperator form leaves the model's last activation in float, else quantized as the
     QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-    in the same table. The moves the run passed (`moves`) follow the table's output."""
+    in the same table. The moves the run passed (`moves`) follow the table's output. Where the run
+    only moves on to a LayerNormalization, the tables are its input values (`source`: the ONNX name
+    of the int8 tensor the tables read, in ONNX's layout; normalization_input)."""
+    if normalization_input(ctx, name, moves, source, op_type, options):
+        return
     composed = f"{node.output[0]}/composed"
     shape = ctx.tensors[inputs[0]].shape
     if float_tail(ctx, name):

@@ -15,12 +15,7 @@ from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, f
                            qparams, quantization_ahead, quantized_output, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
-from .tabulated import replay_moves, tabulated
-
-# ops that only move or select values (one input tensor, one output): they commute with
-# element-wise functions, and run on int8 tensors
-VALUE_MOVES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather", "DepthToSpace",
-               "SpaceToDepth")
+from .tabulated import VALUE_MOVES, replay_moves, tabulated
 
 
 def float_chain(ctx, name):
@@ -155,7 +150,7 @@ def qdq_unary(ctx, node, attrs):
     alone = (node.op_type in EXACT_ON_DEQUANTIZED and node.input[0] in ctx.views and name == node.output[0]
              and not moves)
     tabulated(ctx, node, name, moves, op_type, [value.index], value.nhwc,
-                    input_params=params_of(ctx, x) if alone else None, **options)
+                    input_params=params_of(ctx, x) if alone else None, source=x, **options)
 
 
 def float_branches(ctx, name, branch_table):
