@@ -275,7 +275,8 @@ def valid_fields(k, kind):
         "copy": dict(common, bytes=100),
         "layer_norm": dict(common, rows=4, columns=10, channels=10, gamma=k.constant(np.ones(10, np.float32), 0),
                            beta=k.constant(np.zeros(10, np.float32), 64), arithmetic=0, epsilon=1e-5, input_scale=0.1,
-                           input_zero_point=3, output_scale=0.05, output_zero_point=-2),
+                           input_zero_point=3, output_scale=0.05, output_zero_point=-2, table=0, table_per_column=0,
+                           float_output=0),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
                        rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304),
                        arithmetic=0, scale=0.1, zero_point=0, output_scale=0.1, output_zero_point=0),
@@ -566,6 +567,9 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(gamma=0), "constant"),
     ("layer_norm", dict(output_scale=0.0), "scales"),
     ("layer_norm", dict(epsilon=-1.0), "epsilon"),
+    ("layer_norm", dict(table_per_column=2), "table_per_column"),
+    ("layer_norm", dict(float_output=-1), "float_output"),
+    ("layer_norm", dict(table=0x7FFFFF00), "table"),
     ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
 ])
 def test_new_record_fields_rejected(variant, kind, changes, words):

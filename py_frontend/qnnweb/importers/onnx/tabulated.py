@@ -12,6 +12,7 @@ from .context import Value
 from .layout import onnx_shape
 from .quantization import float_tail, new_output, quantized_output
 from .registry import arity_problem, handle_node
+from .skip import Skip
 
 # ops that only move or select values (one input tensor, one output): they commute with
 # element-wise functions, and run on int8 tensors
@@ -86,13 +87,13 @@ def normalization_input(ctx, name, moves, source, op_type, options):
     """Whether float run `name` (tables `op_type` / `options` of int8 `source`, the moves it passed
     `moves`) only moves on to a LayerNormalization: then the moves run on `source` and the tables become
     the normalization's input values, one table, or one per column of its rows where each column holds
-    one channel (ctx.tabulated_inputs, norm.py)."""
+    one channel (ctx.tabulated_inputs, norm.py); where a column holds several, it raises Skip."""
     found = moves_to_normalization(ctx, name)
     functions = table_functions(op_type, options) if source is not None else None
     if found is None or functions is None:
         return False
     after, normalization = found
-    moved = f"{normalization.input[0]}/int8"
+    moved = f"{normalization.input[0]}/int8" if moves or after else source
     replay_moves(ctx, source, [*moves, *after], [moved])
     t = ctx.tensors[ctx.values[source].index]
     tables = [float_table("int8", t.scale[0], t.zero_point[0], f) for f in functions]
@@ -100,11 +101,11 @@ def normalization_input(ctx, name, moves, source, op_type, options):
         channels = moved_channels(ctx, source, [*moves, *after])
         rank = len(onnx_shape(ctx, moved))
         axis = attributes(normalization).get("axis", -1) % rank
-        if channels is None:
-            return False
-        rows = channels.reshape(-1, int(np.prod(channels.shape[axis:])))
-        if (rows != rows[:1]).any():
-            return False   # a row's column holds several channels: no table per column
+        rows = None if channels is None else channels.reshape(-1, int(np.prod(channels.shape[axis:])))
+        if rows is None or (rows != rows[:1]).any():
+            raise Skip(f"its float output '{name}' is used in float by LayerNormalization '{normalization.name}', "
+                       "whose rows hold its channels otherwise than one per column (a float32 table per column "
+                       "computes only that)")
         tables = [tables[c] for c in rows[0]]
     for m in after:
         ctx.mark_done(m)
