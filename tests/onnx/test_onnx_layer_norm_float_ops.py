@@ -29,12 +29,16 @@ def batch_norm(x, y):
     return helper.make_node("BatchNormalization", [x, "bn_scale", "bn_bias", "bn_mean", "bn_var"], [y], epsilon=1e-5)
 
 
+def normal(mean, sigma, shape):
+    return RNG.normal(mean, sigma, shape).astype(np.float32)
+
+
 def initializers(normalized):
-    return {"w": RNG.normal(0, 0.5, (C, 3, 1, 1)).astype(np.float32), "k": RNG.normal(0, 0.3, (1, C, 1, 1)).astype(np.float32),
-            "bn_scale": RNG.uniform(0.5, 2, C).astype(np.float32), "bn_bias": RNG.normal(0, 0.5, C).astype(np.float32),
-            "bn_mean": RNG.normal(0, 0.3, C).astype(np.float32), "bn_var": RNG.uniform(0.5, 2, C).astype(np.float32),
-            "g": RNG.normal(1, 0.3, normalized).astype(np.float32), "b": RNG.normal(0, 0.3, normalized).astype(np.float32),
-            "tokens": np.array([1, C, H * W], np.int64), "w2": RNG.normal(0, 0.5, (C, 4)).astype(np.float32)}
+    return {"w": normal(0, 0.5, (C, 3, 1, 1)), "k": normal(0, 0.3, (1, C, 1, 1)),
+            "bn_scale": RNG.uniform(0.5, 2, C).astype(np.float32), "bn_bias": normal(0, 0.5, C),
+            "bn_mean": normal(0, 0.3, C), "bn_var": RNG.uniform(0.5, 2, C).astype(np.float32),
+            "g": normal(1, 0.3, normalized), "b": normal(0, 0.3, normalized),
+            "tokens": np.array([1, C, H * W], np.int64), "w2": normal(0, 0.5, (C, 4))}
 
 
 def tokens_model(float_op, tail="matmul"):
@@ -89,8 +93,7 @@ def test_layer_norm_of_a_layer_norm_is_refused():
              helper.make_node("LayerNormalization", ["t2", "g2", "b2"], ["l2"], axis=-1, epsilon=1e-5),
              helper.make_node("MatMul", ["l2", "w3"], ["y"])]
     init = initializers([C])
-    init.update(g2=RNG.normal(1, 0.3, H * W).astype(np.float32), b2=RNG.normal(0, 0.3, H * W).astype(np.float32),
-                w3=RNG.normal(0, 0.5, (H * W, 4)).astype(np.float32))
+    init.update(g2=normal(1, 0.3, H * W), b2=normal(0, 0.3, H * W), w3=normal(0, 0.5, (H * W, 4)))
     model = float_model(nodes, [("x", SHAPE)], [("y", [1, C, 4])], init, opset=20)
     data = quantized(model, feeds(), **MODES["qoperator-u8"])
     with pytest.raises(qnnweb.UnsupportedModelError, match="its float output 'l' is used in float"):
@@ -101,11 +104,13 @@ def test_batch_norm_channels_across_a_row_are_refused():
     """BatchNormalization -> LayerNormalization over W: each row holds one channel, the rows differ, so no
     table per column computes it: refused, by name."""
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Add", ["c", "k"], ["a"]),
-             batch_norm("a", "f"), helper.make_node("LayerNormalization", ["f", "g", "b"], ["l"], axis=-1, epsilon=1e-5),
+             batch_norm("a", "f"),
+             helper.make_node("LayerNormalization", ["f", "g", "b"], ["l"], axis=-1, epsilon=1e-5),
              helper.make_node("Conv", ["l", "w4"], ["y"])]
     init = initializers([W])
-    init["w4"] = RNG.normal(0, 0.5, (4, C, 1, 1)).astype(np.float32)
+    init["w4"] = normal(0, 0.5, (4, C, 1, 1))
     model = float_model(nodes, [("x", SHAPE)], [("y", [1, 4, H, W])], init, opset=20)
     data = quantized(model, feeds(), **MODES["qoperator-u8"])
-    with pytest.raises(qnnweb.UnsupportedModelError, match="its float output 'f' is used in float"):
+    with pytest.raises(qnnweb.UnsupportedModelError, match="its float output 'f' is used in float by "
+                                                           "LayerNormalization .* otherwise than one per column"):
         qnnweb.load(data)

@@ -60,6 +60,8 @@ def import_batch_norm(ctx, node, attrs):
         if moves:
             raise Skip("a BatchNormalization of a [N, C, L] tensor whose result moves on is not supported")
         index = transpose(ctx, plain_index(ctx, x), (0, 2, 1))
+    # a [N, C, L] tensor's tables read it transposed and are transposed back after them (below): they stay a
+    # BATCH_NORM op's, never a LayerNormalization's input values (source)
     tabulated(ctx, node, name, moves, "BATCH_NORM", [index], len(shape) == 4, source=x if len(shape) == 4 else None,
               coefficients=coefficients, then=chain)
     if len(shape) == 3:   # the result's names (int8, or the model's float output) read it as [N, C, L]
