@@ -20,6 +20,8 @@ computed here, and ADD's fallback gets its fixed-point multipliers here:
   their builtin kernels, which LiteRT runs for int8 (the delegate takes them in float only); see the
   section "TFLite's builtin int8 kernels as tables" below.
 - GELU: the builtin kernel's float lookup table (gelu_table); XNNPACK's delegate does not take it either.
+- SOFTMAX: the builtin kernel's table of float exponentials (softmax_table), which the softmax kernel
+  sums and normalizes as LiteRT does; XNNPACK's delegate takes SOFTMAX in float only.
 
 Pure Python: it runs in Pyodide, where there is no numpy.
 """
@@ -241,6 +243,14 @@ def exp_table(x_scale, x_zp, y_scale, y_zp):
         except OverflowError:
             return math.inf
     return lut_populate_int8(x_scale, x_zp, y_scale, y_zp, exp32)
+
+
+def softmax_table(x_scale, beta):
+    """TFLite's int8 SOFTMAX exponentials (PopulateSoftmaxLookupTable, kernels/internal/optimized/
+    optimized_ops.h), indexed by d = max - x: expf(scale * d) with scale = -input_scale * beta, both
+    products in float32; expf correctly rounded (math.exp in double, rounded), as for EXP's table."""
+    scale = float32(-float32(x_scale) * float32(beta))
+    return [float32(math.exp(float32(scale * d))) for d in range(256)]
 
 
 def _inv_sqrt_multiplier(value):
