@@ -29,6 +29,7 @@ Pure Python: it runs in Pyodide, where there is no numpy.
 import math
 
 from ..errors import Unsupported
+from . import glibc
 from .byte_values import input_values
 from .float32 import float32
 
@@ -412,9 +413,10 @@ _MINUS_SQRT1_2 = float32(-math.sqrt(0.5))
 
 def _gelu(x):
     """kernels/internal/reference/gelu.h GeluTransform, all float32: 0.5f * x * erfc(x * -M_SQRT1_2) (erfc,
-    not 1 + erf: the form LiteRT 2.3 computes; 1 + erf in double differs at a tie). erfcf correctly rounded
-    (math.erfc in double, rounded), as glibc's gave on every table tried."""
-    return float32(float32(0.5 * x) * float32(math.erfc(float32(x * _MINUS_SQRT1_2))))
+    not 1 + erf: the form LiteRT 2.3 computes; 1 + erf in double differs at a tie). erfcf is the system
+    libm's: glibc's (numerics.glibc, up to glibc 2.40), which is not correctly rounded; a product landing
+    on x.5 one ulp away decides a table entry (46.499996 for glibc's, 46.5 rounded correctly)."""
+    return float32(float32(0.5 * x) * glibc.erfcf(float32(x * _MINUS_SQRT1_2)))
 
 
 def _gelu_tanh(x):

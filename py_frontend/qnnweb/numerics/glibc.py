@@ -1,0 +1,133 @@
+"""glibc's float functions that LiteRT's builtin kernels call through the system's libm, as glibc up to 2.40
+computes them (sysdeps/ieee754/flt-32, Sun's fdlibm converted to float: every operation in float32). They are
+not correctly rounded: TFLite's int8 GELU table, for one, follows erfcf's last bit.
+
+Pure Python: it runs in Pyodide, where there is no numpy."""
+
+import math
+import struct
+
+from .float32 import float32
+
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
+
+
+def _bits(x):
+    return _U32.unpack(_F32.pack(x))[0]
+
+
+def _from_bits(b):
+    return _F32.unpack(_U32.pack(b))[0]
+
+
+# expf's data (e_exp2f_data.c): 2^(i/32) as double bits minus i << 47, and its scaled constants
+_EXP_TABLE = [0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+              0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+              0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+              0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+              0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+              0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+              0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+              0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540]
+_EXP_SHIFT = float.fromhex("0x1.8p+52")
+_EXP_INV_LN2 = float.fromhex("0x1.71547652b82fep+0") * 32
+_EXP_POLY = [float.fromhex("0x1.c6af84b912394p-5") / 32 ** 3, float.fromhex("0x1.ebfce50fac4f3p-3") / 32 ** 2,
+             float.fromhex("0x1.62e42ff0c52d6p-1") / 32]
+_EXP_OVERFLOW, _EXP_UNDERFLOW = float.fromhex("0x1.62e42ep6"), float.fromhex("-0x1.9fe368p6")
+_D = struct.Struct("<d")
+_Q = struct.Struct("<Q")
+
+
+def expf(x):
+    """glibc's expf (e_expf.c, from ARM's optimized routines; not correctly rounded): x * 32 / ln 2 = k + r,
+    2^(k/32) from the table times a cubic in r, in double, rounded once to float32. Its x86-64 FMA build
+    fuses the cubic's steps; both forms gave libm's every result on 200,000 random inputs of [-80, 80]."""
+    if x > _EXP_OVERFLOW:
+        return math.inf
+    if x < _EXP_UNDERFLOW:
+        return 0.0
+    if x != x:
+        return x
+    z = _EXP_INV_LN2 * x
+    kd = z + _EXP_SHIFT
+    ki = _Q.unpack(_D.pack(kd))[0]
+    kd -= _EXP_SHIFT
+    r = z - kd
+    s = _D.unpack(_Q.pack((_EXP_TABLE[ki % 32] + (ki << 47)) & 0xFFFFFFFFFFFFFFFF))[0]
+    c0, c1, c2 = _EXP_POLY
+    y = (c0 * r + c1) * (r * r) + (c2 * r + 1.0)
+    return float32(y * s)
+
+
+def _poly(s, coefficients):
+    """c0 + s * (c1 + s * (... + s * cn)), every step in float32, from the innermost term out."""
+    acc = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        acc = float32(c + float32(s * acc))
+    return acc
+
+
+_C = {name: _from_bits(bits) for name, bits in {
+    "erx": 0x3f58560b, "pp0": 0x3e0375d4, "pp1": 0xbea66beb, "pp2": 0xbce9528f, "pp3": 0xbbbd1489,
+    "pp4": 0xb7c756b1, "qq1": 0x3ecbbbce, "qq2": 0x3d852a63, "qq3": 0x3ba68116, "qq4": 0x390aee49,
+    "qq5": 0xb684e21a, "pa0": 0xbb1acdc6, "pa1": 0x3ed46805, "pa2": 0xbebe9208, "pa3": 0x3ea2fe54,
+    "pa4": 0xbde31cc2, "pa5": 0x3d1151b3, "pa6": 0xbb0df9c0, "qa1": 0x3dd9f331, "qa2": 0x3f0a5785,
+    "qa3": 0x3d931ae7, "qa4": 0x3e013307, "qa5": 0x3c5f6e13, "qa6": 0x3c445aa3, "ra0": 0xbc21a093,
+    "ra1": 0xbf31a0b7, "ra2": 0xc128f022, "ra3": 0xc2798057, "ra4": 0xc322658c, "ra5": 0xc3389ae7,
+    "ra6": 0xc2a2932b, "ra7": 0xc11d077e, "sa1": 0x419d35ce, "sa2": 0x4309a863, "sa3": 0x43d9486f,
+    "sa4": 0x442158c9, "sa5": 0x43d6810b, "sa6": 0x42d9451f, "sa7": 0x40d23f7c, "sa8": 0xbd777f97,
+    "rb0": 0xbc21a092, "rb1": 0xbf4c9dd4, "rb2": 0xc18e104b, "rb3": 0xc320a2ea, "rb4": 0xc41f6441,
+    "rb5": 0xc480230b, "rb6": 0xc3f1c275, "sb1": 0x41f2b459, "sb2": 0x43a2e571, "sb3": 0x44c01759,
+    "sb4": 0x4547fdbb, "sb5": 0x451f90ce, "sb6": 0x43ed43a7, "sb7": 0xc1b38712}.items()}
+
+
+def _coefficients(prefix, n, first=None):
+    return ([first] if first is not None else []) + [_C[f"{prefix}{k}"] for k in range(0 if first is None else 1, n + 1)]
+
+
+_PP, _QQ = _coefficients("pp", 4), _coefficients("qq", 5, 1.0)
+_PA, _QA = _coefficients("pa", 6), _coefficients("qa", 6, 1.0)
+_RA, _SA = _coefficients("ra", 7), _coefficients("sa", 8, 1.0)
+_RB, _SB = _coefficients("rb", 6), _coefficients("sb", 7, 1.0)
+_TINY = float32(1e-30)
+
+
+def erfcf(x):
+    """glibc's erfcf (s_erff.c's __erfcf) of a float32 ``x``."""
+    hx = _bits(x)
+    ix = hx & 0x7fffffff
+    negative = hx >= 0x80000000
+    if ix >= 0x7f800000:
+        return (2.0 if negative else 0.0) if math.isinf(x) else x
+    if ix < 0x3f580000:                          # |x| < 0.84375
+        if ix < 0x23800000:                      # |x| < 2^-56
+            return float32(1.0 - x)
+        z = float32(x * x)
+        y = float32(_poly(z, _PP) / _poly(z, _QQ))
+        if negative or hx < 0x3e800000:          # x < 1/4 (glibc compares the signed word)
+            return float32(1.0 - float32(x + float32(x * y)))
+        r = float32(float32(x * y) + float32(x - 0.5))
+        return float32(0.5 - r)
+    erx = _C["erx"]
+    if ix < 0x3fa00000:                          # 0.84375 <= |x| < 1.25
+        s = float32(abs(x) - 1.0)
+        ratio = float32(_poly(s, _PA) / _poly(s, _QA))
+        if not negative:
+            return float32(float32(1.0 - erx) - ratio)
+        return float32(1.0 + float32(erx + ratio))
+    if ix >= 0x41e00000:                         # |x| >= 28
+        return float32(2.0 - _TINY) if negative else 0.0
+    x = abs(x)
+    s = float32(1.0 / float32(x * x))
+    if ix < 0x4036db6d:                          # |x| < 1 / 0.35
+        big_r, big_s = _poly(s, _RA), _poly(s, _SA)
+    else:
+        if negative and ix >= 0x40c00000:        # x < -6
+            return float32(2.0 - _TINY)
+        big_r, big_s = _poly(s, _RB), _poly(s, _SB)
+    z = _from_bits(_bits(x) & 0xffffe000)
+    r = float32(expf(float32(float32(-z * z) - 0.5625)) *
+                expf(float32(float32(float32(z - x) * float32(z + x)) + float32(big_r / big_s))))
+    quotient = float32(r / x)
+    return quotient if not negative else float32(2.0 - quotient)
