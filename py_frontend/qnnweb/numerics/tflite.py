@@ -236,22 +236,17 @@ def lut_populate_int8(x_scale, x_zp, y_scale, y_zp, function):
 
 
 def exp_table(x_scale, x_zp, y_scale, y_zp):
-    """TFLite's int8 EXP (kernels/exp.cc): LUTPopulate of std::exp in float32; an overflowing exp (an
-    infinity) saturates."""
-    def exp32(x):
-        try:
-            return float32(math.exp(x))
-        except OverflowError:
-            return math.inf
-    return lut_populate_int8(x_scale, x_zp, y_scale, y_zp, exp32)
+    """TFLite's int8 EXP (kernels/exp.cc): LUTPopulate of std::exp in float32, the system libm's expf
+    (numerics.glibc); an overflowing exp (an infinity) saturates."""
+    return lut_populate_int8(x_scale, x_zp, y_scale, y_zp, glibc.expf)
 
 
 def softmax_table(x_scale, beta):
     """TFLite's int8 SOFTMAX exponentials (PopulateSoftmaxLookupTable, kernels/internal/optimized/
     optimized_ops.h), indexed by d = max - x: expf(scale * d) with scale = -input_scale * beta, both
-    products in float32; expf correctly rounded (math.exp in double, rounded), as for EXP's table."""
+    products in float32; expf the system libm's (numerics.glibc), as for EXP's table."""
     scale = float32(-float32(x_scale) * float32(beta))
-    return [float32(math.exp(float32(scale * d))) for d in range(256)]
+    return [glibc.expf(float32(scale * d)) for d in range(256)]
 
 
 def _inv_sqrt_multiplier(value):
