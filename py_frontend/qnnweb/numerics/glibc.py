@@ -68,28 +68,22 @@ def _poly(s, coefficients):
     return acc
 
 
-_C = {name: _from_bits(bits) for name, bits in {
-    "erx": 0x3f58560b, "pp0": 0x3e0375d4, "pp1": 0xbea66beb, "pp2": 0xbce9528f, "pp3": 0xbbbd1489,
-    "pp4": 0xb7c756b1, "qq1": 0x3ecbbbce, "qq2": 0x3d852a63, "qq3": 0x3ba68116, "qq4": 0x390aee49,
-    "qq5": 0xb684e21a, "pa0": 0xbb1acdc6, "pa1": 0x3ed46805, "pa2": 0xbebe9208, "pa3": 0x3ea2fe54,
-    "pa4": 0xbde31cc2, "pa5": 0x3d1151b3, "pa6": 0xbb0df9c0, "qa1": 0x3dd9f331, "qa2": 0x3f0a5785,
-    "qa3": 0x3d931ae7, "qa4": 0x3e013307, "qa5": 0x3c5f6e13, "qa6": 0x3c445aa3, "ra0": 0xbc21a093,
-    "ra1": 0xbf31a0b7, "ra2": 0xc128f022, "ra3": 0xc2798057, "ra4": 0xc322658c, "ra5": 0xc3389ae7,
-    "ra6": 0xc2a2932b, "ra7": 0xc11d077e, "sa1": 0x419d35ce, "sa2": 0x4309a863, "sa3": 0x43d9486f,
-    "sa4": 0x442158c9, "sa5": 0x43d6810b, "sa6": 0x42d9451f, "sa7": 0x40d23f7c, "sa8": 0xbd777f97,
-    "rb0": 0xbc21a092, "rb1": 0xbf4c9dd4, "rb2": 0xc18e104b, "rb3": 0xc320a2ea, "rb4": 0xc41f6441,
-    "rb5": 0xc480230b, "rb6": 0xc3f1c275, "sb1": 0x41f2b459, "sb2": 0x43a2e571, "sb3": 0x44c01759,
-    "sb4": 0x4547fdbb, "sb5": 0x451f90ce, "sb6": 0x43ed43a7, "sb7": 0xc1b38712}.items()}
+def _floats(*words):
+    return [_from_bits(w) for w in words]
 
 
-def _coefficients(prefix, n, first=None):
-    return ([first] if first is not None else []) + [_C[f"{prefix}{k}"] for k in range(0 if first is None else 1, n + 1)]
-
-
-_PP, _QQ = _coefficients("pp", 4), _coefficients("qq", 5, 1.0)
-_PA, _QA = _coefficients("pa", 6), _coefficients("qa", 6, 1.0)
-_RA, _SA = _coefficients("ra", 7), _coefficients("sa", 8, 1.0)
-_RB, _SB = _coefficients("rb", 6), _coefficients("sb", 7, 1.0)
+# s_erff.c's coefficients (its float constants' bit patterns), lowest degree first; each S / Q starts with 1
+_ERX = _from_bits(0x3f58560b)                       # erf(1) rounded to float's upper bits
+_PP = _floats(0x3e0375d4, 0xbea66beb, 0xbce9528f, 0xbbbd1489, 0xb7c756b1)              # erf on [0, 0.84375]
+_QQ = [1.0] + _floats(0x3ecbbbce, 0x3d852a63, 0x3ba68116, 0x390aee49, 0xb684e21a)
+_PA = _floats(0xbb1acdc6, 0x3ed46805, 0xbebe9208, 0x3ea2fe54, 0xbde31cc2, 0x3d1151b3, 0xbb0df9c0)   # [0.84375, 1.25]
+_QA = [1.0] + _floats(0x3dd9f331, 0x3f0a5785, 0x3d931ae7, 0x3e013307, 0x3c5f6e13, 0x3c445aa3)
+_RA = _floats(0xbc21a093, 0xbf31a0b7, 0xc128f022, 0xc2798057, 0xc322658c, 0xc3389ae7, 0xc2a2932b,
+              0xc11d077e)                                                               # erfc on [1.25, 1 / 0.35]
+_SA = [1.0] + _floats(0x419d35ce, 0x4309a863, 0x43d9486f, 0x442158c9, 0x43d6810b, 0x42d9451f, 0x40d23f7c,
+                      0xbd777f97)
+_RB = _floats(0xbc21a092, 0xbf4c9dd4, 0xc18e104b, 0xc320a2ea, 0xc41f6441, 0xc480230b, 0xc3f1c275)  # [1 / 0.35, 28]
+_SB = [1.0] + _floats(0x41f2b459, 0x43a2e571, 0x44c01759, 0x4547fdbb, 0x451f90ce, 0x43ed43a7, 0xc1b38712)
 _TINY = float32(1e-30)
 
 
@@ -109,13 +103,12 @@ def erfcf(x):
             return float32(1.0 - float32(x + float32(x * y)))
         r = float32(float32(x * y) + float32(x - 0.5))
         return float32(0.5 - r)
-    erx = _C["erx"]
     if ix < 0x3fa00000:                          # 0.84375 <= |x| < 1.25
         s = float32(abs(x) - 1.0)
         ratio = float32(_poly(s, _PA) / _poly(s, _QA))
         if not negative:
-            return float32(float32(1.0 - erx) - ratio)
-        return float32(1.0 + float32(erx + ratio))
+            return float32(float32(1.0 - _ERX) - ratio)
+        return float32(1.0 + float32(_ERX + ratio))
     if ix >= 0x41e00000:                         # |x| >= 28
         return float32(2.0 - _TINY) if negative else 0.0
     x = abs(x)

@@ -2,7 +2,8 @@
 
 TFLite models follow LiteRT's builtin int8 kernel (optimized_ops::Softmax; XNNPACK's delegate takes
 SOFTMAX in float only): the table expf(-input_scale * beta * (max - x)) (numerics.tflite.softmax_table), a
-sequential float32 sum, each output round(e * (1 / (sum * output_scale))) + zp, halves away from zero. ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
+sequential float32 sum, each output round(e * (1 / (sum * output_scale))) + zp, halves away from zero.
+ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
 CPU provider runs for a quantized Softmax, QDQ or QOperator; contrib_ops/cpu/quantization/
 qlinear_softmax.cc as its x86-64 wheel computes it): the table exp((i - 255 + bit_shift) * x_scale) in
 double stored as float32, bit_shift = max(0, logf(FLT_MAX / D) - 5) / x_scale with logf's float

@@ -1,8 +1,8 @@
 """The TFLite sweep's CI sample: the reduced-width configurations of arch_sample.py (their blocks with small
-depths and widths, a 10-class head, 64x64 inputs; MobileViT 128x128, see SIZES) of the architectures tflite_sweep.py sweeps, converted as it
-converts them (litert-torch, then ai-edge-quantizer's ``static_wi8_ai8`` calibrated on the photos and one
-crop of each), written as committed fixtures with ai-edge-litert's outputs on two photos, for
-tests/tflite/test_tflite_arch_sample.py.
+depths and widths, a 10-class head, 64x64 inputs; MobileViT 128x128, see SIZES) of the architectures
+tflite_sweep.py sweeps, converted as it converts them (litert-torch, then ai-edge-quantizer's
+``static_wi8_ai8`` calibrated on the photos and one crop of each), written as committed fixtures with
+ai-edge-litert's outputs on two photos, for tests/tflite/test_tflite_arch_sample.py.
 
     ./build.sh arch-sweep --tflite --fixtures tests/data/tflite/arch_sample     # remakes every fixture
 

@@ -52,8 +52,9 @@ def parse_args(argv=None):
     parser.add_argument("--samples", type=Path, default=ROOT / "data" / "samples",
                         help="photos to calibrate and compare on (default data/samples)")
     parser.add_argument("--fixtures", type=Path, metavar="DIR",
-                        help="instead of sweeping, remake the CI sample (reduced-width copies of the architectures, "
-                             "tools/models/converters/tflite_arch_sample.py) in DIR, e.g. tests/data/tflite/arch_sample")
+                        help="instead of sweeping, remake the CI sample (reduced-width copies of the "
+                             "architectures, tools/models/converters/tflite_arch_sample.py) in DIR, e.g. "
+                             "tests/data/tflite/arch_sample")
     return parser.parse_args(argv)
 
 
