@@ -62,11 +62,12 @@ def test_the_table_follows_glibcs_erfcf(params):
     assert_matches_litert(data, np.arange(-128, 128).astype(np.int8).reshape(1, 256))
 
 
-def test_erfcf_and_expf_are_the_system_libms():
-    """numerics.glibc's erfcf and expf give this machine's libm's (glibc's, which LiteRT's kernels call) every
-    result: arguments of erfc in each of its ranges, and of expf down to the subnormal results."""
+def test_glibc_functions_are_the_system_libms():
+    """numerics.glibc's erfcf, expf, expm1f and tanhf give this machine's libm's (glibc's, which LiteRT's kernels
+    call) every result: arguments in each of their ranges, down to expf's subnormal results."""
     libm = ctypes.CDLL(ctypes.util.find_library("m"))
-    for name, function, low, high in (("erfcf", glibc.erfcf, -11.0, 11.0), ("expf", glibc.expf, -104.0, 89.0)):
+    for name, function, low, high in (("erfcf", glibc.erfcf, -11.0, 11.0), ("expf", glibc.expf, -104.0, 89.0),
+                                      ("expm1f", glibc.expm1f, -90.0, 89.0), ("tanhf", glibc.tanhf, -12.0, 12.0)):
         theirs = getattr(libm, name)
         theirs.restype, theirs.argtypes = ctypes.c_float, [ctypes.c_float]
         rng = np.random.default_rng(len(name))

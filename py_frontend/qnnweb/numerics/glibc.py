@@ -1,6 +1,7 @@
 """glibc's float functions that LiteRT's builtin kernels call through the system's libm, as glibc up to 2.40
-computes them (sysdeps/ieee754/flt-32, Sun's fdlibm converted to float: every operation in float32). They are
-not correctly rounded: TFLite's int8 GELU table, for one, follows erfcf's last bit.
+computes them (sysdeps/ieee754/flt-32: erfcf, expm1f and tanhf are Sun's fdlibm converted to float, every
+operation in float32; expf is ARM's, in double). They are not correctly rounded, and TFLite's int8 tables
+follow their last bit: GELU's erfcf or tanhf, EXP's and SOFTMAX's expf.
 
 Pure Python: it runs in Pyodide, where there is no numpy."""
 
@@ -124,3 +125,93 @@ def erfcf(x):
                 expf(float32(float32(float32(z - x) * float32(z + x)) + float32(big_r / big_s))))
     quotient = float32(r / x)
     return quotient if not negative else float32(2.0 - quotient)
+
+
+# s_expm1f.c's constants (bit patterns)
+_EXPM1_OVERFLOW = _from_bits(0x42b17180)
+_LN2_HI, _LN2_LO, _INV_LN2 = _floats(0x3f317180, 0x3717f7d1, 0x3fb8aa3b)
+_EXPM1_Q = [1.0] + _floats(0xbd088889, 0x3ad00d01, 0xb8a670cd, 0x36867e54, 0xb457edbb)
+
+
+def _scale_by_power_of_2(y, k):
+    """y with k added to its exponent field (SET_FLOAT_WORD(y, i + (k << 23)))."""
+    return _from_bits((_bits(y) + (k << 23)) & 0xffffffff)
+
+
+def expm1f(x):
+    """glibc's expm1f (s_expm1f.c) of a float32 ``x``."""
+    hx = _bits(x)
+    negative = hx >= 0x80000000
+    hx &= 0x7fffffff
+    if hx >= 0x4195b844:                         # |x| >= 27 ln 2
+        if hx >= 0x42b17218:
+            if hx > 0x7f800000:
+                return x
+            if hx == 0x7f800000:
+                return -1.0 if negative else x
+            if x > _EXPM1_OVERFLOW:
+                return math.inf
+        if negative:
+            return -1.0
+    c = 0.0
+    if hx > 0x3eb17218:                          # |x| > ln 2 / 2: x = k ln 2 + hi - lo
+        if hx < 0x3f851592:                      # and < 3 ln 2 / 2
+            k = -1 if negative else 1
+            hi = float32(x + _LN2_HI) if negative else float32(x - _LN2_HI)
+            lo = -_LN2_LO if negative else _LN2_LO
+        else:
+            k = int(float32(float32(_INV_LN2 * x) + (-0.5 if negative else 0.5)))   # C's truncation
+            hi = float32(x - float32(k * _LN2_HI))
+            lo = float32(k * _LN2_LO)
+        x = float32(hi - lo)
+        c = float32(float32(hi - x) - lo)
+    elif hx < 0x33000000:                        # |x| < 2^-25
+        return x
+    else:
+        k = 0
+    hfx = float32(0.5 * x)
+    hxs = float32(x * hfx)
+    r1 = _poly(hxs, _EXPM1_Q)
+    t = float32(3.0 - float32(r1 * hfx))
+    e = float32(hxs * float32(float32(r1 - t) / float32(6.0 - float32(x * t))))
+    if k == 0:
+        return float32(x - float32(float32(x * e) - hxs))
+    e = float32(float32(x * float32(e - c)) - c)
+    e = float32(e - hxs)
+    if k == -1:
+        return float32(float32(0.5 * float32(x - e)) - 0.5)
+    if k == 1:
+        if x < -0.25:
+            return float32(-2.0 * float32(e - float32(x + 0.5)))
+        return float32(1.0 + float32(2.0 * float32(x - e)))
+    if k <= -2 or k > 56:
+        y = _scale_by_power_of_2(float32(1.0 - float32(e - x)), k)
+        return float32(y - 1.0)
+    if k < 23:
+        t = _from_bits(0x3f800000 - (0x1000000 >> k))        # 1 - 2^-k
+        return _scale_by_power_of_2(float32(t - float32(e - x)), k)
+    t = _from_bits((0x7f - k) << 23)                          # 2^-k
+    return _scale_by_power_of_2(float32(float32(x - float32(e + t)) + 1.0), k)
+
+
+def tanhf(x):
+    """glibc's tanhf (s_tanhf.c) of a float32 ``x``."""
+    jx = _bits(x)
+    ix = jx & 0x7fffffff
+    negative = jx >= 0x80000000
+    if ix >= 0x7f800000:
+        return x if x != x else (-1.0 if negative else 1.0)
+    if ix < 0x41b00000:                          # |x| < 22
+        if ix == 0:
+            return x
+        if ix < 0x24000000:                      # |x| < 2^-55
+            return float32(x * float32(1.0 + x))
+        if ix >= 0x3f800000:                     # |x| >= 1
+            t = expm1f(float32(2.0 * abs(x)))
+            z = float32(1.0 - float32(2.0 / float32(t + 2.0)))
+        else:
+            t = expm1f(float32(-2.0 * abs(x)))
+            z = float32(-t / float32(t + 2.0))
+    else:
+        z = float32(1.0 - _TINY)
+    return -z if negative else z
