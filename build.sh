@@ -91,7 +91,8 @@ Usage: ./build.sh COMMAND [ARGS]
                                       the ops each model holds, qnnweb's refusals or its difference to
                                       ai-edge-litert (tools/models/converters/tflite_sweep.py); writes
                                       DIR/tflite-sweep.md, .json (default results/tflite-sweep); uses the
-                                      converter virtualenv .cache/converters-venv
+                                      converter virtualenv .cache/converters-venv; --fixtures DIR remakes
+                                      the TFLite CI sample (tests/data/tflite/arch_sample)
   difftest [--cases N] [--seed S] [--modern | --no-modern] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs (--modern: only LayerNorm / GELU / attention /

@@ -42,7 +42,7 @@ RECORDS = {
                      "input_scale:f output_scale:f table table_channels"),
     "pad": (8, "input output batch input_height input_width channels padding_top padding_bottom padding_left "
                "padding_right pad_value padding_front padding_back"),
-    "softmax": (9, "input output rows columns beta_scale:f inverse_output_scale:f output_zero_point arithmetic table"),
+    "softmax": (9, "input output rows columns output_scale:f inverse_output_scale:f output_zero_point arithmetic table"),
     "copy": (10, "input output bytes"),
     "mul": (11, _BINARY + " a_zero_point b_zero_point output_zero_point scale:f output_min output_max arithmetic offset"),
     "maxpool2d": (12, "input output batch input_height input_width channels output_height output_width "

@@ -108,6 +108,15 @@ def test_mul_near_the_delegates_scale_limits_matches_litert(scales):
     assert_matches_litert(binary_model("MUL", *scales, (127, -128, 0)), pairs_a, pairs_b)
 
 
+def test_mul_scale_is_the_delegates_float32_ratio():
+    """XNNPACK's delegate rounds a_scale * b_scale to float32 before dividing by the output scale: here that
+    ratio gives (-42 + 17) * (-3 + 128) = -3125 times it exactly -30.5 (to even: -30), the ratio rounded
+    once from double -30.500002 (-31). The scales of a layer norm's MUL in MobileViT-xxs (TFLite sweep)."""
+    pairs_a, pairs_b = np.meshgrid(EVERY_INT8, EVERY_INT8)
+    model = binary_model("MUL", 0.027689164504408836, 0.008527548983693123, 0.024192694574594498, (-17, -128, -2))
+    assert_matches_litert(model, pairs_a, pairs_b)
+
+
 ADD_SCALES = [(0.2, 0.31, 0.37), (0.32211122, 0.1421955, 0.030077027), (0.05, 0.05, 0.05), (0.01, 0.9, 0.25),
               (4.0, 0.02, 1.5)]
 BELOW_RANGE_SCALES = [(0.001, 0.5, 2.0), (0.5, 0.0004, 1.0), (0.0001, 0.0002, 1.0), (2 ** -10 * 0.999, 1.0, 1.0)]

@@ -326,20 +326,19 @@ struct qnn_pad_record {
   int32_t padding_front, padding_back;
 };
 
-/* Softmax of int8 rows. arithmetic 0 (TFLite): p = exp((x - max) * beta_scale) / sum,
- * out = rint(p * inverse_output_scale) + zp. arithmetic 1 (onnxruntime QLinearSoftmax, MLAS's AVX2
- * kernel): e = table[max - x] (256 float32 at `table`, made by the frontend as onnxruntime makes
- * them), the sum in MLAS's order (8 lanes over blocks of 16, the tail apart), scale =
- * (1 / sum) * inverse_output_scale (onnxruntime's floor(1 / output_scale)), out = rint(e * scale +
- * zp) (a fused multiply-add for the elements past the last block of 16), clamped. */
+/* Softmax of int8 rows (src/operators/softmax.c): e = table[max - x] (256 float32 at `table`, made by
+ * the frontend as the reference runtime makes them), the row's sum sequential in float.
+ * arithmetic 0 (LiteRT's builtin kernel): out = round(e * (1 / (sum * output_scale))) + zp, halves away
+ * from zero. arithmetic 1 (onnxruntime's QLinearSoftmax): out = nearbyint(e * inverse_output_scale /
+ * sum) + zp in double, inverse_output_scale being onnxruntime's floor(1 / output_scale). Clamped. */
 struct qnn_softmax_record {
   int32_t op, words;
   int32_t input, output, rows, columns;
-  float beta_scale;         /* beta * input_scale */
+  float output_scale;
   float inverse_output_scale;
   int32_t output_zero_point;
   int32_t arithmetic;
-  int32_t table;            /* arithmetic 1: address of 256 float32; 0 otherwise */
+  int32_t table;            /* address of 256 float32 */
 };
 
 /* Normalization of int8 [rows][columns] with onnxruntime's float arithmetic (src/operators/layer_norm.c):

@@ -20,6 +20,8 @@ computed here, and ADD's fallback gets its fixed-point multipliers here:
   their builtin kernels, which LiteRT runs for int8 (the delegate takes them in float only); see the
   section "TFLite's builtin int8 kernels as tables" below.
 - GELU: the builtin kernel's float lookup table (gelu_table); XNNPACK's delegate does not take it either.
+- SOFTMAX: the builtin kernel's table of float exponentials (softmax_table), which the softmax kernel
+  sums and normalizes as LiteRT does; XNNPACK's delegate takes SOFTMAX in float only.
 
 Pure Python: it runs in Pyodide, where there is no numpy.
 """
@@ -27,6 +29,7 @@ Pure Python: it runs in Pyodide, where there is no numpy.
 import math
 
 from ..errors import Unsupported
+from . import glibc
 from .byte_values import input_values
 from .float32 import float32
 
@@ -233,14 +236,17 @@ def lut_populate_int8(x_scale, x_zp, y_scale, y_zp, function):
 
 
 def exp_table(x_scale, x_zp, y_scale, y_zp):
-    """TFLite's int8 EXP (kernels/exp.cc): LUTPopulate of std::exp in float32; an overflowing exp (an
-    infinity) saturates."""
-    def exp32(x):
-        try:
-            return float32(math.exp(x))
-        except OverflowError:
-            return math.inf
-    return lut_populate_int8(x_scale, x_zp, y_scale, y_zp, exp32)
+    """TFLite's int8 EXP (kernels/exp.cc): LUTPopulate of std::exp in float32, the system libm's expf
+    (numerics.glibc); an overflowing exp (an infinity) saturates."""
+    return lut_populate_int8(x_scale, x_zp, y_scale, y_zp, glibc.expf)
+
+
+def softmax_table(x_scale, beta):
+    """TFLite's int8 SOFTMAX exponentials (PopulateSoftmaxLookupTable, kernels/internal/optimized/
+    optimized_ops.h), indexed by d = max - x: expf(scale * d) with scale = -input_scale * beta, both
+    products in float32; expf the system libm's (numerics.glibc), as for EXP's table."""
+    scale = float32(-float32(x_scale) * float32(beta))
+    return [glibc.expf(float32(scale * d)) for d in range(256)]
 
 
 def _inv_sqrt_multiplier(value):
@@ -402,17 +408,17 @@ _MINUS_SQRT1_2 = float32(-math.sqrt(0.5))
 
 def _gelu(x):
     """kernels/internal/reference/gelu.h GeluTransform, all float32: 0.5f * x * erfc(x * -M_SQRT1_2) (erfc,
-    not 1 + erf: the form LiteRT 2.3 computes; 1 + erf in double differs at a tie). erfcf correctly rounded
-    (math.erfc in double, rounded), as glibc's gave on every table tried."""
-    return float32(float32(0.5 * x) * float32(math.erfc(float32(x * _MINUS_SQRT1_2))))
+    not 1 + erf: the form LiteRT 2.3 computes; 1 + erf in double differs at a tie). erfcf is the system
+    libm's: glibc's (numerics.glibc, up to glibc 2.40), which is not correctly rounded; a product landing
+    on x.5 one ulp away decides a table entry (46.499996 for glibc's, 46.5 rounded correctly)."""
+    return float32(float32(0.5 * x) * glibc.erfcf(float32(x * _MINUS_SQRT1_2)))
 
 
 def _gelu_tanh(x):
     """GeluTransformApproximate, all float32: 0.5f * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715f * x^3))).
-    tanhf correctly rounded (math.tanh in double, rounded): glibc's older tanhf is not, yet it gave the same
-    table in 2,000 random scale / zero-point pairs of 256 values each."""
+    tanhf the system libm's, glibc's (numerics.glibc; not correctly rounded either)."""
     cube = float32(float32(float32(float32(0.044715) * x) * x) * x)
-    t = float32(math.tanh(float32(_SQRT_2_OVER_PI * float32(x + cube))))
+    t = glibc.tanhf(float32(_SQRT_2_OVER_PI * float32(x + cube)))
     return float32(float32(0.5 * x) * float32(1.0 + t))
 
 

@@ -219,14 +219,15 @@ def _is_onnx(graph):
 @_or_float32
 def lower_mul(graph, op):
     fields, constants, a_scale, b_scale, y_scale = _binary_quantized(graph, op)
-    ratio = float32(float32(float32(a_scale) * float32(b_scale)) / float32(y_scale))  # the delegate's float math
+    # the ratio as MLAS and XNNPACK's delegate compute it: float32(a_scale * b_scale), then / y_scale in float32
+    ratio = float32(float32(float32(a_scale) * float32(b_scale)) / float32(y_scale))
     if not _is_onnx(graph) and ratio >= XNNPACK_MUL_RATIO_MAX:
         raise Unsupported(f"a_scale * b_scale / output_scale is {ratio:g}, 2^8 or more: LiteRT's fallback MUL "
                           "kernel overflows there, and qnnweb does not imitate it")
-    if _is_onnx(graph):  # MLAS's QLinearMul: the ratio in float32, the zero point added before rounding
+    if _is_onnx(graph):  # MLAS's QLinearMul: the zero point added before rounding
         fields.update(scale=ratio, arithmetic=1, offset=128 if op.options.get("uint8") else 0)
     else:
-        fields.update(scale=a_scale * b_scale / y_scale, arithmetic=0, offset=0)
+        fields.update(scale=ratio, arithmetic=0, offset=0)
     return [Step("mul", fields, constants)]
 
 

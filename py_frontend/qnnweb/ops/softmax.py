@@ -1,7 +1,9 @@
 """SOFTMAX over the innermost dimension.
 
-TFLite models: exp(-(max - x) * beta * input_scale) from a 256-entry float table, normalized and
-quantized (LiteRT's float reference). ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
+TFLite models follow LiteRT's builtin int8 kernel (optimized_ops::Softmax; XNNPACK's delegate takes
+SOFTMAX in float only): the table expf(-input_scale * beta * (max - x)) (numerics.tflite.softmax_table), a
+sequential float32 sum, each output round(e * (1 / (sum * output_scale))) + zp, halves away from zero.
+ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
 CPU provider runs for a quantized Softmax, QDQ or QOperator; contrib_ops/cpu/quantization/
 qlinear_softmax.cc as its x86-64 wheel computes it): the table exp((i - 255 + bit_shift) * x_scale) in
 double stored as float32, bit_shift = max(0, logf(FLT_MAX / D) - 5) / x_scale with logf's float
@@ -11,9 +13,12 @@ wasm_kernels/src/operators/softmax.c."""
 import math
 
 from ..numerics.float32 import float32, float32_bytes
+from ..numerics.tflite import softmax_table
 from ..records import FLOAT32_MAX
 from .registry import Step, Unsupported, lowering
 from .common import require_int8
+
+TFLITE_MIN_OUTPUT_SCALE = 2.0 ** -30
 
 
 def onnxruntime_table(x_scale, columns):
@@ -41,15 +46,18 @@ def lower_softmax(graph, op):
     if columns <= 0:
         raise Unsupported("empty tensors are not supported")
     fields = dict(input=op.inputs[0], output=op.outputs[0], rows=x.size // columns, columns=columns,
-                  beta_scale=beta * x_scale, inverse_output_scale=1.0 / y_scale, output_zero_point=y_zp,
-                  arithmetic=0, table=0)
-    constants = {}
+                  output_scale=y_scale, output_zero_point=y_zp)
     if getattr(graph, "format", "tflite") == "onnx":
         if beta != 1.0:
             raise Unsupported(f"beta {beta}: onnxruntime's Softmax has no beta")
         fields.update(arithmetic=1, inverse_output_scale=float(math.floor(float32(1.0 / float32(y_scale)))))
         if not fields["inverse_output_scale"] > 0:
             raise Unsupported(f"output scale {y_scale} above 1: onnxruntime's quantized Softmax gives no result")
-        del fields["table"]
-        constants["table"] = float32_bytes(onnxruntime_table(x_scale, columns))
-    return [Step("softmax", fields, constants)]
+        table = onnxruntime_table(x_scale, columns)
+    else:
+        if not y_scale >= TFLITE_MIN_OUTPUT_SCALE:
+            # LiteRT converts e / (sum * output_scale), up to 1 / output_scale, to int32 unchecked
+            raise Unsupported(f"output scale {y_scale} below 2^-30: LiteRT's int8 softmax overflows there")
+        fields.update(arithmetic=0, inverse_output_scale=1.0 / y_scale)
+        table = softmax_table(x_scale, beta)
+    return [Step("softmax", fields, {"table": float32_bytes(table)})]

@@ -1,11 +1,14 @@
-/* SOFTMAX of int8 rows through a 256-entry exp table (x - max is in [-255, 0]).
- * arithmetic 0 (TFLite): the table is exp(-d * beta_scale), made here; the sum is sequential.
+/* SOFTMAX of int8 rows through a 256-entry exp table indexed by max - x (in [0, 255]), made by the
+ * frontend; the row's sum is a sequential float sum.
+ * arithmetic 0 (LiteRT's builtin kernel, optimized_ops::Softmax with PopulateSoftmaxLookupTable's
+ * table expf(-input_scale * beta * d)): each output is round(e * (1 / (sum * output_scale))) + zp,
+ * in float, halves away from zero (std::round), clamped.
  * arithmetic 1 (onnxruntime 1.32's QLinearSoftmax, contrib_ops/cpu/quantization/qlinear_softmax.cc
- * as its x86-64 wheel runs it, read from the machine code): the frontend gives onnxruntime's table,
- * the row's sum is a sequential float sum, and each output is nearbyint((double) e * Y / (double) sum)
- * + zp clamped, in double, with Y = floor(1 / y_scale) (inverse_output_scale). e * Y is exact in
- * double (24-bit e, integer Y of at most 24 bits) and the division is correctly rounded, so exact
- * halves (equal maxima: four of them with Y = 254 give 63.5) round to even as there. */
+ * as its x86-64 wheel runs it, read from the machine code): each output is
+ * nearbyint((double) e * Y / (double) sum) + zp clamped, in double, with Y = floor(1 / y_scale)
+ * (inverse_output_scale). e * Y is exact in double (24-bit e, integer Y of at most 24 bits) and the
+ * division is correctly rounded, so exact halves (equal maxima: four of them with Y = 254 give 63.5)
+ * round to even as there. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -16,27 +19,11 @@ struct softmax_op {
   const int8_t* input;
   int8_t* output;
   size_t rows, columns;
-  float inverse_output_scale;
+  float output_scale, inverse_output_scale;
   int32_t output_zero_point;
   int32_t arithmetic;
-  float table[256];  /* table[d] = exp(-d * beta_scale), or onnxruntime's table (arithmetic 1) */
+  float table[256];  /* table[d]: the exp of d = max - x */
 };
-
-/* exp(x) for x <= 0, relative error ~1e-7: x = n ln2 + r, |r| <= ln2/2, then a degree-6 polynomial. */
-static float exp_nonpositive(float x) {
-  if (x < -87.0f) return 0.0f;
-  const float n = __builtin_rintf(x * 1.44269504f);
-  const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
-  float p = 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  union { uint32_t u; float f; } two_n = {(uint32_t) ((int32_t) n + 127) << 23};
-  return p * two_n.f;
-}
 
 QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_softmax_record* r = record;
@@ -47,20 +34,16 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
     qnn_set_error("softmax: arithmetic must be 0 (TFLite) or 1 (onnxruntime)");
     return QNN_ERROR_INVALID_RECORD;
   }
-  const float* onnx_table = 0;
-  if (r->arithmetic == 1) {
-    onnx_table = qnn_plan_constant(r->table, 256 * sizeof(float), "softmax table");
-    if (onnx_table == 0) return QNN_ERROR_INVALID_RECORD;
-    for (int d = 0; d < 256; d++) {
-      if (!(onnx_table[d] >= 0.0f && onnx_table[d] <= 0x1.0p+127f)) {
-        qnn_set_error("softmax: the table must hold finite non-negative values");
-        return QNN_ERROR_INVALID_RECORD;
-      }
+  const float* table = qnn_plan_constant(r->table, 256 * sizeof(float), "softmax table");
+  if (table == 0) return QNN_ERROR_INVALID_RECORD;
+  for (int d = 0; d < 256; d++) {
+    if (!(table[d] >= 0.0f && table[d] <= 0x1.0p+127f)) {
+      qnn_set_error("softmax: the table must hold finite non-negative values");
+      return QNN_ERROR_INVALID_RECORD;
     }
   }
-  if ((r->arithmetic == 0 && !(r->beta_scale > 0.0f)) || !(r->inverse_output_scale > 0.0f) ||
-      !(r->inverse_output_scale <= 0x1.0p+100f)) {
-    qnn_set_error("softmax: beta * input scale and 1 / output scale must be positive");
+  if (!(r->output_scale > 0.0f) || !(r->inverse_output_scale > 0.0f) || !(r->inverse_output_scale <= 0x1.0p+100f)) {
+    qnn_set_error("softmax: the output scale and 1 / output scale must be positive");
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t size = (int64_t) r->rows * r->columns;
@@ -73,12 +56,11 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   op->output = output;
   op->rows = r->rows;
   op->columns = r->columns;
+  op->output_scale = r->output_scale;
   op->inverse_output_scale = r->inverse_output_scale;
   op->output_zero_point = r->output_zero_point;
   op->arithmetic = r->arithmetic;
-  for (int d = 0; d < 256; d++) {
-    op->table[d] = onnx_table != 0 ? onnx_table[d] : exp_nonpositive(-(float) d * r->beta_scale);
-  }
+  for (int d = 0; d < 256; d++) op->table[d] = table[d];
   *result = &op->base;
   return QNN_OK;
 }
@@ -121,9 +103,15 @@ void qnn_run_softmax(const struct qnn_op* base) {
     for (size_t i = 0; i < op->columns; i++) max = qnn_max_i32(max, x[i]);
     float sum = 0.0f;
     for (size_t i = 0; i < op->columns; i++) sum += op->table[max - x[i]];
-    const float multiplier = op->inverse_output_scale / sum;
+    const float multiplier = 1.0f / (sum * op->output_scale);
     for (size_t i = 0; i < op->columns; i++) {
-      y[i] = qnn_qs8_quantize_clamped(op->table[max - x[i]] * multiplier, op->output_zero_point, -128, 127);
+      /* e * multiplier >= 0 (or NaN for a table of zeros); from 256 on every output is 127, and the
+       * cast below stays in range */
+      const float rescaled = op->table[max - x[i]] * multiplier;
+      const float p = rescaled < 256.0f ? rescaled : 256.0f;
+      const float whole = __builtin_truncf(p);
+      const int32_t q = (int32_t) whole + (p - whole >= 0.5f) + op->output_zero_point;
+      y[i] = (int8_t) (q > 127 ? 127 : q);
     }
   }
 }
