@@ -11,7 +11,8 @@ Two steps, one per virtualenv (build.sh runs both when a file is missing):
            the ONNX file ``<name>_qdq_u8s8.onnx`` and writes its sidecar ``<name>_qdq_u8s8.json`` (preprocessing
            for the bench's photo input, output meaning, the name of its TFLite twin)
     tflite (.cache/converters-venv)  converts each ``<name>.pt2`` with litert-torch, quantizes it with
-           static_wi8_ai8 on the same calibration photos and writes ``<name>_static_wi8_ai8.tflite``; a model
+           static_wi8_ai8 on the same calibration photos, inputs and outputs left float32 (LiteRT.js's
+           JavaScript tensors cannot carry int8), and writes ``<name>_static_wi8_ai8.tflite``; a model
            litert-torch or the quantizer cannot take gets the reason in the ONNX sidecar
            (``tflite_twin_error``), which the bench reports instead of a LiteRT.js time
 
