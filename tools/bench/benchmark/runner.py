@@ -50,7 +50,7 @@ def parse_args(argv=None):
                    "inferences; this VM's kernel then puts a notified worker on the caller's CPU, so 2-thread "
                    "runs of qnnweb.js and LiteRT.js are bimodal (README Performance)")
     p.add_argument("--quick", action="store_true",
-                   help="CI mode: few runs and one model (the smallest default model every engine can run)")
+                   help="CI mode: few runs and one model (the smallest model of the set every engine can run)")
     args = p.parse_args(argv)
     if args.modern and args.model:
         p.error("--modern is a model set: give it or --model, not both")
