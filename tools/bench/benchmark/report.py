@@ -118,8 +118,8 @@ def markdown(records, meta, models) -> str:
             lines.append("")
         elif m.twin_check:
             tc = m.twin_check
-            lines.append(f"TFLite twin for LiteRT.js: `{Path(tc['twin']).name}` ({m.twin_origin}); native ai-edge-litert vs native "
-                         f"onnxruntime on {PHOTO.name}: " + ("same top-5" if tc.get("agree") else
+            lines.append(f"TFLite twin for LiteRT.js: `{Path(tc['twin']).name}` ({m.twin_origin}); native "
+                         f"ai-edge-litert vs native onnxruntime on {PHOTO.name}: " + ("same top-5" if tc.get("agree") else
                                                              "**different** (" + (tc.get("error") or
                                                              f"onnxruntime {tc.get('onnxruntime_top5')}, "
                                                              f"ai-edge-litert {tc.get('litert_top5')}") + ")"))

@@ -34,12 +34,10 @@ sys.path.insert(0, str(ROOT / "tools"))  # tools/: the tools' import root (tools
 
 import arch_sweep_models as models  # noqa: E402  (first: it makes torchvision importable)
 import torch  # noqa: E402
+from bench.benchmark.common import MODERN_ARCHS, MODERN_DIR  # noqa: E402  (the set the bench runs)
 
-# The modern set (arch_sweep_models' names), the quantization mode of each format and where the files go.
-MODERN = ("deit_tiny_patch16_224", "mobilevit_xxs", "yolo11n")
 ONNX_MODE = "qdq_u8s8"         # arch_sweep_onnx.MODES: the sweep's default user recipe
 TFLITE_RECIPE = "mmpc"         # quantizer_recipes.RECIPES: ai-edge-quantizer's static_wi8_ai8()
-OUT = ROOT / "data" / "bench-modern"
 
 
 def log(msg: str) -> None:
@@ -54,9 +52,9 @@ def tflite_path(out: Path, name: str) -> Path:
     return out / f"{name}_static_wi8_ai8.tflite"
 
 
-def calibration(photos, built_or_sidecar) -> "np.ndarray":
-    """The arch sweep's calibration set ([N, 3, S, S] float32: each photo's centre square and one seeded crop)."""
-    size, mean, std = built_or_sidecar
+def calibration(photos, size: int, mean, std):
+    """The arch sweep's calibration set ([N, 3, size, size] float32: each photo's centre square and one seeded
+    crop)."""
     return models.photo_inputs(photos, size, mean, std, crops_per_photo=1, seed=1)
 
 
@@ -93,7 +91,7 @@ def make_onnx(name: str, photos, out: Path) -> None:
         float_path = Path(tmp) / f"{name}.onnx"
         ox.export(built.model, built.input_shape, float_path)
         data = ox.quantize(float_path, ox.MODES_BY_NAME[ONNX_MODE],
-                           calibration(photos, (size, built.mean, built.std)))
+                           calibration(photos, size, built.mean, built.std))
     torch.export.save(program, str(out / f"{name}.pt2"))
     onnx_path(out, name).write_bytes(data)
     onnx_path(out, name).with_suffix(".json").write_text(json.dumps(sidecar(name, built), indent=1) + "\n")
@@ -121,7 +119,7 @@ def make_tflite(name: str, photos, out: Path) -> None:
         norm = side["normalization"]
         shape = (1, 3, norm["size"], norm["size"])
         nhwc = [np.ascontiguousarray(x.transpose(1, 2, 0))[None]
-                for x in calibration(photos, (norm["size"], norm["mean"], norm["std"]))]
+                for x in calibration(photos, norm["size"], norm["mean"], norm["std"])]
         data = quantize(convert(traced_module(program), shape), TFLITE_RECIPE, nhwc, float_edges=True)
     except Exception as exc:  # noqa: BLE001  (recorded for the bench, which reports it instead of a time)
         side["tflite_twin_error"] = f"litert-torch + ai-edge-quantizer failed: {type(exc).__name__}: " \
@@ -139,9 +137,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(prog="tools/models/converters/bench_models.py",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("step", choices=("onnx", "tflite"), help="which file to make (see the module's doc)")
-    parser.add_argument("--only", nargs="+", choices=MODERN, default=list(MODERN), metavar="NAME",
-                        help=f"models (default: {' '.join(MODERN)})")
-    parser.add_argument("--out", type=Path, default=OUT, help="folder (default data/bench-modern)")
+    parser.add_argument("--only", nargs="+", choices=MODERN_ARCHS, default=list(MODERN_ARCHS), metavar="NAME",
+                        help=f"models (default: {' '.join(MODERN_ARCHS)})")
+    parser.add_argument("--out", type=Path, default=ROOT / MODERN_DIR, help=f"folder (default {MODERN_DIR})")
     parser.add_argument("--samples", type=Path, default=ROOT / "data" / "samples", help="calibration photos")
     parser.add_argument("--missing", action="store_true", help="only the files that do not exist yet")
     return parser.parse_args(argv)
