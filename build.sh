@@ -71,7 +71,10 @@ Usage: ./build.sh COMMAND [ARGS]
                                       ONNX Runtime Web in headless Chromium (tools/bench/bench.py --help):
                                       [--engines qnnweb,litert,ort] [--variants relaxed,simd128,scalar]
                                       [--runs N] [--warmup N] [--threads 1] [--out DIR] [--native] [--quick];
-                                      writes DIR/bench.json, bench.md, bench.png (default results/)
+                                      writes DIR/bench.json, bench.md, bench.png (default results/);
+                                      --modern: DeiT-tiny, MobileViT-xxs, YOLO11n (quantize_static, and
+                                      LiteRT.js on their ai-edge-quantizer twins) instead of the demo
+                                      models, made into data/bench-modern if missing (both converter venvs)
   kernel-bench [ARGS]                 per-kernel micro-benchmark through wasmtime (tools/bench/kernel_bench.py;
                                       also: bench --kernels)
   tflite-fixtures [ARGS]              remake the committed TFLite converter fixtures in tests/data/tflite
@@ -611,6 +614,7 @@ cmd_bench() {
       exec "$PY" tools/bench/kernel_bench.py "${rest[@]}"
     fi
   done
+  case " $* " in *" --modern "*) bench_modern_models ;; esac
   log "tools/bench/bench.py $*"
   exec "$PY" tools/bench/bench.py "$@"
 }
@@ -654,7 +658,7 @@ cmd_tflite_fixtures() {
 
 # arch-sweep --tflite: the converter virtualenv plus timm, torchvision and qnnweb's own dependencies, installed
 # without their dependencies (tools/models/converters/tflite_sweep_requirements_nodeps.txt; docs/arch-sweep.md).
-cmd_tflite_sweep() {
+tflite_sweep_venv() {
   converters_venv
   local py="$CONVERTERS_VENV/bin/python" stamp="$CONVERTERS_VENV/.qnnweb-sweep-requirements" want
   local nodeps="$ROOT/tools/models/converters/tflite_sweep_requirements_nodeps.txt"
@@ -665,14 +669,18 @@ cmd_tflite_sweep() {
       || die "installing tools/models/converters/$(basename "$nodeps") into .cache/converters-venv failed (see pip's message above)"
     echo "$want" >"$stamp"
   fi
-  run_sweep "$py" tools/models/converters/tflite_sweep.py "$@"
+}
+
+cmd_tflite_sweep() {
+  tflite_sweep_venv
+  run_sweep "$CONVERTERS_VENV/bin/python" tools/models/converters/tflite_sweep.py "$@"
 }
 
 # The sweep's environment (torch, timm, ultralytics, onnxruntime: ~1.5 GB) lives in its own virtualenv, made on
 # demand in three steps (tools/models/converters/arch_sweep_requirements*.txt say why; docs/arch-sweep.md).
-cmd_arch_sweep() {
-  if [ "${1:-}" = "--tflite" ]; then shift; cmd_tflite_sweep "$@"; fi
-  local venv="$CACHE/arch-sweep-venv" req="$ROOT/tools/models/converters/arch_sweep_requirements.txt"
+ARCH_SWEEP_VENV="$CACHE/arch-sweep-venv"
+arch_sweep_venv() {
+  local venv="$ARCH_SWEEP_VENV" req="$ROOT/tools/models/converters/arch_sweep_requirements.txt"
   local nodeps="$ROOT/tools/models/converters/arch_sweep_requirements_nodeps.txt"
   local py="$venv/bin/python" stamp="$venv/.qnnweb-requirements" want torch_pin
   want="$(cat "$req" "$nodeps" | sha256sum | cut -d' ' -f1)"
@@ -697,7 +705,26 @@ cmd_arch_sweep() {
       || die "the torch in .cache/arch-sweep-venv is a CUDA build: the sweep needs the CPU one (pip found no CPU torch wheel)"
     echo "$want" >"$stamp"
   fi
-  run_sweep "$py" tools/models/converters/arch_sweep.py "$@"
+}
+
+cmd_arch_sweep() {
+  if [ "${1:-}" = "--tflite" ]; then shift; cmd_tflite_sweep "$@"; fi
+  arch_sweep_venv
+  run_sweep "$ARCH_SWEEP_VENV/bin/python" tools/models/converters/arch_sweep.py "$@"
+}
+
+# bench --modern: the modern-architecture set's files that are missing, made into data/bench-modern by
+# tools/models/converters/bench_models.py: the ONNX files in the arch-sweep virtualenv, their TFLite twins in
+# the converter one (docs/performance.md).
+bench_modern_models() {
+  arch_sweep_venv
+  log "tools/models/converters/bench_models.py onnx --missing"
+  nice "$ARCH_SWEEP_VENV/bin/python" tools/models/converters/bench_models.py onnx --missing \
+    || die "making the modern set's ONNX files failed (see the message above)"
+  tflite_sweep_venv
+  log "tools/models/converters/bench_models.py tflite --missing"
+  nice "$CONVERTERS_VENV/bin/python" tools/models/converters/bench_models.py tflite --missing \
+    || die "making the modern set's TFLite files failed (see the message above)"
 }
 
 # A sweep tool (PYTHON SCRIPT ARGS...) with the work tree's qnnweb, which needs the built kernels.

@@ -262,3 +262,90 @@ def test_native_onnxruntime_does_not_spin_after_its_runs():
     options = slot.session.session.get_session_options()
     assert options.intra_op_num_threads == 2
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_modern_set_is_an_option_of_its_own():
+    """--modern picks the modern-architecture set (DeiT-tiny, MobileViT-xxs, YOLO11n in data/bench-modern), is
+    repeated by bench.md's Reproduce line, and refuses --model beside it."""
+    runner, report, common = _bench_module("runner"), _bench_module("report"), _bench_module("common")
+    args = runner.parse_args(["--modern", "--threads", "1,2", "--variants", "relaxed"])
+    assert args.modern and args.model == []
+    assert report._cli(vars(args))[0] == "--modern"
+    assert "--modern" not in report._cli(vars(runner.parse_args([])))
+    assert [Path(m).name for m in common.MODERN_MODELS] == [
+        "deit_tiny_patch16_224_qdq_u8s8.onnx", "mobilevit_xxs_qdq_u8s8.onnx", "yolo11n_qdq_u8s8.onnx"]
+    with pytest.raises(SystemExit):
+        runner.parse_args(["--modern", "--model", "a.onnx"])
+
+
+def test_missing_modern_model_says_how_to_make_it(monkeypatch, tmp_path):
+    models, common = _bench_module("models"), _bench_module("common")
+    monkeypatch.setattr(models, "REPO", tmp_path)   # a checkout where the modern set was never made
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(common.BenchError, match=r"\./build\.sh bench --modern"):
+        models.BenchModel(0, common.MODERN_MODELS[0])
+
+
+def _onnx_with_sidecar(tmp_path, sidecar):
+    model = REPO / "data" / "models" / "mobilenet_v2_u8s8.onnx"
+    if not model.is_file():
+        pytest.fail(f"{model} missing: run ./build.sh build", pytrace=False)
+    path = tmp_path / "net_qdq_u8s8.onnx"
+    path.write_bytes(model.read_bytes())
+    path.with_suffix(".json").write_text(json.dumps(sidecar))
+    return path
+
+
+def test_onnx_model_runs_in_litertjs_as_the_tflite_file_its_sidecar_names(tmp_path):
+    """The modern set's ONNX sidecars name their TFLite twin (the same torch model through litert-torch and
+    ai-edge-quantizer): LiteRT.js and native ai-edge-litert run that file, not qnnweb's export; qnnweb and ORT
+    the ONNX file."""
+    models = _bench_module("models")
+    twin = REPO / "data" / "models" / "visual_wake_words.tflite"   # a TFLite file with float32 edges
+    (tmp_path / "net_static_wi8_ai8.tflite").write_bytes(twin.read_bytes())
+    m = models.BenchModel(0, str(_onnx_with_sidecar(tmp_path, {"tflite_twin": "net_static_wi8_ai8.tflite"})))
+    m.make_twin(tmp_path / "twins")
+    assert m.twin_error is None and m.twin_path == tmp_path / "net_static_wi8_ai8.tflite"
+    assert "ai-edge-quantizer" in m.twin_origin
+    assert not (tmp_path / "twins").exists(), "nothing exported"
+    assert m.file_for("litert") == (m.twin, None) and m.file_for("native-litert") == (m.twin, None)
+    assert m.file_for("ort") == (m.file, None) and m.file_for("qnnweb-js") == (m.file, None)
+    assert len(m.twin.input_bytes) == 96 * 96 * 3 * 4   # its own input, laid out for its own shape
+
+
+def test_a_twin_litertjs_cannot_run_is_reported_with_the_reason(tmp_path):
+    """No LiteRT.js time without saying why: the converter's recorded failure, a missing file, or int8 edges
+    (LiteRT.js's tensors cannot carry int8)."""
+    models = _bench_module("models")
+    failed = {"tflite_twin": "net_static_wi8_ai8.tflite",
+              "tflite_twin_error": "litert-torch + ai-edge-quantizer failed: RuntimeError: no lowering"}
+    m = models.BenchModel(0, str(_onnx_with_sidecar(tmp_path, failed)))
+    m.make_twin(tmp_path / "twins")
+    file, why = m.file_for("litert")
+    assert file is None and "litert-torch + ai-edge-quantizer failed: RuntimeError: no lowering" in why
+    m = models.BenchModel(0, str(_onnx_with_sidecar(tmp_path, {"tflite_twin": "net_static_wi8_ai8.tflite"})))
+    m.make_twin(tmp_path / "twins")
+    assert m.file_for("litert")[0] is None and "net_static_wi8_ai8.tflite is missing" in m.file_for("litert")[1]
+    (tmp_path / "net_static_wi8_ai8.tflite").write_bytes(
+        (REPO / "data" / "models" / "face_detection_short_range.tflite").read_bytes())   # int8 edges
+    m = models.BenchModel(0, str(_onnx_with_sidecar(tmp_path, {"tflite_twin": "net_static_wi8_ai8.tflite"})))
+    m.make_twin(tmp_path / "twins")
+    assert m.file_for("litert")[0] is None and "int8 edges" in m.file_for("litert")[1]
+
+
+def test_profile_table_names_attention_layernorm_and_gelu():
+    """bench.md's per-op-family table says what each family computes: the modern models' LayerNorm, attention
+    (batch_matmul, softmax) and GELU (its table and its product) are found by name."""
+    report = _bench_module("report")
+    profile = {"conv2d 1x1 s1": {"ms": 9.0, "ops": 49, "gmac_per_s": 20.0},
+               "layer_norm": {"ms": 1.5, "ops": 25, "gmac_per_s": None},
+               "batch_matmul": {"ms": 2.0, "ops": 24, "gmac_per_s": 8.0},
+               "lut": {"ms": 0.4, "ops": 12, "gmac_per_s": None},
+               "maxpool2d": {"ms": 0.1, "ops": 3, "gmac_per_s": None}}
+    lines = report.profile_table([{"variant": "relaxed", "threads": 1, "profile": profile}])
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in lines if line.startswith("| ")}
+    assert "| LayerNorm | 25 | 1.50 | – |" in rows["layer_norm"]
+    assert "attention" in rows["batch_matmul"] and "| 24 | 2.00 | 8.0 |" in rows["batch_matmul"]
+    assert "GELU" in rows["lut"] and "Linear" in rows["conv2d 1x1 s1"]
+    assert rows["maxpool2d"].startswith("| maxpool2d |  | 3 |")   # a family without a note keeps its cells
+    assert rows["total"] == "| total | | | 13.00 | |"

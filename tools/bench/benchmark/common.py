@@ -17,6 +17,12 @@ VARIANTS = ("relaxed", "simd128", "scalar")
 # the two classifiers of the table, a detector and a segmentation model
 DEFAULT_MODELS = ("data/models/efficientnet_lite0_u8s8.onnx", "data/models/mobilenet_v2_u8s8.onnx",
                   "data/models/face_detection_short_range.tflite", "data/models/efficientnet_lite0_segmentation.onnx")
+# --modern: DeiT-tiny, MobileViT-xxs and YOLO11n at their own input sizes, random weights, quantize_static
+# qdq_u8s8; each ONNX file's sidecar names its TFLite twin made from the same torch model by litert-torch and
+# ai-edge-quantizer (tools/models/converters/bench_models.py makes them; ./build.sh bench --modern runs it)
+MODERN_ARCHS = ("deit_tiny_patch16_224", "mobilevit_xxs", "yolo11n")
+MODERN_DIR = "data/bench-modern"
+MODERN_MODELS = tuple(f"{MODERN_DIR}/{name}_qdq_u8s8.onnx" for name in MODERN_ARCHS)
 PHOTO = REPO / "data" / "samples" / "coffee.png"
 CHROMIUM = Path(os.environ.get("QNNWEB_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

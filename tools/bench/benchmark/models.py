@@ -14,7 +14,7 @@ import numpy as np
 import qnnweb
 import qnnweb.image
 
-from .common import PHOTO, QNNWEB_ENGINES, REPO, BenchError, log
+from .common import MODERN_MODELS, PHOTO, QNNWEB_ENGINES, REPO, BenchError, log
 
 
 class TensorSpec:
@@ -119,7 +119,9 @@ class BenchModel:
         if not self.path.is_absolute() and not self.path.exists():
             self.path = REPO / given
         if not self.path.is_file():
-            raise BenchError(f"--model {given}: no such file (run ./build.sh build for the demo models)")
+            maker = "./build.sh bench --modern, which makes the modern set" if given in MODERN_MODELS else \
+                "./build.sh build for the demo models"
+            raise BenchError(f"--model {given}: no such file (run {maker})")
         self.format = {".onnx": "onnx", ".tflite": "tflite"}.get(self.path.suffix.lower())
         if self.format is None:
             raise BenchError(f"--model {given}: expected a .onnx or .tflite file")
@@ -134,14 +136,20 @@ class BenchModel:
         self.twin_path: Path | None = None
         self.twin_error: str | None = None
         self.twin_check: dict | None = None
+        self.twin_origin = "written by qnnweb.exporters.export_tflite"
 
     @property
     def name(self):
         return self.path.stem
 
     def make_twin(self, out_dir: Path) -> None:
-        """The TFLite file LiteRT.js runs when it cannot run this one: an ONNX model's int8 TFLite twin,
-        or a TFLite file with int8 edges given float32 ones (qnnweb.exporters.export_tflite)."""
+        """The TFLite file LiteRT.js runs when it cannot run this one: the TFLite file an ONNX model's sidecar
+        names (``tflite_twin``: the same torch model converted by litert-torch and ai-edge-quantizer), else an
+        ONNX model's int8 TFLite twin, or a TFLite file with int8 edges given float32 ones
+        (qnnweb.exporters.export_tflite)."""
+        if self.format == "onnx" and "tflite_twin" in self.sidecar:
+            self._named_twin()
+            return
         if self.format == "tflite" and not self.file.error and "int8" not in (self.file.input.dtype,
                                                                                self.file.output.dtype):
             return
@@ -161,6 +169,22 @@ class BenchModel:
         self.twin = ModelFileInfo(self.twin_path, self.sidecar)
         if self.twin.error:
             self.twin_error = f"qnnweb cannot describe the exported twin: {self.twin.error}"
+
+    def _named_twin(self) -> None:
+        """The sidecar's ``tflite_twin`` (a file next to the model), or why there is none: the converter's
+        reason (``tflite_twin_error``) or the missing file."""
+        path = self.path.parent / str(self.sidecar["tflite_twin"])
+        if not path.is_file():
+            self.twin_error = self.sidecar.get("tflite_twin_error") or (
+                f"{path.name} is missing (./build.sh bench --modern makes it: tools/models/converters/bench_models.py)")
+            log(f"{self.name}: {self.twin_error}")
+            return
+        self.twin_path, self.twin_origin = path, "litert-torch + ai-edge-quantizer, from the same torch model"
+        self.twin = ModelFileInfo(path, self.sidecar)
+        if self.twin.error:
+            self.twin_error = f"qnnweb cannot describe {path.name}: {self.twin.error}"
+        elif "int8" in (self.twin.input.dtype, self.twin.output.dtype):
+            self.twin_error = f"{path.name} has int8 edges, which LiteRT.js's tensors cannot carry"
 
     def file_for(self, engine: str) -> tuple[ModelFileInfo | None, str | None]:
         """(the file this engine loads, None) or (None, why it cannot run this model)."""

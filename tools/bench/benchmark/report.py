@@ -27,23 +27,41 @@ def write_outputs(out: Path, records: list[dict], meta: dict, models: list[Bench
     log(f"wrote {out / 'bench.json'}, {out / 'bench.md'}, {out / 'bench.png'}")
 
 
+# What a plan op family computes in the models people run, for the profile table (the kinds of
+# qnnweb.compiled.op_family; convolutions are named by window and stride).
+FAMILY_ROLES = {
+    "layer_norm": "LayerNorm",
+    "batch_matmul": "attention: Q·Kᵀ and weights·V (activation x activation MatMul)",
+    "softmax": "softmax (attention's weights; YOLO's box distribution)",
+    "lut": "one-input functions as 256-entry tables: GELU's erf(x/√2), SiLU's sigmoid, LayerNorm's rsqrt (TFLite)",
+    "lut2d": "two-input float arithmetic as tables (TFLite LayerNorm's squared difference; YOLO's box decoding)",
+    "mul": "element-wise products: GELU's x·(1 + erf)·0.5, SiLU's x·σ(x), attention's q and k scales",
+    "add": "element-wise sums: residuals, biases, GELU's 1 + erf",
+    "copy_strided": "transposes and strided slices: attention heads, patches",
+    "copy_slice": "concatenations",
+    "conv2d 1x1 s1": "1x1 convolutions and Linear layers (MatMul with constant weights)",
+}
+
+
 def profile_table(recs) -> list[str]:
     """qnnweb's time per op family (Model.profile_by_family: each op timed alone, median of 5), one
-    column pair per variant and thread count, so the next bottleneck shows in every run."""
+    column pair per variant and thread count, so the next bottleneck shows in every run; each family
+    with what it computes (FAMILY_ROLES), so attention, LayerNorm and GELU can be found by name."""
     if not recs:
         return []
     families = list(recs[0]["profile"])
     head = " | ".join(f"{r.get('variant')} {r['threads']}t ms | GMAC/s" for r in recs)
-    lines = ["qnnweb per op family (each op run alone, median of 5; GMAC/s for convolutions):", "",
-             f"| op family | ops | {head} |", "| --- | ---: |" + " ---: | ---: |" * len(recs)]
+    lines = ["qnnweb per op family (each op run alone, median of 5; GMAC/s for convolutions and batch_matmul):", "",
+             f"| op family | what | ops | {head} |", "| --- | --- | ---: |" + " ---: | ---: |" * len(recs)]
     for fam in families:
         cells = []
         for r in recs:
             p = r["profile"].get(fam) or {}
             cells += [fmt(p.get("ms"), 2), fmt(p.get("gmac_per_s"), 1) if p.get("gmac_per_s") else "–"]
-        lines.append(f"| {fam} | {recs[0]['profile'][fam]['ops']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {fam} | {FAMILY_ROLES.get(fam, '')} | {recs[0]['profile'][fam]['ops']} | "
+                     + " | ".join(cells) + " |")
     totals = [fmt(sum(p["ms"] for p in r["profile"].values()), 2) for r in recs]
-    lines.append("| total | | " + " | ".join(f"{t} | " for t in totals) + "|")
+    lines.append("| total | | | " + " | ".join(f"{t} | " for t in totals) + "|")
     lines.append("")
     return lines
 
@@ -100,8 +118,8 @@ def markdown(records, meta, models) -> str:
             lines.append("")
         elif m.twin_check:
             tc = m.twin_check
-            lines.append(f"TFLite twin for LiteRT.js: `{Path(tc['twin']).name}`; native ai-edge-litert vs native "
-                         f"onnxruntime on {PHOTO.name}: " + ("same top-5" if tc.get("agree") else
+            lines.append(f"TFLite twin for LiteRT.js: `{Path(tc['twin']).name}` ({m.twin_origin}); native "
+                         f"ai-edge-litert vs native onnxruntime on {PHOTO.name}: " + ("same top-5" if tc.get("agree") else
                                                              "**different** (" + (tc.get("error") or
                                                              f"onnxruntime {tc.get('onnxruntime_top5')}, "
                                                              f"ai-edge-litert {tc.get('litert_top5')}") + ")"))
@@ -143,6 +161,8 @@ def _cli(a) -> list[str]:
     parts = []
     for m in a.get("model") or []:
         parts += ["--model", m]
+    if a.get("modern"):
+        parts.append("--modern")
     if a.get("quick"):
         parts.append("--quick")
     for name, default in (("engines", ENGINES), ("variants", VARIANTS)):

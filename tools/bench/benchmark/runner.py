@@ -15,8 +15,8 @@ from pathlib import Path
 import qnnweb
 
 from .browser import BrowserSlot
-from .common import (CHROMIUM, CHROMIUM_ARGS, DEFAULT_MODELS, ENGINES, NPM_PACKAGES, QNNWEB_ENGINES, REPO,
-                     VARIANTS, BenchError, log, median, percentile)
+from .common import (CHROMIUM, CHROMIUM_ARGS, DEFAULT_MODELS, ENGINES, MODERN_MODELS, NPM_PACKAGES, QNNWEB_ENGINES,
+                     REPO, VARIANTS, BenchError, log, median, percentile)
 from .environment import check_prerequisites, machine, npm_version, pip_version, start_server
 from .models import BenchModel, top5_agree
 from .native import NativeSlot
@@ -32,6 +32,10 @@ def parse_args(argv=None):
     p.add_argument("--model", action="extend", nargs="+", default=[], metavar="PATH",
                    help="one or more .onnx or .tflite models (repeatable: --model a.onnx --model b.tflite, or "
                    "--model results/op_models/*.tflite); default: the prepared demo models")
+    p.add_argument("--modern", action="store_true",
+                   help="the modern-architecture set instead of the demo models: DeiT-tiny, MobileViT-xxs and YOLO11n "
+                   "(random weights) quantized by quantize_static, LiteRT.js on the ai-edge-quantizer TFLite file of "
+                   "the same torch model (./build.sh bench --modern makes the files into data/bench-modern)")
     p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated: qnnweb,qnnweb-js,litert,ort")
     p.add_argument("--variants", default=",".join(VARIANTS), help="qnnweb kernel variants: relaxed,simd128,scalar")
     p.add_argument("--runs", type=int, default=None, help="timed rounds (one inference per engine per round); "
@@ -46,8 +50,10 @@ def parse_args(argv=None):
                    "inferences; this VM's kernel then puts a notified worker on the caller's CPU, so 2-thread "
                    "runs of qnnweb.js and LiteRT.js are bimodal (README Performance)")
     p.add_argument("--quick", action="store_true",
-                   help="CI mode: few runs and one model (the smallest default model every engine can run)")
+                   help="CI mode: few runs and one model (the smallest model of the set every engine can run)")
     args = p.parse_args(argv)
+    if args.modern and args.model:
+        p.error("--modern is a model set: give it or --model, not both")
     args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     for e in args.engines:
         if e not in ENGINES:
@@ -72,7 +78,7 @@ def parse_args(argv=None):
 
 
 def choose_models(args, out: Path) -> list[BenchModel]:
-    given = args.model or list(DEFAULT_MODELS)
+    given = args.model or list(MODERN_MODELS if args.modern else DEFAULT_MODELS)
     models = [BenchModel(i, g) for i, g in enumerate(given)]
     for m in models:
         if "litert" in args.engines or args.native:
@@ -167,7 +173,7 @@ def run_bench(args) -> list[dict]:
     for m in models:
         meta["models"].append({
             "model": m.given, "sha256": m.file.sha256, "input": m.file.input_how, "labels": bool(m.labels),
-            "twin": str(m.twin_path) if m.twin_path else None, "twin_error": m.twin_error,
+            "twin": str(m.twin_path) if m.twin_path else None, "twin_origin": m.twin_origin, "twin_error": m.twin_error,
             "twin_check": m.twin_check,
         })
     write_outputs(out, records, meta, models)

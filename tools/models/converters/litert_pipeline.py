@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from models.converters.quantizer_recipes import OTHER_MODES, make_recipe
+from models.converters.quantizer_recipes import OTHER_MODES, make_recipe, with_float_edges
 
 def convert(model, nchw_shape) -> bytes:
     import litert_torch
@@ -19,12 +19,14 @@ def convert(model, nchw_shape) -> bytes:
     return bytes(edge.model_content())
 
 
-def quantize(float_model: bytes, recipe_name: str, calibration: list, whole_range: bool = False) -> bytes:
+def quantize(float_model: bytes, recipe_name: str, calibration: list, whole_range: bool = False,
+             float_edges: bool = False) -> bytes:
     """calibration: NHWC float32 arrays [1, H, W, C]. recipe_name: one of RECIPES, or of OTHER_MODES (a recipe
     of ai-edge-quantizer's recipe.py by its name). ai-edge-quantizer keeps a moving average of each tensor's
     range over the samples; whole_range: each tensor's smallest minimum and largest maximum over them instead
     (one sample calibrated at a time, the ranges merged by its qsv_utils.min_max_update): a one-value output,
-    a face score, then spans faces and non-faces, where its average range lies on one side of 0."""
+    a face score, then spans faces and non-faces, where its average range lies on one side of 0. float_edges: the
+    model's inputs and outputs left float32 (quantizer_recipes.with_float_edges)."""
     from ai_edge_litert.interpreter import Interpreter
     from ai_edge_quantizer import quantizer, recipe
     from ai_edge_quantizer.utils import qsv_utils
@@ -33,6 +35,8 @@ def quantize(float_model: bytes, recipe_name: str, calibration: list, whole_rang
     (signature, io), = signatures.items()
     (input_name,) = io["inputs"]
     chosen = getattr(recipe, recipe_name)() if recipe_name in OTHER_MODES else make_recipe(recipe_name)
+    if float_edges:
+        chosen = with_float_edges(chosen)
     q = quantizer.Quantizer(bytearray(float_model), chosen)
     if not whole_range:
         result = q.calibrate({signature: [{input_name: x} for x in calibration]}, num_threads=1)

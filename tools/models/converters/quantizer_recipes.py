@@ -61,3 +61,17 @@ def make_recipe(name: str):
     if name == "mmpc" and result != recipe.static_wi8_ai8():
         raise SystemExit("recipe 'mmpc' is no longer ai-edge-quantizer's static_wi8_ai8()")
     return result
+
+
+def with_float_edges(chosen):
+    """The recipe ``chosen`` with the model's inputs and outputs left float32 (ai-edge-quantizer's INPUT / OUTPUT
+    virtual ops not quantized: a QUANTIZE after each input, a DEQUANTIZE before each output, the rest unchanged),
+    for LiteRT.js, whose JavaScript tensors cannot carry int8."""
+    from ai_edge_quantizer import algorithm_manager, qtyping, recipe_manager
+
+    manager = recipe_manager.RecipeManager()
+    manager.load_quantization_recipe(chosen)
+    for edge in (qtyping.TFLOperationName.INPUT, qtyping.TFLOperationName.OUTPUT):
+        manager.add_quantization_config(regex=".*", operation_name=edge, op_config=qtyping.OpQuantizationConfig(),
+                                        algorithm_key=algorithm_manager.AlgorithmName.NO_QUANTIZE)
+    return manager.get_quantization_recipe()
