@@ -4,9 +4,8 @@ run's float result only moves on to a LayerNormalization (onnxruntime's QOperato
 float: BatchNormalization -> Reshape -> Transpose -> LayerNormalization), the tables become that
 normalization's input values instead (norm.py): the moves run on the int8 input."""
 
-import numpy as np
-
 from ...numerics.onnxruntime import batch_norm_function, element_function, float_table, onnxruntime_function
+from ..shape_folding import Folded, product, transpose
 from .attributes import attributes
 from .context import Value
 from .layout import onnx_shape
@@ -68,16 +67,19 @@ def moves_to_normalization(ctx, name):
 
 
 def moved_channels(ctx, source, moves):
-    """Where the channels (ONNX dimension 1) of int8 `source` are after the replayed `moves`: an array of
-    the moved tensor's shape holding each element's channel, or None when a move selects values."""
+    """Where the channels (ONNX dimension 1) of int8 `source` are after the replayed `moves`: a Folded of
+    the moved tensor's shape holding each element's channel, or None when a move selects values (pure
+    Python: the importer runs in Pyodide without numpy)."""
     shape = onnx_shape(ctx, source)
-    channels = np.broadcast_to(np.arange(shape[1]).reshape([1, -1] + [1] * (len(shape) - 2)), shape)
+    inner = product(shape[2:])
+    channels = Folded(shape, [(i // inner) % shape[1] for i in range(product(shape))])
     for i, move in enumerate(moves):
         if move.op_type == "Transpose":
-            channels = np.transpose(channels, attributes(move).get("perm"))
+            perm = attributes(move).get("perm") or list(reversed(range(len(channels.shape))))
+            channels = transpose(channels, perm)
         elif move.op_type in ORDER_KEEPING:
             moved = move.output[0] if i == len(moves) - 1 else f"{move.output[0]}/composed"
-            channels = channels.reshape(onnx_shape(ctx, moved))
+            channels = Folded(onnx_shape(ctx, moved), channels.values)
         else:
             return None
     return channels
@@ -101,12 +103,13 @@ def normalization_input(ctx, name, moves, source, op_type, options):
         channels = moved_channels(ctx, source, [*moves, *after])
         rank = len(onnx_shape(ctx, moved))
         axis = attributes(normalization).get("axis", -1) % rank
-        rows = None if channels is None else channels.reshape(-1, int(np.prod(channels.shape[axis:])))
-        if rows is None or (rows != rows[:1]).any():
+        row = None if channels is None else product(channels.shape[axis:])
+        values = None if channels is None else channels.values
+        if row is None or any(values[k:k + row] != values[:row] for k in range(row, len(values), row)):
             raise Skip(f"its float output '{name}' is used in float by LayerNormalization '{normalization.name}', "
                        "whose rows hold its channels otherwise than one per column (a float32 table per column "
                        "computes only that)")
-        tables = [tables[c] for c in rows[0]]
+        tables = [tables[c] for c in values[:row]]
     for m in after:
         ctx.mark_done(m)
     ctx.tabulated_inputs[normalization.input[0]] = (moved, b"".join(tables))
