@@ -190,9 +190,9 @@ def requantize(x, x_scale, x_zp, y_scale, y_zp):
 
 
 def mul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NONE"):
-    """MUL with numpy broadcasting: float32((a - a_zp) * (b - b_zp)) * float32(a_scale * b_scale / y_scale),
-    fp32-requantized (as conv)."""
-    scale = np.float32(float(a_scale) * float(b_scale) / float(y_scale))
+    """MUL with numpy broadcasting: float32((a - a_zp) * (b - b_zp)) * (float32(a_scale * b_scale) / y_scale)
+    (the ratio in float32, as XNNPACK's delegate computes it), fp32-requantized (as conv)."""
+    scale = np.float32(np.float32(np.float32(a_scale) * np.float32(b_scale)) / np.float32(y_scale))
     product = (a.astype(np.int32) - a_zp) * (b.astype(np.int32) - b_zp)
     lo, hi = activation_range(activation, y_scale, y_zp)
     return requantize_fp32(product, scale, y_zp, lo, hi)
