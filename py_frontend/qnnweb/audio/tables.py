@@ -11,9 +11,8 @@ The configuration is pymicro-features' (what pymicro-wakeword feeds microWakeWor
 30 ms windows every 10 ms, 40 channels from 125 to 7500 Hz, noise reduction, PCAN, log scale."""
 
 import math
-import struct
 
-from ..numerics.float32 import float32
+from ..numerics.float32 import float32, float32_bits as _float32_bits, float32_from_bits as _float32_from_bits
 from .fixed_point import int16
 
 SAMPLE_RATE = 16000
@@ -61,14 +60,6 @@ def window_coefficients():
         value = float32(0.5 - float32(0.5 * cos))
         coefficients.append(math.floor(float32(float32(value * (1 << WINDOW_BITS)) + 0.5)))
     return coefficients
-
-
-def _float32_bits(x):
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
-def _float32_from_bits(bits):
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
 _LN2_HI, _LN2_LO = _float32_from_bits(0x3F317180), _float32_from_bits(0x3717F7D1)

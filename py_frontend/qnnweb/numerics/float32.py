@@ -36,6 +36,16 @@ def float32(x):
         return math.copysign(math.inf, x)
 
 
+def float32_bits(x):
+    """The IEEE bits of float32 `x` as an unsigned 32-bit integer."""
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def float32_from_bits(bits):
+    """The float32 whose IEEE bits are the unsigned 32-bit integer `bits`."""
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
 def _float32_neighbour(f, toward):
     """The float32 next to float32 `f` in the direction of `toward`."""
     bits = struct.unpack("<i", struct.pack("<f", f))[0]

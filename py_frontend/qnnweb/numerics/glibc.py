@@ -8,18 +8,7 @@ Pure Python: it runs in Pyodide, where there is no numpy."""
 import math
 import struct
 
-from .float32 import float32
-
-_F32 = struct.Struct("<f")
-_U32 = struct.Struct("<I")
-
-
-def _bits(x):
-    return _U32.unpack(_F32.pack(x))[0]
-
-
-def _from_bits(b):
-    return _F32.unpack(_U32.pack(b))[0]
+from .float32 import float32, float32_bits as _bits, float32_from_bits as _from_bits
 
 
 # expf's data (e_exp2f_data.c): 2^(i/32) as double bits minus i << 47, and its scaled constants
