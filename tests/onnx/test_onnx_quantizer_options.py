@@ -86,6 +86,19 @@ def test_float_bias_quantized_as_onnxruntime_does(per_channel, activation, tmp_p
     assert_matches_onnxruntime(data, feeds([1, 3, 8, 8], 1, seed=6)[0]["x"], {"CONV_2D"}, exact=True)
 
 
+@pytest.mark.parametrize("bad", [np.inf, np.nan, 1e38], ids=["inf", "nan", "beyond-int32"])
+def test_a_float_bias_without_an_int32_value_is_refused_by_name(bad):
+    """A float bias that is infinite, NaN or beyond int32 at input scale x weight scale (a corrupt file, as the
+    fuzz campaign makes them) is a clean refusal naming the bias, not an OverflowError / ValueError."""
+    model = onnx.load_from_string(quantized(conv_then_gemm(bias=True), feeds([1, 3, 8, 8]), QuantizeBias=False))
+    bias = next(i for i in model.graph.initializer if i.name == "b")
+    values = onnx.numpy_helper.to_array(bias).copy()
+    values[0] = bad
+    bias.CopyFrom(onnx.numpy_helper.from_array(values, "b"))
+    with pytest.raises(qnnweb.UnsupportedModelError, match="float bias 'b' is not finite or does not fit in int32"):
+        qnnweb.load(model.SerializeToString())
+
+
 def test_a_float_conv_transpose_bias():
     """onnxruntime quantizes a float bias for Conv and Gemm only; its ConvTranspose runs in float32, bias and all:
     rounded as a Conv's bias here, within one quantum (as the op itself: test_onnx_conv_transpose.py)."""

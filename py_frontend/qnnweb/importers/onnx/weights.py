@@ -1,6 +1,7 @@
 """Weights and biases of Conv, ConvTranspose, Gemm and MatMul: int8 constants (dequantized in QDQ form, with
 their own scale and zero point inputs in QOperator form) and int32 (or float) biases, as the kernels take them."""
 
+import math
 import struct
 
 from ...numerics.float32 import float32
@@ -115,7 +116,8 @@ def quantized_float_bias(name, constant, input_scale, weight_scales):
     values = constant.values()
     scales = [float32(input_scale * w) for w in (weight_scales if len(weight_scales) > 1
                                                  else weight_scales * len(values))]
-    q = [round(float32(b / s)) for b, s in zip(values, scales)]
-    if any(not -2**31 <= v < 2**31 for v in q):
-        raise Skip(f"float bias '{name}' does not fit in int32 at input scale x weight scale")
-    return struct.pack(f"<{len(q)}i", *q)
+    quotients = [float32(b / s) if s else math.inf for b, s in zip(values, scales)]
+    # an infinite or NaN bias (or scale) has no int32 value: refused like one out of range
+    if any(not (math.isfinite(v) and -2**31 <= round(v) < 2**31) for v in quotients):
+        raise Skip(f"float bias '{name}' is not finite or does not fit in int32 at input scale x weight scale")
+    return struct.pack(f"<{len(quotients)}i", *(round(v) for v in quotients))
