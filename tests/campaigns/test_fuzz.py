@@ -4,6 +4,7 @@ processes. Every outcome must be a result or a qnnweb.ModelError: no other excep
 crash, hang or runaway memory. Long campaigns: ./build.sh fuzz --cases N [--seed S]."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,16 @@ def test_fuzz_sample(tmp_path):
         f"./build.sh fuzz --cases {CASES} --seed {SEED}):\n{format_summary(summary)}")
     # The sample must exercise both outcomes, or the mutator has gone blind.
     assert summary["counts"].get("ok", 0) > CASES // 20 and summary["counts"].get("rejected", 0) > CASES // 5
+
+
+ESCAPES = sorted((Path(__file__).resolve().parents[1] / "data" / "onnx" / "fuzz_escapes").glob("*.onnx"))
+
+
+@pytest.mark.parametrize("path", ESCAPES, ids=[p.stem for p in ESCAPES])
+def test_former_escapes_are_model_errors(path):
+    """Mutants that once escaped the error contract (./build.sh fuzz --seed 20261210: a quantization with
+    no zero point, a Concat of scalars, a shared bias with fewer scales than channels) are refused cleanly."""
+    import qnnweb
+
+    with pytest.raises(qnnweb.ModelError):
+        qnnweb.load(path.read_bytes(), variant="scalar")

@@ -85,6 +85,8 @@ def qparams(ctx, scale_name, zero_point_name, what, allow_vector=False):
         raise Skip(f"{what} is quantized per axis; activations must be quantized per tensor")
     if len(zero_points) == 1 and len(scales) > 1:
         zero_points = zero_points * len(scales)
+    if not scales or len(zero_points) != len(scales):
+        raise Skip(f"{what} has {len(scales)} scale(s) and {len(zero_points)} zero point(s)")
     if any(not (s > 0 and math.isfinite(s)) for s in scales):
         raise Skip(f"{what} has a scale that is not positive and finite")
     shift = 128 if dtype == "uint8" else 0

@@ -189,6 +189,8 @@ def import_constant(ctx, node, attrs):
 def concat(ctx, node, axis, inputs, out_names, params):
     shapes = [onnx_shape(ctx, n) for n in inputs]
     rank = len(shapes[0])
+    if rank == 0:
+        raise Skip("a Concat of scalars (rank 0) is not supported")
     axis %= rank
     nhwc = rank == 4 and any(ctx.values[n].nhwc for n in inputs)
     indexes = [nhwc_index(ctx, n) if nhwc else plain_index(ctx, n) for n in inputs]

@@ -98,6 +98,8 @@ def bias_index(ctx, name, input_scale, weight_scales, channels, float_bias=False
     if scales is not None:
         expected = [input_scale * w for w in (weight_scales if len(weight_scales) > 1 else weight_scales * channels)]
         given = scales if len(scales) > 1 else scales * channels
+        if len(given) != channels:
+            raise Skip(f"bias '{name}' has {len(given)} scales for {channels} channels")
         if any(abs(g - e) > 1e-6 * e + 1e-30 for g, e in zip(given, expected)):
             if not float_bias:
                 raise Skip("bias scale is not input scale x weight scale")
