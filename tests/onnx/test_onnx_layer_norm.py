@@ -127,26 +127,6 @@ def test_statistics_outputs_refused():
         qnnweb.load(data)
 
 
-@pytest.mark.parametrize("mode", ["qdq-s8s8", "qoperator-u8"])
-def test_decomposed_layer_norm_refused_by_name(mode):
-    """The LayerNorm older exports write as float ops: quantize_static puts QuantizeLinear nodes inside it, and
-    onnxruntime's float ReduceMean sums in a CPU-dependent order: refused, the error says what it is."""
-    c = 16
-    nodes = [helper.make_node("Add", ["x", "a"], ["s"]),
-             helper.make_node("ReduceMean", ["s"], ["m"], axes=[-1], keepdims=1),
-             helper.make_node("Sub", ["s", "m"], ["d"]), helper.make_node("Pow", ["d", "two"], ["p"]),
-             helper.make_node("ReduceMean", ["p"], ["v"], axes=[-1], keepdims=1),
-             helper.make_node("Add", ["v", "eps"], ["ve"]), helper.make_node("Sqrt", ["ve"], ["sd"]),
-             helper.make_node("Div", ["d", "sd"], ["n"]), helper.make_node("Mul", ["n", "g"], ["ng"]),
-             helper.make_node("Add", ["ng", "b"], ["y"])]
-    init = {"a": RNG.normal(0, 0.5, c).astype(np.float32), "two": np.float32(2), "eps": np.float32(1e-5),
-            "g": RNG.normal(1, 0.3, c).astype(np.float32), "b": RNG.normal(0, 0.3, c).astype(np.float32)}
-    model = float_model(nodes, [("x", [1, 5, c])], [("y", [1, 5, c])], init, opset=13)
-    data = quantized(model, feeds([1, 5, c]), **MODES[mode])
-    with pytest.raises(qnnweb.UnsupportedModelError, match="LayerNorm decomposed into float ops"):
-        qnnweb.load(data)
-
-
 def test_gamma_dequantized_per_axis():
     """gamma and beta as int8 and int32 constants behind DequantizeLinear, gamma per axis (one scale per
     element): dequantized as onnxruntime's DequantizeLinear, (q - zero point) * scale in float32."""

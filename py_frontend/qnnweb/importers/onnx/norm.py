@@ -4,11 +4,7 @@ dequantized int8 ones. Both become one LAYER_NORM op (qnnweb.ops.layer_norm) ove
 layout (a feature map held NHWC is moved back to NCHW first: the sums run in ONNX's element order).
 Its input may be a float op's tables of an int8 tensor (tabulated.normalization_input: BatchNormalization
 or GELU left in float before it), its output the model's float output, through moves (float32 then).
-
-A LayerNorm decomposed into ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div (exports before
-opset 17) is refused by name (decomposed_layer_norm): quantize_static puts QuantizeLinear nodes inside it,
-and onnxruntime computes the float pieces between them with its float ReduceMean, whose sums follow the
-CPU's SIMD width, and std::pow / sqrt: no single arithmetic to match."""
+A LayerNorm written out as float ops (exports before opset 17) is refused: decomposed_norm.py says why."""
 
 from ...numerics.float32 import float32, float32_bytes
 from ..shape_folding import product
@@ -65,20 +61,6 @@ def normalization(ctx, node, x, axis, arithmetic, epsilon, gamma, beta, table=No
             raise Skip(f"a {activation} after {node.op_type} before its QuantizeLinear is not supported")
         out = new_output(ctx, out_names, list(shape), params, False)
     ctx.add_op("LAYER_NORM", [index, *parameters], [out], axis=axis, epsilon=epsilon, arithmetic=arithmetic)
-
-
-def decomposed_layer_norm(ctx, node):
-    """Raise Skip naming the decomposed LayerNorm when ReduceMean `node` begins one: its mean is subtracted
-    from its own input, and that difference is squared (Pow) and divided (Div)."""
-    for sub in ctx.consumers.get(node.output[0], []):
-        if sub.op_type != "Sub" or list(sub.input) != [node.input[0], node.output[0]]:
-            continue
-        readers = {c.op_type for c in ctx.consumers.get(sub.output[0], [])}
-        if {"Pow", "Div"} <= readers:
-            raise Skip("ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div is a LayerNorm decomposed into "
-                       "float ops, which onnxruntime computes in pieces between QuantizeLinear nodes with "
-                       "CPU-dependent float sums: not supported; export the model at opset 17 or later, where "
-                       "torch.onnx writes LayerNormalization")
 
 
 @onnx_op("LayerNormalization")

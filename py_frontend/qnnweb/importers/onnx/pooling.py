@@ -3,7 +3,7 @@
 from .attributes import window_pads
 from .constants import int32_constant, int_values
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
-from .norm import decomposed_layer_norm
+from .decomposed_norm import decomposed_layer_norm
 from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
                            requantize_to)
 from .registry import onnx_op

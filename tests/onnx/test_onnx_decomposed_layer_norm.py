@@ -1,0 +1,157 @@
+"""A LayerNorm written out as float ops (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div -> Mul ->
+Add: torch.onnx before opset 17, timm's channels-first LayerNorm2d) in the forms quantize_static writes (QDQ u8s8
+and s8s8, QOperator u8, a DequantizeLinear per reader, the chain left whole in float): onnxruntime's reference
+session never runs it as its LayerNormalization kernel, so qnnweb cannot run it as LAYER_NORM, and refuses it
+naming the LayerNorm (importers/onnx/decomposed_norm.py). The forms: over the last axis of tokens, over the
+channels of an NHWC-permuted feature map (LayerNorm2d at opset < 17), over axis 1 of an NCHW feature map, without
+beta, with the duplicated Sub of older torch exports, with a Cast before the Pow; opsets 11 to 18."""
+
+import functools
+import os
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper
+from qnnweb_dev.onnx_quantized import float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import int8_twin, session_options, uses_uint8
+
+import qnnweb
+
+RNG = np.random.default_rng(2029)
+MODES = {"qdq-u8s8": dict(quant_format="QDQ", activation="QUInt8"),
+         "qdq-s8s8": dict(quant_format="QDQ", activation="QInt8"),
+         "qoperator-u8": dict(quant_format="QOperator", activation="QUInt8"),
+         # each reader of the chain's input with its own DequantizeLinear, as onnxruntime rewrites it
+         "qdq-dequantize-per-reader": dict(quant_format="QDQ", activation="QInt8"),
+         # Add and Mul not quantized: the whole chain in float between a DequantizeLinear and a QuantizeLinear
+         "qdq-float-chain": dict(quant_format="QDQ", activation="QInt8", op_types=["Conv", "MatMul", "Transpose"])}
+# name -> (input shape, axes of the ReduceMeans, their options)
+FORMS = {"tokens": ([1, 5, 16], [-1], {}), "layer-norm-2d": ([1, 8, 4, 5], [-1], {}),
+         "channels-first": ([1, 8, 4, 5], [1], {}), "without-beta": ([1, 5, 16], [-1], dict(beta=False)),
+         "duplicated-sub": ([1, 5, 16], [-1], dict(duplicated_sub=True)),
+         "cast-before-pow": ([1, 5, 16], [-1], dict(cast=True))}
+
+
+def chain(x, y, axes, channels, feature_map, opset, beta=True, duplicated_sub=False, cast=False):
+    """The nodes and constants of torch.onnx's decomposed layer_norm from `x` to `y`: gamma / beta of shape
+    [C] over the last axis, [C, 1, 1] over axis 1 of a feature map."""
+    node = helper.make_node
+    shape = [channels, 1, 1] if feature_map and axes == [1] else [channels]
+    init = {"two": np.float32(2), "eps": np.float32(1e-5), "gamma": RNG.normal(1, 0.3, shape).astype(np.float32)}
+
+    def reduce_mean(source, out):
+        if opset >= 18:
+            return node("ReduceMean", [source, "axes"], [out], keepdims=1)
+        return node("ReduceMean", [source], [out], axes=axes, keepdims=1)
+
+    if opset >= 18:
+        init["axes"] = np.array(axes, np.int64)
+    difference = "d"
+    nodes = [reduce_mean(x, "mean"), node("Sub", [x, "mean"], ["d"])]
+    if duplicated_sub:
+        nodes.append(node("Sub", [x, "mean"], ["d2"]))
+    if cast:
+        nodes.append(node("Cast", ["d"], ["d_float"], to=TensorProto.FLOAT))
+    nodes += [node("Pow", ["d_float" if cast else "d", "two"], ["square"]), reduce_mean("square", "variance"),
+              node("Add", ["variance", "eps"], ["variance_eps"]), node("Sqrt", ["variance_eps"], ["deviation"]),
+              node("Div", ["d2" if duplicated_sub else difference, "deviation"], ["normalized"]),
+              node("Mul", ["normalized", "gamma"], ["scaled" if beta else y])]
+    if beta:
+        init["beta"] = RNG.normal(0, 0.3, shape).astype(np.float32)
+        nodes.append(node("Add", ["scaled", "beta"], [y]))
+    return nodes, init
+
+
+@functools.cache
+def float_form(form, opset=13):
+    """A MatMul (tokens) or a Conv (feature maps) before the chain, so that quantize_static has an op to
+    quantize in every mode; LayerNorm2d permutes to NHWC and back around it."""
+    shape, axes, options = FORMS[form]
+    node = helper.make_node
+    if len(shape) == 3:
+        nodes = [node("MatMul", ["x", "w"], ["c"])]
+        init = {"w": RNG.normal(0, 0.4, (shape[-1], shape[-1])).astype(np.float32)}
+        nodes_after, out = [], "y"
+    else:
+        nodes = [node("Conv", ["x", "w"], ["c"])]
+        init = {"w": RNG.normal(0, 0.5, (shape[1], shape[1], 1, 1)).astype(np.float32)}
+        nodes_after, out = [], "y"
+        if form == "layer-norm-2d":
+            nodes.append(node("Transpose", ["c"], ["c_nhwc"], perm=[0, 2, 3, 1]))
+            nodes_after = [node("Transpose", ["y_nhwc"], ["y"], perm=[0, 3, 1, 2])]
+            out = "y_nhwc"
+    source = "c_nhwc" if form == "layer-norm-2d" else "c"
+    channels = shape[-1] if len(shape) == 3 else shape[1]
+    chain_nodes, chain_init = chain(source, out, axes, channels, len(shape) == 4, opset, **options)
+    return float_model(nodes + chain_nodes + nodes_after, [("x", shape)], [("y", shape)], {**init, **chain_init},
+                       opset=opset)
+
+
+@functools.cache
+def quantized_form(form, mode, opset=13):
+    shape = FORMS[form][0]
+    feeds = [{"x": RNG.normal(0, 1, shape).astype(np.float32)} for _ in range(8)]
+    data = quantized(float_form(form, opset), feeds, **MODES[mode])
+    return dequantize_per_reader(data) if mode == "qdq-dequantize-per-reader" else data
+
+
+def dequantize_per_reader(data):
+    """The model with a copy of the DequantizeLinear before the first ReduceMean for each other reader."""
+    model = onnx.load_from_string(data)
+    nodes = list(model.graph.node)
+    reduce_mean = next(n for n in nodes if n.op_type == "ReduceMean")
+    dequantize = next(n for n in nodes if n.output[0] == reduce_mean.input[0])
+    for k, reader in enumerate(n for n in nodes if n is not reduce_mean and dequantize.output[0] in n.input):
+        copy = onnx.NodeProto()
+        copy.CopyFrom(dequantize)
+        copy.name, copy.output[0] = f"{dequantize.name}_copy{k}", f"{dequantize.output[0]}_copy{k}"
+        reader.input[list(reader.input).index(dequantize.output[0])] = copy.output[0]
+        model.graph.node.insert(list(model.graph.node).index(dequantize) + 1, copy)
+    return model.SerializeToString()
+
+
+def reference_ops(data, **config):
+    """The op types of the graph the reference session runs (ReferenceSession's options: the int8 twin of a
+    uint8 model, every graph optimization), with more session config entries."""
+    options = session_options()
+    for key, value in config.items():
+        options.add_session_config_entry(key, value)
+    with tempfile.TemporaryDirectory() as tmp:
+        options.optimized_model_filepath = os.path.join(tmp, "optimized.onnx")
+        onnxruntime.InferenceSession(int8_twin(data) if uses_uint8(data) else data, options,
+                                     providers=["CPUExecutionProvider"])
+        return [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+
+
+CASES = [(form, mode, 13) for form in FORMS for mode in MODES] + [
+    ("tokens", mode, opset) for opset in (11, 16, 18) for mode in ("qdq-s8s8", "qoperator-u8", "qdq-float-chain")]
+
+
+@pytest.mark.parametrize("form, mode, opset", CASES)
+def test_reference_never_runs_layer_normalization(form, mode, opset):
+    """The premise of the refusal: onnxruntime's session does not fuse the chain into LayerNormalization in a
+    quantized model; it still holds the chain's ReduceMean."""
+    ops = reference_ops(quantized_form(form, mode, opset))
+    assert "LayerNormalization" not in ops and "ReduceMean" in ops, ops
+
+
+@pytest.mark.parametrize("form", ["tokens", "duplicated-sub", "cast-before-pow"])
+def test_reference_fuses_without_its_qdq_handling(form):
+    """The check above sees a fusion where there is one: the chain left whole in float, over the last axis,
+    is fused once onnxruntime's QDQ handling (which gives each reader of a DequantizeLinear its own copy)
+    is off. qnnweb follows the reference as configured, with that handling on."""
+    ops = reference_ops(quantized_form(form, "qdq-float-chain"), **{"session.disable_quant_qdq": "1"})
+    assert "LayerNormalization" in ops and "ReduceMean" not in ops, ops
+
+
+@pytest.mark.parametrize("form, mode, opset", CASES)
+def test_decomposed_layer_norm_refused_by_name(form, mode, opset):
+    """Refused, the error naming the LayerNorm at its first ReduceMean (the ops after it are not reported
+    again)."""
+    with pytest.raises(qnnweb.UnsupportedModelError, match="LayerNorm decomposed into float ops") as caught:
+        qnnweb.load(quantized_form(form, mode, opset))
+    named = [label for _position, label, reason in caught.value.problems if "LayerNorm decomposed" in reason]
+    assert named and all(label.startswith("ReduceMean") for label in named), caught.value.problems
