@@ -28,7 +28,7 @@ MODES = {"qdq-u8s8": dict(quant_format="QDQ", activation="QUInt8"),
          "qdq-dequantize-per-reader": dict(quant_format="QDQ", activation="QInt8"),
          # Add and Mul not quantized: the whole chain in float between a DequantizeLinear and a QuantizeLinear
          "qdq-float-chain": dict(quant_format="QDQ", activation="QInt8", op_types=["Conv", "MatMul", "Transpose"])}
-# name -> (input shape, axes of the ReduceMeans, their options)
+# name -> (input shape, axes of the ReduceMeans, options of chain())
 FORMS = {"tokens": ([1, 5, 16], [-1], {}), "layer-norm-2d": ([1, 8, 4, 5], [-1], {}),
          "channels-first": ([1, 8, 4, 5], [1], {}), "without-beta": ([1, 5, 16], [-1], dict(beta=False)),
          "duplicated-sub": ([1, 5, 16], [-1], dict(duplicated_sub=True)),
@@ -49,7 +49,6 @@ def chain(x, y, axes, channels, feature_map, opset, beta=True, duplicated_sub=Fa
 
     if opset >= 18:
         init["axes"] = np.array(axes, np.int64)
-    difference = "d"
     nodes = [reduce_mean(x, "mean"), node("Sub", [x, "mean"], ["d"])]
     if duplicated_sub:
         nodes.append(node("Sub", [x, "mean"], ["d2"]))
@@ -57,7 +56,7 @@ def chain(x, y, axes, channels, feature_map, opset, beta=True, duplicated_sub=Fa
         nodes.append(node("Cast", ["d"], ["d_float"], to=TensorProto.FLOAT))
     nodes += [node("Pow", ["d_float" if cast else "d", "two"], ["square"]), reduce_mean("square", "variance"),
               node("Add", ["variance", "eps"], ["variance_eps"]), node("Sqrt", ["variance_eps"], ["deviation"]),
-              node("Div", ["d2" if duplicated_sub else difference, "deviation"], ["normalized"]),
+              node("Div", ["d2" if duplicated_sub else "d", "deviation"], ["normalized"]),
               node("Mul", ["normalized", "gamma"], ["scaled" if beta else y])]
     if beta:
         init["beta"] = RNG.normal(0, 0.3, shape).astype(np.float32)
@@ -71,19 +70,17 @@ def float_form(form, opset=13):
     quantize in every mode; LayerNorm2d permutes to NHWC and back around it."""
     shape, axes, options = FORMS[form]
     node = helper.make_node
+    source, out, nodes_after = "c", "y", []
     if len(shape) == 3:
         nodes = [node("MatMul", ["x", "w"], ["c"])]
         init = {"w": RNG.normal(0, 0.4, (shape[-1], shape[-1])).astype(np.float32)}
-        nodes_after, out = [], "y"
     else:
         nodes = [node("Conv", ["x", "w"], ["c"])]
         init = {"w": RNG.normal(0, 0.5, (shape[1], shape[1], 1, 1)).astype(np.float32)}
-        nodes_after, out = [], "y"
-        if form == "layer-norm-2d":
-            nodes.append(node("Transpose", ["c"], ["c_nhwc"], perm=[0, 2, 3, 1]))
-            nodes_after = [node("Transpose", ["y_nhwc"], ["y"], perm=[0, 3, 1, 2])]
-            out = "y_nhwc"
-    source = "c_nhwc" if form == "layer-norm-2d" else "c"
+    if form == "layer-norm-2d":
+        nodes.append(node("Transpose", ["c"], ["c_nhwc"], perm=[0, 2, 3, 1]))
+        nodes_after = [node("Transpose", ["y_nhwc"], ["y"], perm=[0, 3, 1, 2])]
+        source, out = "c_nhwc", "y_nhwc"
     channels = shape[-1] if len(shape) == 3 else shape[1]
     chain_nodes, chain_init = chain(source, out, axes, channels, len(shape) == 4, opset, **options)
     return float_model(nodes + chain_nodes + nodes_after, [("x", shape)], [("y", shape)], {**init, **chain_init},
