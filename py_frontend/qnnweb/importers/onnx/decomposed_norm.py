@@ -1,5 +1,6 @@
 """A LayerNorm written out as float ops, ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div
-[-> Mul -> Add] (torch.onnx before opset 17; timm's channels-first LayerNorm2d written out): refused by name.
+[-> Mul -> Add] (torch's layer_norm exported before opset 17; a channels-first LayerNorm written out in the
+model's code, at any opset): refused by name.
 
 It cannot become one LAYER_NORM because onnxruntime does not compute it as its LayerNormalization kernel in
 a quantized model. Its LayerNormFusion (optimization level 2) fuses the chain only when one tensor feeds both
@@ -18,7 +19,7 @@ from .skip import Skip
 
 def same_tensor(ctx, a, b):
     """Whether ONNX names `a` and `b` hold the same values: one name, or two DequantizeLinear outputs of
-    the same int8 tensor (quantize_static's DedicatedQDQPair gives each reader its own)."""
+    the same int8 tensor (a model with a DequantizeLinear per reader, as onnxruntime rewrites it)."""
     return ctx.views.get(a, a) == ctx.views.get(b, b)
 
 
