@@ -332,7 +332,7 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
            Op(2, "ADD", [3, 1], [4], {"activation": "NONE"})]
     graph = Graph(tensors, ops, [0, 1], [4])
     with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 1 ADD: the kernels refused its add record "
-                                                           r"\(output 'twice'\)") as refused:
+                                                           r"\(output 'twice' \[1, 8\]\)") as refused:
         qnnweb.Model.from_graph(graph, "scalar")
     # what the plan had asked for by then (the fuzzer judges peak memory against it: fuzz seed 30 case 23, a
     # convolution padded to a million columns whose indirection buffer was allocated before a later average

@@ -4,11 +4,13 @@ processes. Every outcome must be a result or a qnnweb.ModelError: no other excep
 crash, hang or runaway memory. Long campaigns: ./build.sh fuzz --cases N [--seed S]."""
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from qnnweb_dev.fuzz.campaign import campaign, format_summary, load_seeds
+from qnnweb_dev.fuzz.campaign import SEEDS_DIR, campaign, format_summary, load_seeds
 
 CASES = int(os.environ.get("QNNWEB_FUZZ_CASES", "700"))   # about 2 minutes on a 2-core machine
 SEED = 20260101
@@ -49,3 +51,41 @@ def test_former_escapes_are_model_errors(path):
 
     with pytest.raises(qnnweb.ModelError):
         qnnweb.load(path.read_bytes(), variant="scalar")
+
+
+MEMORY_MUTANTS = sorted((Path(__file__).resolve().parents[1] / "data" / "onnx" / "fuzz_memory").glob("*.onnx"))
+
+# In a fresh interpreter: loads the seed (argv[2]) with both variants, then its mutant (argv[1]); prints the
+# mutant's errors and how far the peak RSS grew (ru_maxrss: kilobytes on Linux) past the seed's loads.
+_LOAD_MEASURED = """
+import resource, sys
+import qnnweb
+for variant in ("scalar", "relaxed"):
+    qnnweb.load(open(sys.argv[2], "rb").read(), variant=variant).close()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+data = open(sys.argv[1], "rb").read()
+for variant in ("scalar", "relaxed"):
+    try:
+        qnnweb.load(data, variant=variant)
+        print("loaded")
+    except qnnweb.ModelError as e:
+        print(type(e).__name__, str(e).replace("\\n", " "))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
+
+
+@pytest.mark.parametrize("path", MEMORY_MUTANTS, ids=[p.stem for p in MEMORY_MUTANTS])
+def test_former_memory_outcomes_are_cheap_model_errors(path):
+    """QOperator conv chains with an input dimension of 16,777,216 (./build.sh fuzz --seed 20261210): a
+    1.9 GB activation arena that the kernels zeroed, touching every page, before refusing the transpose
+    after it (a dimension beyond their 2^24). Fresh WebAssembly pages are zero already: the refusal, which
+    names the tensor's shape, now costs no resident memory."""
+    seed = SEEDS_DIR / "conv_chain_qop_u8.onnx"
+    result = subprocess.run([sys.executable, "-c", _LOAD_MEASURED, str(path), str(seed)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    *errors, grown = result.stdout.splitlines()
+    assert len(errors) == 2
+    for error in errors:
+        assert error.startswith("UnsupportedModelError") and "16777216" in error, error
+    assert int(grown) < 128 << 20, f"peak RSS grew by {int(grown) >> 20} MiB"
