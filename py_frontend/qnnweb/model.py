@@ -315,7 +315,8 @@ class Model:
         return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
 
 
-# The arena is one allocation in 32-bit WebAssembly memory, next to the weights and the module's own.
+# The arena is one allocation in the kernels' WebAssembly memory (at most 2 GiB: wasm_kernels/build.sh's
+# --max-memory), next to the weights and the module's own.
 MAX_ARENA_BYTES = (1 << 31) - (64 << 20)
 
 
