@@ -77,7 +77,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
 @pytest.mark.parametrize("path", MEMORY_MUTANTS, ids=[p.stem for p in MEMORY_MUTANTS])
 def test_former_memory_outcomes_are_cheap_model_errors(path):
     """QOperator conv chains with an input dimension of 16,777,216 (./build.sh fuzz --seed 20261210): a
-    1.9 GB activation arena that the kernels zeroed, touching every page, before refusing the transpose
+    2 GB activation arena that the kernels zeroed, touching every page, before refusing the transpose
     after it (a dimension beyond their 2^24). Fresh WebAssembly pages are zero already: the refusal, which
     names the tensor's shape, now costs no resident memory."""
     seed = SEEDS_DIR / "conv_chain_qop_u8.onnx"
