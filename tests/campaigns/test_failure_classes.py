@@ -340,6 +340,24 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
     assert refused.value.planned_bytes >= compile_graph(graph).arena_bytes > 0
 
 
+def test_weight_staging_that_does_not_fit_is_a_model_error(monkeypatch):
+    """No WebAssembly memory left for the weights' staging buffer (as after an arena just under the limit;
+    simulated): a ModelError saying so, as web/qnnweb.js raises, not Python's MemoryError."""
+    from qnnweb.host import wasmtime_host
+
+    real = wasmtime_host.WasmtimeHost.call
+
+    def call(self, name, *args):
+        return 0 if name == "qnn_alloc" else real(self, name, *args)   # the staging buffer's allocation
+
+    monkeypatch.setattr(wasmtime_host.WasmtimeHost, "call", call)
+    graph = Graph([q(0, "a", [1, 8]), q(1, "b", [1, 8]), q(2, "sum", [1, 8])],
+                  [Op(0, "ADD", [0, 1], [2], {"activation": "NONE"})], [0, 1], [2])
+    with pytest.raises(qnnweb.ModelError, match=r"does not fit in WebAssembly memory \(\d+ bytes of activations, "
+                                                r"\d+ bytes of weight staging\)"):
+        qnnweb.Model.from_graph(graph, "scalar")
+
+
 def test_resize_to_a_huge_size_builds_small_tables():
     """A resize to 2^18 rows (fuzz seed 21 case 745: an input dimension mutated to 2^20 under ESPCN's
     upsampler): its tables are 12 bytes a row; as lists of tuples they peaked at ~470 MB before a later
