@@ -176,8 +176,9 @@ export function resizeCrop(src, inW, inH, channels, outW, outH, x0, y0, cw, ch) 
 
 // ---------------------------------------------------------------- the model's input and outputs
 
-/** H*W*3 RGB bytes (at the input's size) -> the model's input: float = (pixel - mean[c]) / std[c],
- * quantized with the input's scale and zero point when it is int8, NHWC or NCHW as its shape says. */
+/** H*W*3 RGB bytes (at the input's size) -> the model's input: float = (pixel - mean[c]) / std[c] in
+ * float32, quantized as LiteRT's QUANTIZE would with the input's scale and zero point when it is int8,
+ * NHWC or NCHW as its shape says (Python's qnnweb.image.rgb_to_input). */
 export function rgbToInput(rgb, tensor, mean = [0, 0, 0], std = [1, 1, 1]) {
   if (rgb.length !== tensor.size) {
     throw new RangeError(`expected ${tensor.size / 3} RGB pixels for input [${tensor.shape}], got ${rgb.length / 3}`);
@@ -190,9 +191,13 @@ export function rgbToInput(rgb, tensor, mean = [0, 0, 0], std = [1, 1, 1]) {
     out = new Float32Array(rgb.length);
   } else if (tensor.dtype === "int8") {
     out = new Int8Array(rgb.length);
+    // LiteRT's QUANTIZE of the float32 value (qnnweb.numerics.tflite.quantize_float32): times the float32
+    // reciprocal of the scale, in float32, rounded half to even
+    const inverse = Math.fround(1 / Math.fround(tensor.scale));
     for (const t of tables) {
       for (let p = 0; p < 256; p++) {
-        t[p] = Math.max(-128, Math.min(127, roundHalfAway(t[p] / tensor.scale) + tensor.zero_point));
+        const q = roundHalfEven(Math.fround(Math.fround(t[p]) * inverse)) + tensor.zero_point;
+        t[p] = Math.max(-128, Math.min(127, q));
       }
     }
   } else {

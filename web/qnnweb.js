@@ -269,8 +269,9 @@ function buildPlan(exports, meta, body) {
       throw new ModelError(`compiled model corrupt: the kernels trapped while loading it (${err.message})`);
     }
     if (added !== count) {
-      const [kind, index, opType, output] = meta.steps[before + added];
-      throw new ModelError(`op ${index} ${opType}: the kernels refused its ${kind} record (output '${output}'): ${errorText()}`);
+      const [kind, index, opType, output, outputShape] = meta.steps[before + added];
+      throw new ModelError(`op ${index} ${opType}: the kernels refused its ${kind} record ` +
+                           `(output '${output}' [${outputShape.join(", ")}]): ${errorText()}`);
     }
     before += count;
   }

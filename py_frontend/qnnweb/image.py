@@ -4,6 +4,7 @@ import array
 import math
 import struct
 
+from .numerics.tflite import quantize_float32
 from .ops.common import round_half_away
 
 
@@ -14,9 +15,11 @@ def is_nchw(shape):
 
 def rgb_to_input(rgb, tensor_info, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)):
     """Turn H*W*3 RGB bytes (already at the model's input size) into the model's input buffer:
-    float = (pixel - mean[c]) / std[c], quantized with the input's scale and zero point when the
-    input is int8, laid out NHWC or NCHW as the input's shape says. One 256-entry table per channel
-    and slice assignments, so this is fast in pure Python."""
+    float = (pixel - mean[c]) / std[c] in float32; for an int8 input, that float quantized with the
+    input's scale and zero point as LiteRT's QUANTIZE would (a float model's first op: pixels at
+    ties, e.g. scale 1 / 127.5 with mean 127.5, round as it rounds them); laid out NHWC or NCHW as the
+    input's shape says. One 256-entry table per channel and slice assignments, so this is fast in
+    pure Python."""
     rgb = bytes(rgb)
     if len(rgb) != tensor_info.size:
         raise ValueError(f"expected {tensor_info.size // 3} RGB pixels for input {list(tensor_info.shape)}, "
@@ -40,7 +43,7 @@ def rgb_to_input(rgb, tensor_info, mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0)):
         scale, zero_point = tensor_info.scale, tensor_info.zero_point
         out = bytearray(len(rgb))
         for c in range(3):
-            table = bytes(max(-128, min(127, round_half_away(v / scale) + zero_point)) & 0xFF for v in tables[c])
+            table = bytes(quantize_float32(v, scale, zero_point) & 0xFF for v in tables[c])
             place(out, c, rgb[c::3].translate(table))
         return out
     raise ValueError(f"images go into float32 or int8 inputs, not {tensor_info.dtype}")

@@ -143,7 +143,8 @@ class Model:
         constants_bytes, records_bytes = compiled.staging
         staging = host.call("qnn_alloc", constants_bytes + records_bytes)
         if staging == 0:
-            raise MemoryError("out of WebAssembly memory for the weight staging buffer")
+            raise ModelError(f"the model does not fit in WebAssembly memory ({compiled.arena_bytes} bytes of "
+                             f"activations, {constants_bytes + records_bytes} bytes of weight staging)")
         added_before = 0
         for constants, records, count, relocations in compiled.batches:
             words = array.array("i", records)
@@ -161,7 +162,8 @@ class Model:
                 step = compiled.steps[added_before + added]
                 error = UnsupportedModelError([(step.op_index, step.op_type,
                                                 f"the kernels refused its {step.kind} record "
-                                                f"(output '{step.output}'): {_kernel_message(host)}")])
+                                                f"(output '{step.output}' {list(step.output_shape)}): "
+                                                f"{_kernel_message(host)}")])
                 # what the plan had asked for by then (arena, packed weights, indirection buffers of the
                 # ops before): planned memory, not a leak (the fuzzer, tools/qnnweb_dev/fuzz, judges peak memory against it)
                 error.planned_bytes = compiled.arena_bytes + host.call("qnn_plan_packed_bytes", plan)
@@ -313,7 +315,8 @@ class Model:
         return f"<qnnweb.Model {len(self._described['ops'])} ops, variant={self.variant}>"
 
 
-# The arena is one allocation in 32-bit WebAssembly memory, next to the weights and the module's own.
+# The arena is one allocation in the kernels' WebAssembly memory (at most 2 GiB: wasm_kernels/build.sh's
+# --max-memory), next to the weights and the module's own.
 MAX_ARENA_BYTES = (1 << 31) - (64 << 20)
 
 

@@ -332,12 +332,30 @@ def test_plan_the_kernels_refuse_names_the_op(monkeypatch):
            Op(2, "ADD", [3, 1], [4], {"activation": "NONE"})]
     graph = Graph(tensors, ops, [0, 1], [4])
     with pytest.raises(qnnweb.UnsupportedModelError, match=r"op 1 ADD: the kernels refused its add record "
-                                                           r"\(output 'twice'\)") as refused:
+                                                           r"\(output 'twice' \[1, 8\]\)") as refused:
         qnnweb.Model.from_graph(graph, "scalar")
     # what the plan had asked for by then (the fuzzer judges peak memory against it: fuzz seed 30 case 23, a
     # convolution padded to a million columns whose indirection buffer was allocated before a later average
     # pool was refused, counted as runaway memory)
     assert refused.value.planned_bytes >= compile_graph(graph).arena_bytes > 0
+
+
+def test_weight_staging_that_does_not_fit_is_a_model_error(monkeypatch):
+    """No WebAssembly memory left for the weights' staging buffer (as after an arena just under the limit;
+    simulated): a ModelError saying so, as web/qnnweb.js raises, not Python's MemoryError."""
+    from qnnweb.host import wasmtime_host
+
+    real = wasmtime_host.WasmtimeHost.call
+
+    def call(self, name, *args):
+        return 0 if name == "qnn_alloc" else real(self, name, *args)   # the staging buffer's allocation
+
+    monkeypatch.setattr(wasmtime_host.WasmtimeHost, "call", call)
+    graph = Graph([q(0, "a", [1, 8]), q(1, "b", [1, 8]), q(2, "sum", [1, 8])],
+                  [Op(0, "ADD", [0, 1], [2], {"activation": "NONE"})], [0, 1], [2])
+    with pytest.raises(qnnweb.ModelError, match=r"does not fit in WebAssembly memory \(\d+ bytes of activations, "
+                                                r"\d+ bytes of weight staging\)"):
+        qnnweb.Model.from_graph(graph, "scalar")
 
 
 def test_resize_to_a_huge_size_builds_small_tables():

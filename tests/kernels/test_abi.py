@@ -151,6 +151,21 @@ def test_kernel_names(variant):
     assert ("scalar" in dwconv) == (variant == "scalar"), dwconv
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_allocations_are_zero(threads):
+    """qnn_alloc gives zeroed memory: the bytes it hands out again below the old end of memory (after an
+    earlier allocation that was written to) are cleared; pages memory.grow adds are zero already, and
+    are left untouched so that a large arena costs no resident memory until a run writes to it."""
+    host = WasmtimeHost(kernels.wasm_bytes("scalar", threads > 1), threads)
+    first = host.call("qnn_alloc", 100)
+    end = host.memory_bytes()
+    host.write(first, b"\xff" * (end - first))   # the rest of memory dirty, as if written past the allocation
+    second = host.call("qnn_alloc", end - first)  # starts below the old end, ends in grown pages
+    assert second > first and host.memory_bytes() > end
+    assert host.read(second, end - first) == bytes(end - first)
+    host.close()
+
+
 # ----------------------------------------------------------------------------- record rejection
 
 class Kernel:

@@ -18,8 +18,10 @@ void* QNN_EXPORT(qnn_alloc)(size_t size) {
     if (__builtin_wasm_memory_grow(0, pages) == (size_t) -1) return NULL;
   }
   heap_top = end;
-  /* Fresh pages are zero, but the end of an earlier allocation's page may not be. */
-  qnn_memset((void*) start, 0, end - start);
+  /* Pages memory.grow adds are zero; only what lay below the old end of memory may hold an earlier
+   * allocation's bytes. Leaving fresh pages untouched keeps an arena nothing has run in yet (a plan
+   * the kernels go on to refuse, a model loaded but not run) out of resident memory. */
+  qnn_memset((void*) start, 0, (end < available ? end : available) - start);
   return (void*) start;
 }
 

@@ -89,6 +89,18 @@ def multiply_by_quantized_multiplier(x, multiplier, shift):
 
 # ------------------------------------------------------------------------------ QUANTIZE int8 -> int8
 
+def quantize_reciprocal(scale):
+    """What LiteRT's float32 -> int8 QUANTIZE multiplies by: XNNPACK's f32-qs8 convert takes the float32
+    reciprocal of the output scale (it does not divide, as TFLite's reference kernel does)."""
+    return float32(1.0 / float32(scale))
+
+
+def quantize_float32(x, scale, zero_point):
+    """One float32 value through LiteRT's QUANTIZE to int8: x * quantize_reciprocal(scale) in float32,
+    rounded half to even (the convert's magic-bias rounding), plus the zero point, clamped to int8."""
+    return max(-128, min(127, round(float32(float32(x) * quantize_reciprocal(scale))) + zero_point))
+
+
 def requantize_int8_table(x_scale, x_zp, y_scale, y_zp):
     """int8 -> int8 as ai-edge-litert computes it (XNNPACK's convert, or the reference Requantize)."""
     ratio = float32(float32(x_scale) / float32(y_scale))

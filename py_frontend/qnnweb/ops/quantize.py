@@ -10,7 +10,7 @@ import struct
 
 from ..numerics.float32 import float32, float32_bytes
 from ..numerics.onnxruntime import make_table_onnxruntime
-from ..numerics.tflite import requantize_int8_table
+from ..numerics.tflite import quantize_reciprocal, requantize_int8_table
 from .registry import Step, Unsupported, lowering
 from .common import require_byte_quantized, require_int8
 from .unary import requantize_table
@@ -85,7 +85,7 @@ def lower_quantize(graph, op):
             # LiteRT's default kernels (XNNPACK) multiply by the float32 reciprocal, not divide: the two
             # differ where x / scale lands next to a .5 (e.g. -7.5499997 / 0.1 = -75.49999, * 10 = -75.5)
             return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
-                                          scale=float32(1.0 / float32(y_scale)), zero_point=y_zp,
+                                          scale=quantize_reciprocal(y_scale), zero_point=y_zp,
                                           reciprocal=1))]
         return [Step("quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                       scale=y_scale, zero_point=y_zp, reciprocal=0))]
