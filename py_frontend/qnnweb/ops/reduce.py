@@ -30,12 +30,12 @@ def lower_float32_reduction(graph, op):
     if op.options.get("arithmetic") != "onnxruntime":
         raise Unsupported(f"a float32 {name} is computed as onnxruntime's float kernel only (option arithmetic "
                           f"'onnxruntime', an ONNX model's); this one asks for {op.options.get('arithmetic')!r}")
-    rank = len(x.shape)
+    rank = max(len(x.shape), 1)    # a scalar's one axis: itself
     given = constant_ints(graph, op.inputs[1], "reduction axes")
-    if not given or not all(-max(rank, 1) <= a < max(rank, 1) for a in given):
-        raise Unsupported(f"reduction axes {given} for an input of rank {rank}")
-    axes = sorted({a % max(rank, 1) for a in given})
-    if axes != list(range(axes[0], max(rank, 1))):
+    if not given or not all(-rank <= a < rank for a in given):
+        raise Unsupported(f"reduction axes {given} for an input of rank {len(x.shape)}")
+    axes = sorted({a % rank for a in given})
+    if axes != list(range(axes[0], rank)):
         raise Unsupported(f"a float32 {name} over axes {axes} of {list(x.shape)}: only over the last axes (each row "
                           "summed in onnxruntime's order); onnxruntime sums other axes in other orders")
     rows, columns = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:])
