@@ -8,6 +8,7 @@ from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
 from .ops.common import REDUCTIONS, reduction_axes, require_constant
 from .ops.pad import pad_amounts, pad_value
+from .ops.reduce import is_float32_reduction
 
 
 def fold_pads(graph):
@@ -194,9 +195,10 @@ def reductions_over_adjacent_axes(graph):
     """A copy of the graph where each reduction (MEAN, SUM, REDUCE_MAX) over axes that are not adjacent
     (TFLite MEAN over [1, 3], say) first moves its reduced axes to the end (a TRANSPOSE, one strided copy),
     reduces over those, and takes the keep_dims shape back (a RESHAPE, no copy). The reduction of the same
-    values is the same: the lowerings need adjacent axes. Malformed ops stay for lowering to report."""
+    values is the same: the lowerings need adjacent axes. Malformed ops stay for lowering to report, and so
+    do float32 ones: the order of a float sum is the reference runtime's, which moving the axes changes."""
     def needs_moving(op):
-        if op.type not in REDUCTIONS or op_problem(graph, op):
+        if op.type not in REDUCTIONS or op_problem(graph, op) or is_float32_reduction(graph, op):
             return None
         try:
             axes = reduction_axes(graph, op)

@@ -11,7 +11,7 @@ import struct
 from .errors import ModelError
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 12
+ABI_VERSION = 13
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -81,6 +81,8 @@ RECORDS = {
     "batch_matmul": (26, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
                          "b_stride1 b_stride2 rows depth columns transpose_b a_zero_point b_zero_point "
                          "output_zero_point scale:f output_min output_max arithmetic fixed_multiplier fixed_shift"),
+    # float32 [rows, columns] -> float32 [rows]; operation 0 mean, 1 sum; arithmetic 0 onnxruntime's (Eigen's order)
+    "reduce_f32": (30, "input output rows columns operation arithmetic"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

@@ -288,6 +288,8 @@ def valid_fields(k, kind):
         "softmax": dict(common, rows=4, columns=10, output_scale=1 / 256, inverse_output_scale=256.0,
                         output_zero_point=-128, arithmetic=0, table=k.constant(np.ones(256, np.float32), 0)),
         "copy": dict(common, bytes=100),
+        # float32 [4, 10] at 0 (160 bytes) -> float32 [4] at 1024
+        "reduce_f32": dict(common, rows=4, columns=10, operation=0, arithmetic=0),
         "layer_norm": dict(common, rows=4, columns=10, channels=10, gamma=k.constant(np.ones(10, np.float32), 0),
                            beta=k.constant(np.zeros(10, np.float32), 64), arithmetic=0, epsilon=1e-5, input_scale=0.1,
                            input_zero_point=3, output_scale=0.05, output_zero_point=-2, table=0, table_per_column=0,
@@ -347,7 +349,8 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
-                                  "resize", "lut_channels", "lut2d", "binary_f32", "layer_norm", "batch_matmul"])
+                                  "resize", "lut_channels", "lut2d", "binary_f32", "layer_norm", "batch_matmul",
+                                  "reduce_f32"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -587,6 +590,12 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(float_output=-1), "float_output"),
     ("layer_norm", dict(table=0x7FFFFF00), "table"),
     ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
+    ("reduce_f32", dict(operation=2), "operation"),
+    ("reduce_f32", dict(operation=-1), "operation"),
+    ("reduce_f32", dict(arithmetic=1), "arithmetic"),
+    ("reduce_f32", dict(output=4096 - 12), "arena"),          # 16 float32 bytes: 4 past the end
+    ("reduce_f32", dict(input=4096 - 156), "arena"),          # 160 bytes
+    ("reduce_f32", dict(rows=1 << 12, columns=1 << 12), "arena"),
 ])
 def test_new_record_fields_rejected(variant, kind, changes, words):
     k = Kernel(variant)

@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 12
+#define QNN_ABI_VERSION 13
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -59,7 +59,8 @@ enum qnn_op_type {
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
   QNN_OP_LAYER_NORM = 25, /* normalization of int8 rows (ONNX LayerNormalization, InstanceNormalization) */
   QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
-  QNN_OP_TYPE_COUNT = 27,
+  QNN_OP_REDUCE_F32 = 30, /* float32 mean / sum of each row, in onnxruntime's order (a model's float ReduceMean) */
+  QNN_OP_TYPE_COUNT = 31,
 };
 
 enum qnn_status {
@@ -361,6 +362,19 @@ struct qnn_layer_norm_record {
                              * input before the normalization (onnxruntime's QOperator form leaves it in float) */
   int32_t table_per_column;
   int32_t float_output;     /* 1: the output is float32, unquantized (a model's float output) */
+};
+
+/* The mean (operation 0) or sum (1; 2, max, is reserved) of each row of float32 [rows][columns], written
+ * to float32 [rows]: a model's float ReduceMean / ReduceSum over its last axes. arithmetic 0, onnxruntime's
+ * (src/operators/reduce_f32.c): Eigen's four-lane SSE sum, its packets from the row's first element that is
+ * 16-byte aligned in onnxruntime's buffer (row r begins at element r * columns of a 64-byte-aligned
+ * tensor: wherever the arena holds it, the order follows r * columns), then divided by the count. */
+struct qnn_reduce_f32_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t rows, columns;
+  int32_t operation;
+  int32_t arithmetic;
 };
 
 /* Y[b] = A[b] x B[b] (BATCH_MATMUL, ONNX MatMul / QLinearMatMul of two activations): A[b] is

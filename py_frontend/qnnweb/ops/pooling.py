@@ -16,6 +16,7 @@ import math
 from ..numerics.float32 import float32
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, reduction_axes, require_int8, require_rank
+from .reduce import is_float32_reduction, lower_float32_reduction
 
 
 ARITHMETIC_TFLITE, ARITHMETIC_ONNX_FLOAT, ARITHMETIC_ONNX_GLOBAL, ARITHMETIC_XNNPACK_SUM, ARITHMETIC_XNNPACK_MEAN, \
@@ -121,7 +122,10 @@ def lower_mean(graph, op):
     """The mean over any axes that are adjacent in the input (height and width; channels; all of them):
     the input viewed as [outer, reduced, 1, inner], one average pool over the reduced rows. LiteRT's
     XNNPACK delegate takes every int8 MEAN (XNNPACK's static mean, tests/tflite/test_tflite_mean.py);
-    over height and width of a 4-D tensor it is a global average pool, as before."""
+    over height and width of a 4-D tensor it is a global average pool, as before. A float32 MEAN is
+    reduce.py's."""
+    if is_float32_reduction(graph, op):
+        return lower_float32_reduction(graph, op)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     outer, reduced, inner = _reduction_view(graph, op)
     # ONNX ReduceMean (left in float by quantize_static): onnxruntime's float mean of the dequantized taps
@@ -141,7 +145,9 @@ def lower_sum(graph, op):
     float by quantize_static (MobileViTv2's linear attention): onnxruntime's float32 sum of the dequantized
     taps, quantized: the float average pool's sum, its quotient by the count quantized with the output
     scale divided by the count (within one quantum where onnxruntime's vectorized sum, or the two
-    divisions, round a tie otherwise)."""
+    divisions, round a tie otherwise). A float32 SUM is reduce.py's."""
+    if is_float32_reduction(graph, op):
+        return lower_float32_reduction(graph, op)
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     outer, reduced, inner = _reduction_view(graph, op)
     view = (outer, reduced, 1, inner)

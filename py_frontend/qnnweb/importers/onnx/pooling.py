@@ -1,7 +1,8 @@
 """AveragePool, GlobalAveragePool, MaxPool and their QLinear forms; ReduceMean and ReduceSum."""
 
 from .attributes import window_pads
-from .constants import int32_constant, int_values
+from .constants import int32_constant
+from .float_reduce import reduced_shape, reduction_axes
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
 from .decomposed_norm import decomposed_layer_norm
 from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
@@ -100,28 +101,13 @@ def import_reduce_mean(ctx, node, attrs):
     out_names, params, activation = quantized_output(ctx, node)
     if activation != "NONE":
         raise Skip(f"a {activation} after {node.op_type} is not supported")
-    shape = onnx_shape(ctx, x)
-    rank = len(shape)
-    if len(node.input) > 1 and node.input[1]:          # opset 18: axes is an input
-        axes = int_values(ctx, node.input[1], "axes")
-    else:
-        axes = list(attrs.get("axes", []))
-    if not axes:
-        if attrs.get("noop_with_empty_axes", 0):
-            raise Skip(f"{node.op_type} with no axes and noop_with_empty_axes is not supported")
-        axes = list(range(rank))
-    if not all(-rank <= a < rank for a in axes):
-        raise Skip(f"axes {axes} for a tensor of rank {rank}")
-    axes = sorted({a % rank for a in axes})
+    axes = reduction_axes(ctx, node, attrs, len(onnx_shape(ctx, x)))
     keep = attrs.get("keepdims", 1)
     # a feature map is averaged in NHWC when the output keeps its rank (axes apart there are moved
     # together by passes.reductions_over_adjacent_axes); else in ONNX's own layout (one transpose back)
     nhwc = bool(ctx.values[x].nhwc and keep)
     index, ir_axes = ((ctx.values[x].index, sorted(NCHW_TO_NHWC.index(a) for a in axes)) if nhwc
                       else (plain_index(ctx, x), axes))
-    ir_shape = list(ctx.tensors[index].shape)
-    out_shape = ([1 if k in ir_axes else d for k, d in enumerate(ir_shape)] if keep
-                 else [d for k, d in enumerate(ir_shape) if k not in ir_axes] or [1])
-    out = new_output(ctx, out_names, out_shape, params, nhwc)
+    out = new_output(ctx, out_names, reduced_shape(ctx.tensors[index].shape, ir_axes, keep), params, nhwc)
     ctx.add_op("MEAN" if node.op_type == "ReduceMean" else "SUM",
                [index, int32_constant(ctx, f"{node.output[0]}/axes", ir_axes)], [out], keep_dims=bool(keep))

@@ -5,11 +5,13 @@ the oracle of qnnweb's LAYER_NORM (wasm_kernels/src/operators/layer_norm.c).
     it on a CPU with AVX2 and FMA (read from its machine code): Welford's update for rows of up to 7, MLAS's
     AVX2 kernel for longer ones (_layer_norm_row).
   instance_norm_onnxruntime: core/providers/cpu/nn/instance_norm.cc: Eigen's sums with SSE's 4 lanes.
-tests/kernels/test_layer_norm.py checks these bit-exact with onnxruntime itself."""
+  reduce_onnxruntime: its float ReduceMean / ReduceSum over the last axes (reduction_ops.h, FastReduceKR):
+    the same Eigen sum of each row (qnnweb's REDUCE_F32, src/operators/reduce_f32.c).
+tests/kernels/test_layer_norm.py and test_reduce_f32.py check these bit-exact with onnxruntime itself."""
 
 import numpy as np
 
-__all__ = ["layer_norm_onnxruntime", "layer_norm_float", "instance_norm_onnxruntime"]
+__all__ = ["layer_norm_onnxruntime", "layer_norm_float", "instance_norm_onnxruntime", "reduce_onnxruntime"]
 
 F = np.float32
 
@@ -118,13 +120,28 @@ def _eigen_sum(values, start):
     return total
 
 
+def _aligned_start(row, n):
+    """Where Eigen's packets begin in row `row` of n float32: its first 16-byte-aligned element in a
+    64-byte-aligned buffer (onnxruntime's)."""
+    return min(-(row * n) % 4, n)
+
+
+def reduce_onnxruntime(x, mean=True):
+    """onnxruntime's float ReduceMean (``mean``) or ReduceSum of each row of float32 x [rows, columns]:
+    float32 [rows]."""
+    x = np.asarray(x, F)
+    rows, n = x.shape
+    sums = [_eigen_sum(x[r], _aligned_start(r, n)) for r in range(rows)]
+    return np.array([F(s / F(n)) if mean else s for s in sums], F)
+
+
 def instance_norm_onnxruntime(x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp):
     """x: int8 [rows, columns], rows = N * C in order; gamma / beta: float32 [C]."""
     v = _dequantized(x, x_scale, x_zp)
     rows, n = v.shape
     out = np.empty_like(v)
     for r in range(rows):
-        start = min(-(r * n) % 4, n)   # the row's first 16-byte-aligned element in a 64-byte-aligned buffer
+        start = _aligned_start(r, n)
         mean = F(_eigen_sum(v[r], start) / F(n))
         centered = v[r] - mean
         inverse = F(F(1) / np.sqrt(F(_eigen_sum(centered * centered, start) / F(n)) + F(epsilon)))

@@ -1,0 +1,58 @@
+"""ReduceMean / ReduceSum axes (ONNX's attribute or, from opset 18, input), and the float form of the two
+ops: import_float_reduction, for a float32 activation's reduction, which onnxruntime computes with its
+float kernel (a LayerNorm written out in float ops: ReduceMean -> Sub -> Pow -> ReduceMean ...). It emits
+the IR MEAN / SUM on float32 tensors in ONNX's own layout with the option arithmetic "onnxruntime"
+(ops/reduce.py: the reduce_f32 step, over the last axes only). Not registered by itself: the ReduceMean /
+ReduceSum handler (pooling.py) is to call it first."""
+
+from .constants import int32_constant, int_values
+from .context import Value
+from .layout import onnx_shape, plain_index
+from .skip import Skip
+
+
+def reduction_axes(ctx, node, attrs, rank):
+    """The axes `node` reduces, sorted, distinct and non-negative: its axes input (opset 18) or attribute;
+    every axis when there is none."""
+    if len(node.input) > 1 and node.input[1]:
+        axes = int_values(ctx, node.input[1], "axes")
+    else:
+        axes = list(attrs.get("axes", []))
+    if not axes:
+        if attrs.get("noop_with_empty_axes", 0):
+            raise Skip(f"{node.op_type} with no axes and noop_with_empty_axes is not supported")
+        axes = list(range(rank))
+    if not all(-rank <= a < rank for a in axes):
+        raise Skip(f"axes {axes} for a tensor of rank {rank}")
+    return sorted({a % rank for a in axes})
+
+
+def reduced_shape(shape, axes, keep):
+    """The shape of a reduction of `shape` over `axes`: 1 in their place (keepdims), or without them ([1] for
+    none left)."""
+    if keep:
+        return [1 if k in axes else d for k, d in enumerate(shape)]
+    return [d for k, d in enumerate(shape) if k not in axes] or [1]
+
+
+def float_activation(ctx, name):
+    """Whether ONNX tensor `name` is held as a float32 activation (the model's float input, or a float op's
+    result), not as the int8 tensor a DequantizeLinear reads."""
+    return name in ctx.values and name not in ctx.views and ctx.tensors[ctx.values[name].index].dtype == "float32"
+
+
+def import_float_reduction(ctx, node, attrs):
+    """ReduceMean / ReduceSum `node` in float32 when its input is a float32 activation: the IR MEAN / SUM
+    of the tensor in ONNX's layout, its float32 output a new float activation. Whether it did."""
+    x = node.input[0]
+    if not float_activation(ctx, x):
+        return False
+    shape = onnx_shape(ctx, x)
+    axes = reduction_axes(ctx, node, attrs, len(shape))
+    keep = attrs.get("keepdims", 1)
+    out = ctx.add_tensor(node.output[0], reduced_shape(shape, axes, keep), "float32")
+    ctx.values[node.output[0]] = Value(out)
+    ctx.add_op("MEAN" if node.op_type == "ReduceMean" else "SUM",
+               [plain_index(ctx, x), int32_constant(ctx, f"{node.output[0]}/axes", axes)], [out],
+               keep_dims=bool(keep), arithmetic="onnxruntime")
+    return True

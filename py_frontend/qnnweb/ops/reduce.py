@@ -1,0 +1,47 @@
+"""MEAN and SUM of float32 tensors (a model's float ReduceMean / ReduceSum, such as the statistics of a
+LayerNorm written out in float ops): the reduce_f32 step, onnxruntime's float arithmetic
+(src/operators/reduce_f32.c), which the op's option ``arithmetic: "onnxruntime"`` asks for.
+
+onnxruntime sums each row of the input viewed as [kept, reduced] in Eigen's order when the reduced axes
+are the last ones (its FastReduceKR, or every axis: its mean() of the whole tensor); other axes take
+other paths (a matrix product over the reduced rows, an element loop), so they are refused by name. The
+int8 reductions are pooling.py's; pooling.lower_mean / lower_sum hand float32 ones here."""
+
+import math
+
+from .common import constant_ints
+from .registry import Step, Unsupported
+
+OPERATIONS = {"MEAN": 0, "SUM": 1}   # the reduce_f32 record's operation (2, max, is reserved)
+ARITHMETIC_ONNXRUNTIME = 0
+
+
+def is_float32_reduction(graph, op):
+    """Whether the reduction reads or writes float32 (then it is reduce_f32's, or refused)."""
+    return any(graph.tensors[i].dtype == "float32" for i in (op.inputs[0], op.outputs[0]))
+
+
+def lower_float32_reduction(graph, op):
+    """The reduce_f32 step of a float32 MEAN / SUM over the input's last axes, as onnxruntime computes it."""
+    x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    name = op.type.lower()
+    if (x.dtype, y.dtype) != ("float32", "float32"):
+        raise Unsupported(f"a {name} of {x.dtype} into {y.dtype}: a float {name} needs float32 input and output")
+    if op.options.get("arithmetic") != "onnxruntime":
+        raise Unsupported(f"a float32 {name} is computed as onnxruntime's float kernel only (option arithmetic "
+                          f"'onnxruntime', an ONNX model's); this one asks for {op.options.get('arithmetic')!r}")
+    rank = max(len(x.shape), 1)    # a scalar's one axis: itself
+    given = constant_ints(graph, op.inputs[1], "reduction axes")
+    if not given or not all(-rank <= a < rank for a in given):
+        raise Unsupported(f"reduction axes {given} for an input of rank {len(x.shape)}")
+    axes = sorted({a % rank for a in given})
+    if axes != list(range(axes[0], rank)):
+        raise Unsupported(f"a float32 {name} over axes {axes} of {list(x.shape)}: only over the last axes (each row "
+                          "summed in onnxruntime's order); onnxruntime sums other axes in other orders")
+    rows, columns = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:])
+    if rows == 0 or columns == 0:
+        raise Unsupported(f"a float32 {name} of the empty tensor {list(x.shape)}")
+    if y.size != rows:
+        raise Unsupported(f"output {list(y.shape)} does not fit a {name} of {list(x.shape)} over axes {axes}")
+    return [Step("reduce_f32", dict(input=op.inputs[0], output=op.outputs[0], rows=rows, columns=columns,
+                                    operation=OPERATIONS[op.type], arithmetic=ARITHMETIC_ONNXRUNTIME))]

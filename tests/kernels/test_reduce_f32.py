@@ -1,0 +1,157 @@
+"""REDUCE_F32 (the lowering of a float32 MEAN / SUM over the last axes, option arithmetic "onnxruntime"):
+onnxruntime 1.32's float ReduceMean / ReduceSum, Eigen's four-lane sum of each row from its first element
+16-byte aligned in onnxruntime's buffer. Bit-exact, every variant and thread count, with the numpy
+reference (qnnweb_dev.reference.int8.norm.reduce_onnxruntime, its own emulation of Eigen's order), and
+both bit-exact with onnxruntime's CPU provider on values whose sums change with the order."""
+
+import numpy as np
+import onnxruntime
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper
+
+import harness as H
+import qnnweb
+from qnnweb_dev.reference import int8 as ref
+from qnnweb_dev.reference.onnxruntime_session import session_options
+
+F = np.float32
+ALIGNMENT = 64   # onnxruntime's CPU allocator's: an intermediate tensor starts there
+
+
+def float_values(rng, shape, kind):
+    """float32 values whose sum depends on its order: magnitudes from 1e-3 to 1e4 with both signs, a large
+    offset with small differences, signed zeros (a row of -0.0 sums to -0.0), or small integers (exact)."""
+    if kind == "mixed":
+        return (rng.uniform(-1, 1, shape) * 10.0 ** rng.uniform(-3, 4, shape)).astype(F)
+    if kind == "offset":
+        return (1e4 + rng.standard_normal(shape) * 1e-2).astype(F)
+    if kind == "zeros":
+        return np.where(rng.random(shape) < rng.choice([0.5, 1.0]), F(-0.0), F(0.0)).astype(F)
+    return rng.integers(-100, 100, shape).astype(F)
+
+
+def reduce_graph(shape, axes, keep_dims, op_type="MEAN", arithmetic="onnxruntime"):
+    """A one-op graph: float32 ``shape`` reduced over ``axes``."""
+    rank = len(shape)
+    reduced = {a % rank for a in axes}
+    out_shape = ([1 if k in reduced else d for k, d in enumerate(shape)] if keep_dims
+                 else [d for k, d in enumerate(shape) if k not in reduced] or [1])
+    g = H.GraphBuilder()
+    xi = g.input(shape, "float32")
+    yi = g.output(out_shape, "float32")
+    g.op(op_type, [xi, g.constant(np.array(axes, np.int32), "int32")], [yi], keep_dims=keep_dims,
+         arithmetic=arithmetic)
+    return g
+
+
+def run_reduce(variant, x, axes, keep_dims, op_type="MEAN"):
+    return H.run(reduce_graph(list(x.shape), axes, keep_dims, op_type), variant, x, fmt="onnx")[0]
+
+
+def assert_same_bits(got, want):
+    got, want = np.asarray(got, F), np.asarray(want, F)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@st.composite
+def reduce_cases(draw):
+    """float32 [leading..., reduced...]: 1-3 leading dims, the reduced ones (1 or 2 trailing axes) 1..300 long."""
+    columns = draw(st.one_of(st.integers(1, 40), st.integers(1, 300), st.sampled_from([64, 196, 197, 300])))
+    rows = draw(st.integers(1, max(1, 900 // columns)))
+    lead = [rows] if draw(st.booleans()) else [1, rows]
+    split = draw(st.sampled_from([d for d in (1, 2, 3, 4) if columns % d == 0]))
+    tail = [columns] if split == 1 or draw(st.booleans()) else [split, columns // split]
+    shape = lead + tail
+    axes = list(range(len(lead), len(shape)))
+    if draw(st.booleans()):
+        axes = [a - len(shape) for a in axes]            # negative, as ONNX exports write them
+    rng = np.random.default_rng(draw(H.seeds))
+    x = float_values(rng, shape, draw(st.sampled_from(["mixed", "mixed", "offset", "zeros", "integers"])))
+    return x, axes, draw(st.booleans())
+
+
+@pytest.mark.parametrize("op_type", ["MEAN", "SUM"])
+@pytest.mark.parametrize("variant", H.VARIANTS)
+@settings(max_examples=H.examples(40))
+@given(case=reduce_cases())
+def test_reduce_f32_matches_reference(variant, op_type, case):
+    x, axes, keep_dims = case
+    first = min(a % x.ndim for a in axes)
+    rows = x.reshape(int(np.prod(x.shape[:first])), -1)
+    want = ref.reduce_onnxruntime(rows, mean=op_type == "MEAN")
+    got = run_reduce(variant, x, axes, keep_dims, op_type)
+    assert_same_bits(got.reshape(-1), want)
+
+
+def aligned_copy(x):
+    """x in a buffer starting on a 64-byte boundary: onnxruntime reads a model input where numpy put it
+    (and Eigen's packets start by that address), an intermediate tensor at its allocator's alignment."""
+    buffer = np.empty(x.size + ALIGNMENT // 4, F)
+    start = (-buffer.ctypes.data % ALIGNMENT) // 4
+    copy = buffer[start:start + x.size].reshape(x.shape)
+    copy[...] = x
+    assert copy.ctypes.data % ALIGNMENT == 0
+    return copy
+
+
+def onnxruntime_reduce(x, axes, keep_dims, op_type="ReduceMean"):
+    """onnxruntime's CPU provider on one float ReduceMean / ReduceSum (opset 13: ReduceSum's axes an input)."""
+    inputs, inits = ["x"], []
+    if op_type == "ReduceSum":
+        inputs.append("axes")
+        inits.append(helper.make_tensor("axes", TensorProto.INT64, [len(axes)], axes))
+        node = helper.make_node(op_type, inputs, ["y"], keepdims=int(keep_dims))
+    else:
+        node = helper.make_node(op_type, inputs, ["y"], axes=axes, keepdims=int(keep_dims))
+    graph = helper.make_graph([node], "reduce", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                           providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": aligned_copy(x)})[0]
+
+
+# row lengths from the LayerNorms of ViTs (197 tokens, 196 patches), channels (64), short rows without a
+# whole packet (3), and lengths where the rows' alignment moves from row to row
+ONNXRUNTIME_COLUMNS = [197, 196, 3, 64, 1, 5, 7, 9, 13, 17, 30, 300]
+
+
+@pytest.mark.parametrize("op_type", ["MEAN", "SUM"])
+@pytest.mark.parametrize("keep_dims", [True, False])
+@pytest.mark.parametrize("columns", ONNXRUNTIME_COLUMNS)
+def test_reduce_f32_matches_onnxruntime(columns, keep_dims, op_type):
+    """Every variant's mean / sum over the last axis is onnxruntime's, bit for bit, on rows whose sums change
+    with the order (each row's aligned start differs while 4 does not divide the row length)."""
+    rng = np.random.default_rng(columns)
+    x = float_values(rng, (2, 7, columns), "mixed")
+    want = onnxruntime_reduce(x, [-1], keep_dims, "ReduceMean" if op_type == "MEAN" else "ReduceSum")
+    assert_same_bits(ref.reduce_onnxruntime(x.reshape(14, columns), mean=op_type == "MEAN"), want.reshape(-1))
+    for variant in H.VARIANTS:
+        assert_same_bits(run_reduce(variant, x, [-1], keep_dims, op_type), want)
+
+
+@pytest.mark.parametrize("shape, axes", [([197], [0]), ([3, 64], [0, 1]), ([1, 197], [-1]), ([2, 3, 13], [1, 2]),
+                                         ([4, 1, 9], [-1]), ([4, 9, 1], [1, 2])])
+def test_reduce_f32_over_every_axis_or_the_last_ones_matches_onnxruntime(shape, axes):
+    """A mean over every axis (onnxruntime's Eigen mean() of the whole tensor) or over several trailing axes
+    (one row each, size-1 axes included) is the same row sum."""
+    x = float_values(np.random.default_rng(len(shape) * 100 + shape[-1]), shape, "mixed")
+    want = onnxruntime_reduce(x, axes, True)
+    for variant in H.VARIANTS:
+        assert_same_bits(run_reduce(variant, x, axes, True), want)
+
+
+@pytest.mark.parametrize("shape, axes, options, problem", [
+    ([4, 9, 3], [1], {}, "last axes"),                       # onnxruntime: another order (KRK)
+    ([4, 9, 1], [1], {}, "last axes"),                       # a size-1 axis after it: still KRK there
+    ([4, 9, 3], [0, 2], {}, "last axes"),
+    ([4, 9], [-1], {"arithmetic": None}, "onnxruntime"),    # a TFLite float MEAN: XNNPACK's, not implemented
+])
+def test_reduce_f32_refuses_other_forms_by_name(shape, axes, options, problem):
+    g = reduce_graph(shape, axes, True, **options)
+    with pytest.raises(qnnweb.UnsupportedModelError, match=problem):
+        qnnweb.model.compile_graph(g.graph("onnx"))
