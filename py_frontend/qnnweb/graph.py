@@ -24,6 +24,9 @@ class Tensor:
     zero_point: tuple = ()
     quantized_dimension: int = 0
     data: object = None        # bytes-like for constants, None for activations
+    # int8 values quantized at run time (DYNAMIC_QUANTIZE's output, no scale or zero point here: the op
+    # writes them to its second output for the DYNAMIC_MATMULs that read this tensor)
+    dynamic: bool = False
 
     @property
     def size(self):

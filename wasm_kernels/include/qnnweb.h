@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 12
+#define QNN_ABI_VERSION 13
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -59,7 +59,9 @@ enum qnn_op_type {
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
   QNN_OP_LAYER_NORM = 25, /* normalization of int8 rows (ONNX LayerNormalization, InstanceNormalization) */
   QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
-  QNN_OP_TYPE_COUNT = 27,
+  QNN_OP_DYNAMIC_QUANTIZE = 28, /* float32 -> uint8 (held as int8) with a scale and zero point found at run time */
+  QNN_OP_DYNAMIC_MATMUL = 29, /* float32 Y = dynamically quantized X times constant 8-bit weights, + bias */
+  QNN_OP_TYPE_COUNT = 30,
 };
 
 enum qnn_status {
@@ -383,6 +385,38 @@ struct qnn_batch_matmul_record {
   float scale;
   int32_t output_min, output_max;
   int32_t arithmetic, fixed_multiplier, fixed_shift;
+};
+
+/* onnxruntime's DynamicQuantizeLinear (the activations of onnxruntime.quantization.quantize_dynamic's
+ * models): over the whole float32 input, lo = min(0, min x), hi = max(0, max x),
+ * scale = hi == lo ? 1 : (hi - lo) / 255 and zp = rint(clamp(0 - lo / scale, 0, 255)) (float32, round
+ * half to even), then q = rint(clamp(x / scale, -zp, 255 - zp)) + zp. The uint8 q is stored as its int8
+ * twin q - 128, as qnnweb holds uint8 models; output_parameters (arena offset, 4-byte aligned) receives
+ * 8 bytes: float32 scale, int32 zp - 128, for the DYNAMIC_MATMULs that read this output. */
+struct qnn_dynamic_quantize_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  int32_t output_parameters;
+};
+
+/* onnxruntime's MatMulInteger of a DYNAMIC_QUANTIZE output X [rows, depth] (scale and zero point read
+ * from input_parameters at run time) and constant weights W [depth, columns] (int8; uint8 weights as
+ * their int8 twin w - 128), then its float output: acc = sum_k (x - x_zp) (w - w_zp[n]) in int32,
+ * y = (float) acc * (x_scale * scales[n]), then + bias[n] (two roundings, no fused multiply-add), as
+ * its Cast / Mul / Add nodes and its fused MatMulIntegerToFloat / DynamicQuantizeMatMul compute it.
+ * saturate_pairs 1: onnxruntime's x86 AVX2 uint8 x int8 kernel (vpmaddubsw, without VNNI), which adds
+ * the products of the raw uint8 activations and int8 weights in pairs (k = 2j, 2j + 1) saturated to
+ * int16 before it corrects for the zero points; 0: the exact sum (uint8 weights, or other machines). */
+struct qnn_dynamic_matmul_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t input_parameters;   /* arena offset: float32 x_scale, int32 x_zp (int8 twin), as DYNAMIC_QUANTIZE writes */
+  int32_t rows, depth, columns;
+  int32_t weights;            /* address: int8 [depth][columns] (copied at qnn_plan_add) */
+  int32_t weights_zero_points; /* address: int32 [columns], each in int8 range */
+  int32_t scales;             /* address: float32 [columns], the weights' scales */
+  int32_t bias;               /* address: float32 [columns], or 0 for none */
+  int32_t saturate_pairs;     /* 0 or 1 (weights that are int8, not a uint8 twin) */
 };
 
 struct qnn_copy_record {
