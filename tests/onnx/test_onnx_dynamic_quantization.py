@@ -1,0 +1,164 @@
+"""onnxruntime.quantization.quantize_dynamic's models (transformers.js's "q8" form): float32 in, each MatMul's
+input quantized at run time by DynamicQuantizeLinear, MatMulInteger + Cast + Mul + Add (or, in a model
+onnxruntime saved optimized, com.microsoft's DynamicQuantizeMatMul / MatMulIntegerToFloat), float32 out.
+qnnweb runs them bit-exact with onnxruntime (on x86 AVX2: its uint8 x int8 kernel's int16 pair saturation
+too): int8 and uint8 weights, per tensor and per channel, reduce_range, [batch, dim] and [1, seq, dim] inputs,
+every variant. The integer parts of the numpy reference the kernel tests use (tests/kernels/
+test_dynamic_matmul.py) are checked here against onnxruntime itself."""
+
+import functools
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import QuantType, quantize_dynamic
+
+import qnnweb
+from qnnweb_dev.onnx_quantized import float_model
+from qnnweb_dev.reference import dynamic as ref
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession, session_options
+
+
+def mlp(input_shape, widths, seed=0, activation=None):
+    """MatMul + Add layers (torch.onnx's Linear on a 3-D input; also used here on 2-D), ``activation``
+    (an ONNX op type) between them, float32."""
+    rng = np.random.default_rng(seed)
+    nodes, initializers, name = [], {}, "x"
+    for i, (k, n) in enumerate(zip(widths, widths[1:])):
+        initializers[f"w{i}"] = (rng.standard_normal((k, n)) * 0.3).astype(np.float32)
+        initializers[f"b{i}"] = (rng.standard_normal(n) * 0.1).astype(np.float32)
+        nodes += [helper.make_node("MatMul", [name, f"w{i}"], [f"m{i}"]),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"])]
+        name = f"a{i}"
+        if activation and i < len(widths) - 2:
+            nodes.append(helper.make_node(activation, [name], [f"r{i}"]))
+            name = f"r{i}"
+    nodes.append(helper.make_node("Identity", [name], ["y"]))
+    return float_model(nodes, [("x", input_shape)], [("y", list(input_shape[:-1]) + [widths[-1]])], initializers)
+
+
+def dynamic(model, tmp_path, **options):
+    onnx.save(model, tmp_path / "float.onnx")
+    quantize_dynamic(str(tmp_path / "float.onnx"), str(tmp_path / "dynamic.onnx"),
+                     extra_options={"MatMulConstBOnly": True}, **options)
+    return (tmp_path / "dynamic.onnx").read_bytes()
+
+
+def assert_bit_exact(data, inputs):
+    theirs = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        model = qnnweb.load(data, variant=variant)
+        assert {"DYNAMIC_QUANTIZE", "DYNAMIC_MATMUL"} <= {o.type for o in model._graph.ops}
+        for x in inputs:
+            got, want = model.run(x)[0], theirs.run({"x": x})[0]
+            assert got.dtype == np.float32 and got.shape == want.shape
+            np.testing.assert_array_equal(got, want, err_msg=variant)
+
+
+def inputs_for(shape, seed=1):
+    rng = np.random.default_rng(seed)
+    scales = [0.01, 1.0, 3.0, 100.0]
+    xs = [(rng.standard_normal(shape) * s + offset).astype(np.float32) for s in scales for offset in (0.0, 2.0)]
+    return xs + [np.abs(xs[2]), -np.abs(xs[2]), np.zeros(shape, np.float32)]
+
+
+@pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_linear_layers_match_onnxruntime(tmp_path, weight_type, per_channel, reduce_range):
+    data = dynamic(mlp([1, 7, 48], [48, 96, 40, 10]), tmp_path, weight_type=weight_type, per_channel=per_channel,
+                   reduce_range=reduce_range)
+    assert_bit_exact(data, inputs_for([1, 7, 48]))
+
+
+@pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
+def test_batch_of_vectors_matches_onnxruntime(tmp_path, weight_type):
+    """[batch, dim] input, an odd depth (the last pair of the AVX2 kernel half empty)."""
+    data = dynamic(mlp([5, 33], [33, 17, 3], seed=2), tmp_path, weight_type=weight_type, per_channel=True)
+    assert_bit_exact(data, inputs_for([5, 33], seed=3))
+
+
+def test_large_activations_saturate_as_onnxruntime_does(tmp_path):
+    """Weights near +-127 and inputs whose quantized values reach 255: pairs of products beyond int16, which
+    onnxruntime's AVX2 kernel saturates (without the saturation, outputs differ). The reference machine is x86
+    AVX2 (onnxruntime_saturates_pairs: qnnweb follows it)."""
+    assert onnxruntime_saturates_pairs(), "onnxruntime here sums exactly: not the x86 AVX2 kernel qnnweb follows"
+    w = np.where(np.random.default_rng(4).random((64, 8)) < 0.5, 1.0, -1.0).astype(np.float32)
+    model = float_model([helper.make_node("MatMul", ["x", "w"], ["y"])], [("x", [3, 64])], [("y", [3, 8])], {"w": w})
+    data = dynamic(model, tmp_path, weight_type=QuantType.QInt8)
+    x = np.full((3, 64), 5.0, np.float32)
+    x[1, ::3] = -1.0
+    x[2] = np.linspace(-2.0, 5.0, 64, dtype=np.float32)
+    assert_bit_exact(data, [x])
+    q, scale, zp = ref.dynamic_quantize_linear(x)
+    weights = np.full((64, 8), 127, np.int8) * np.sign(w).astype(np.int8)
+    assert not np.array_equal(ref.matmul_integer(q, zp, weights, 0, saturate_pairs=True),
+                              ref.matmul_integer(q, zp, weights, 0))
+
+
+@pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
+def test_model_saved_optimized_by_onnxruntime(tmp_path, weight_type):
+    """onnxruntime's optimizer fuses the nodes into com.microsoft's DynamicQuantizeMatMul and
+    MatMulIntegerToFloat: the same ops, the same numbers."""
+    data = dynamic(mlp([1, 4, 24], [24, 40, 12], seed=5), tmp_path, weight_type=weight_type, per_channel=True)
+    options = session_options()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    optimized = (tmp_path / "optimized.onnx").read_bytes()
+    fused = {n.op_type for n in onnx.load_from_string(optimized).graph.node}
+    assert fused & {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"}, fused
+    assert_bit_exact(optimized, inputs_for([1, 4, 24], seed=6))
+
+
+def test_float_op_between_layers_is_named(tmp_path):
+    """A float Relu between two quantized layers is reported by name (not a quantization-mode refusal)."""
+    data = dynamic(mlp([1, 3, 16], [16, 16, 4], activation="Relu"), tmp_path, weight_type=QuantType.QInt8)
+    with pytest.raises(qnnweb.UnsupportedModelError, match="Relu"):
+        qnnweb.load(data)
+
+
+@functools.cache
+def onnxruntime_saturates_pairs():
+    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI,
+    what qnnweb follows for ONNX models) rather than summing them exactly (VNNI, ARM, WebAssembly)."""
+    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+                              [numpy_helper.from_array(np.full((2, 1), 127, np.int8), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return int(session.run(None, {"a": np.full((1, 2), 255, np.uint8)})[0][0, 0]) == 32767
+
+
+def test_integer_reference_matches_onnxruntime():
+    """DynamicQuantizeLinear's outputs and MatMulInteger's int32 sums from the numpy reference, against
+    onnxruntime on the same inputs: every size parity, both weight types, weight zero points, halves."""
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        m, k, n = (int(v) for v in rng.integers(1, [9, 70, 20]))
+        dtype = (np.int8, np.uint8)[trial % 2]
+        info = np.iinfo(dtype)
+        x = (rng.standard_normal((m, k)) * rng.choice([0.01, 1.0, 100.0]) + rng.choice([0.0, 3.0])).astype(np.float32)
+        if trial % 5 == 0:   # scale 1, zero point 100: halves of both parities
+            x = rng.integers(-200, 310, (m, k)).astype(np.float32) / 2
+            x[0, 0], x[-1, -1] = -100.0, 155.0
+        w = rng.integers(info.min, info.max + 1, (k, n)).astype(dtype)
+        w_zp = np.array(rng.integers(info.min, info.max + 1) if trial % 3 else 0, dtype)
+        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+                 helper.make_node("MatMulInteger", ["q", "w", "z", "w_zp"], ["acc"])]
+        outputs = [helper.make_tensor_value_info(name, t, None) for name, t in
+                   (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8),
+                    ("acc", TensorProto.INT32))]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])], outputs,
+                                  [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w_zp, "w_zp")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                               providers=["CPUExecutionProvider"])
+        q, scale, zp, acc = session.run(None, {"x": x})
+        want_q, want_scale, want_zp = ref.dynamic_quantize_linear(x)
+        np.testing.assert_array_equal(q, want_q)
+        assert (scale, int(zp)) == (want_scale, want_zp)
+        saturates = dtype == np.int8 and onnxruntime_saturates_pairs()
+        np.testing.assert_array_equal(acc, ref.matmul_integer(want_q, want_zp, w, int(w_zp), saturates))
