@@ -1,16 +1,29 @@
 /* DYNAMIC_MATMUL: onnxruntime's MatMulInteger + Cast + Mul + Add of a quantize_dynamic model, or its fused
  * MatMulIntegerToFloat / DynamicQuantizeMatMul (qnnweb.h).
  *
- * The weights are packed at load as int16 columns ([columns][depth rounded up to even], zeros past depth):
+ * The weights are packed at load as int16 columns ([columns][depth rounded up to 16], zeros past depth):
  * w - w_zp[n] with their sums, so that a run computes sum_k x_k (w - w_zp) - x_zp * sum (w - w_zp) with
  * the zero point of X, known only then, folded in per column; with saturate_pairs, the raw int8 weights,
- * which onnxruntime's AVX2 kernel multiplies with the raw uint8 activations. Each task converts a row of X
- * to int16 in its thread's scratch and takes its dot product with every column. Integer sums are exact and
- * the float steps are the same two roundings in every variant, so every module gives the same bytes. */
+ * which onnxruntime's AVX2 kernel multiplies with the raw uint8 activations. Each run of 16 depths is held
+ * even depths first, then odd ones (slot), so that the SIMD loop multiplies the two halves of each pair
+ * (k = 2j, 2j + 1) in two vectors and adds them with int16 saturation, as vpmaddubsw does (every product of
+ * a uint8 and an int8 fits in int16). Each task converts a row of X to int16 in the same order in its
+ * thread's scratch and takes its dot product with every column. Integer sums are exact and the float steps
+ * are the same two roundings in every variant, so every module gives the same bytes. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
 #include "threadpool.h"
+#if defined(__wasm_simd128__)
+  #include <wasm_simd128.h>
+#endif
+
+#define DEPTH_BLOCK 16
+
+/* Where depth k sits in a packed column or row: even depths of each block of 16 first, then odd ones. */
+static inline size_t slot(size_t k) {
+  return k / DEPTH_BLOCK * DEPTH_BLOCK + k % 2 * (DEPTH_BLOCK / 2) + k % DEPTH_BLOCK / 2;
+}
 
 struct dynamic_matmul_op {
   struct qnn_op base;
@@ -18,7 +31,7 @@ struct dynamic_matmul_op {
   float* output;
   const void* parameters;
   size_t rows, depth, columns, padded_depth;
-  const int16_t* weights;        /* [columns][padded_depth] */
+  const int16_t* weights;        /* [columns][padded_depth], depths in slot() order */
   const int32_t* column_sums;    /* sum over k of the packed weights of each column */
   const int32_t* zero_points;    /* the weights' (int8 twin) zero points */
   const float* scales;
@@ -39,7 +52,7 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
   const struct qnn_dynamic_matmul_record* r = record;
   int32_t status = check_record(r);
   if (status != QNN_OK) return status;
-  const int64_t rows = r->rows, depth = r->depth, columns = r->columns, padded_depth = qnn_round_up(r->depth, 2);
+  const int64_t rows = r->rows, depth = r->depth, columns = r->columns, padded_depth = qnn_round_up(r->depth, DEPTH_BLOCK);
   const int8_t* input = qnn_plan_tensor(plan, r->input, rows * depth, "dynamic_matmul input");
   float* output = (float*) qnn_plan_tensor(plan, r->output, rows * columns * 4, "dynamic_matmul output");
   const void* parameters = qnn_plan_tensor(plan, r->input_parameters, 8, "dynamic_matmul input_parameters");
@@ -73,7 +86,7 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
     int32_t sum = 0;
     for (int64_t k = 0; k < padded_depth; k++) {
       const int32_t value = k < depth ? w[k * columns + n] - shift : 0;
-      weights[n * padded_depth + k] = (int16_t) value;
+      weights[n * padded_depth + slot((size_t) k)] = (int16_t) value;
       sum += value;
     }
     sums[n] = sum;
@@ -88,22 +101,48 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
   return QNN_OK;
 }
 
-static int32_t dot(const int16_t* a, const int16_t* w, size_t n) {
-  int32_t acc = 0;
-  for (size_t k = 0; k < n; k++) acc += (int32_t) a[k] * (int32_t) w[k];
-  return acc;
-}
-
-/* vpmaddubsw then vpmaddwd: each pair of products saturated to int16, the pairs summed in int32. */
-static int32_t dot_saturated_pairs(const int16_t* a, const int16_t* w, size_t n) {
-  int32_t acc = 0;
-  for (size_t k = 0; k < n; k += 2) {
-    int32_t pair = (int32_t) a[k] * (int32_t) w[k] + (int32_t) a[k + 1] * (int32_t) w[k + 1];
-    pair = pair > 32767 ? 32767 : pair;
-    pair = pair < -32768 ? -32768 : pair;
-    acc += pair;
+/* out[c] = sum_k a[k] w[c * padded_depth + k] for `count` (1 to 4) columns (exact: |a| <= 255, |w| <= 255);
+ * saturate_pairs: the sum of the pairs (k = 2j, 2j + 1), each saturated to int16 first (vpmaddubsw, then
+ * vpmaddwd's exact int32 sums). */
+static void dot(const int16_t* a, const int16_t* w, size_t padded_depth, int32_t saturate_pairs, size_t count,
+                int32_t* out) {
+#if defined(__wasm_simd128__)
+  v128_t acc[4] = {wasm_i32x4_splat(0), wasm_i32x4_splat(0), wasm_i32x4_splat(0), wasm_i32x4_splat(0)};
+  for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
+    const v128_t a_even = wasm_v128_load(a + k), a_odd = wasm_v128_load(a + k + 8);
+    for (size_t c = 0; c < count; c++) {
+      const int16_t* column = w + c * padded_depth + k;
+      const v128_t w_even = wasm_v128_load(column), w_odd = wasm_v128_load(column + 8);
+      if (saturate_pairs) {
+        const v128_t pairs = wasm_i16x8_add_sat(wasm_i16x8_mul(a_even, w_even), wasm_i16x8_mul(a_odd, w_odd));
+        acc[c] = wasm_i32x4_add(acc[c], wasm_i32x4_extadd_pairwise_i16x8(pairs));
+      } else {
+        acc[c] = wasm_i32x4_add(acc[c], wasm_i32x4_add(wasm_i32x4_dot_i16x8(a_even, w_even),
+                                                       wasm_i32x4_dot_i16x8(a_odd, w_odd)));
+      }
+    }
   }
-  return acc;
+  for (size_t c = 0; c < count; c++) {
+    out[c] = wasm_i32x4_extract_lane(acc[c], 0) + wasm_i32x4_extract_lane(acc[c], 1) +
+             wasm_i32x4_extract_lane(acc[c], 2) + wasm_i32x4_extract_lane(acc[c], 3);
+  }
+#else
+  for (size_t c = 0; c < count; c++) {
+    const int16_t* column = w + c * padded_depth;
+    int32_t sum = 0;
+    if (!saturate_pairs) {
+      for (size_t k = 0; k < padded_depth; k++) sum += (int32_t) a[k] * column[k];
+    } else {
+      for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
+        for (size_t i = 0; i < DEPTH_BLOCK / 2; i++) {
+          const int32_t pair = (int32_t) a[k + i] * column[k + i] + (int32_t) a[k + i + 8] * column[k + i + 8];
+          sum += pair > 32767 ? 32767 : pair < -32768 ? -32768 : pair;
+        }
+      }
+    }
+    out[c] = sum;
+  }
+#endif
 }
 
 struct matmul_pass {
@@ -122,19 +161,23 @@ static void multiply_rows(const void* context, size_t first, size_t count, uint3
   for (size_t m = first; m < first + count; m++) {
     const int8_t* x = op->input + m * depth;
     int32_t row_sum = 0;
-    for (size_t k = 0; k < depth; k++) {
-      a[k] = (int16_t) (x[k] + offset);
-      row_sum += a[k];
+    for (size_t k = 0; k < padded_depth; k++) {
+      const int32_t value = k < depth ? x[k] + offset : 0;
+      a[slot(k)] = (int16_t) value;
+      row_sum += value;
     }
-    if (padded_depth != depth) a[depth] = 0;
     float* y = op->output + m * columns;
-    for (size_t n = 0; n < columns; n++) {
-      const int16_t* w = op->weights + n * padded_depth;
-      int32_t acc = op->saturate_pairs ? dot_saturated_pairs(a, w, padded_depth) : dot(a, w, padded_depth);
-      acc -= x_zp * op->column_sums[n];
-      if (op->saturate_pairs) acc += op->zero_points[n] * ((int32_t) depth * x_zp - row_sum);
-      const float product = (float) acc * (pass->x_scale * op->scales[n]);
-      y[n] = op->bias != NULL ? product + op->bias[n] : product;
+    for (size_t first_column = 0; first_column < columns; first_column += 4) {
+      int32_t sums[4];
+      const size_t count = qnn_min_size(4, columns - first_column);
+      dot(a, op->weights + first_column * padded_depth, padded_depth, op->saturate_pairs, count, sums);
+      for (size_t c = 0; c < count; c++) {
+        const size_t n = first_column + c;
+        int32_t acc = sums[c] - x_zp * op->column_sums[n];
+        if (op->saturate_pairs) acc += op->zero_points[n] * ((int32_t) depth * x_zp - row_sum);
+        const float product = (float) acc * (pass->x_scale * op->scales[n]);
+        y[n] = op->bias != NULL ? product + op->bias[n] : product;
+      }
     }
   }
 }
