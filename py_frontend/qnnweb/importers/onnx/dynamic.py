@@ -32,6 +32,9 @@ def dynamic_quantize(ctx, name, quantized_name):
 def import_dynamic_quantize_linear(ctx, node, attrs):
     if len(node.output) != 3:
         raise Skip("its scale and zero point outputs are required")
+    if set(node.output) & set(ctx.outputs):
+        raise Skip("its outputs are model outputs: qnnweb runs DynamicQuantizeLinear as the input of MatMulInteger "
+                   "(quantize_dynamic's models) only")
     q, parameters = dynamic_quantize(ctx, node.input[0], node.output[0])
     ctx.values[node.output[0]] = Value(q)
     ctx.dynamic[node.output[0]] = (node.output[1], node.output[2], parameters)
