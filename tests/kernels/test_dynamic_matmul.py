@@ -104,3 +104,14 @@ def test_saturated_pairs_differ_from_exact_sums(variant):
     for saturate, acc in ((True, 4 * 32767), (False, 8 * 255 * 127)):
         y = run_dynamic_matmul(variant, x, w, [1.0], [0], None, saturate)[3]
         np.testing.assert_array_equal(y, np.float32(acc) * np.float32(np.float32(10.0) / np.float32(255)))
+
+
+@pytest.mark.parametrize("variant", H.VARIANTS)
+def test_deep_products_near_int32_limits(variant):
+    """Depth 30000 of extreme values (weights at -128 / 127 with zero points at the other end): sums and zero
+    point corrections near 2^31, exact as the reference's int64 sums."""
+    rng = np.random.default_rng(11)
+    x = np.where(rng.random((2, 30000)) < 0.9, 7.0, -1.0).astype(np.float32)
+    w = np.where(rng.random((30000, 5)) < 0.9, -128, 127).astype(np.int8)
+    for saturate in (True, False):
+        check(variant, x, w, [1e-3] * 5, [127, -128, 0, 5, 127], np.ones(5, np.float32), saturate)

@@ -173,9 +173,13 @@ static void multiply_rows(const void* context, size_t first, size_t count, uint3
       dot(a, op->weights + first_column * padded_depth, padded_depth, op->saturate_pairs, count, sums);
       for (size_t c = 0; c < count; c++) {
         const size_t n = first_column + c;
-        int32_t acc = sums[c] - x_zp * op->column_sums[n];
-        if (op->saturate_pairs) acc += op->zero_points[n] * ((int32_t) depth * x_zp - row_sum);
-        const float product = (float) acc * (pass->x_scale * op->scales[n]);
+        /* the zero point corrections in uint32: int32 sums that wrap, as onnxruntime's do, without C's
+         * undefined signed overflow (a product beyond int32 needs a depth near 2^15) */
+        uint32_t acc = (uint32_t) sums[c] - (uint32_t) x_zp * (uint32_t) op->column_sums[n];
+        if (op->saturate_pairs) {
+          acc += (uint32_t) op->zero_points[n] * ((uint32_t) depth * (uint32_t) x_zp - (uint32_t) row_sum);
+        }
+        const float product = (float) (int32_t) acc * (pass->x_scale * op->scales[n]);
         y[n] = op->bias != NULL ? product + op->bias[n] : product;
       }
     }
