@@ -113,9 +113,21 @@ def test_model_saved_optimized_by_onnxruntime(tmp_path, weight_type):
 
 
 def test_float_op_between_layers_is_named(tmp_path):
-    """A float Relu between two quantized layers is reported by name (not a quantization-mode refusal)."""
-    data = dynamic(mlp([1, 3, 16], [16, 16, 4], activation="Relu"), tmp_path, weight_type=QuantType.QInt8)
-    with pytest.raises(qnnweb.UnsupportedModelError, match="Relu"):
+    """A float op qnnweb does not run between two quantized layers (Hardmax) is reported by name, not as a
+    quantization mode qnnweb refuses."""
+    data = dynamic(mlp([1, 3, 16], [16, 16, 4], activation="Hardmax"), tmp_path, weight_type=QuantType.QInt8)
+    with pytest.raises(qnnweb.UnsupportedModelError, match="Hardmax") as error:
+        qnnweb.load(data)
+    assert not isinstance(error.value, qnnweb.QuantizationModeError)
+
+
+def test_conv_integer_is_a_refused_mode(tmp_path):
+    """quantize_dynamic's ConvInteger (a Conv's activations quantized at run time): the mode is refused by name."""
+    w = np.random.default_rng(8).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    model = float_model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", [1, 3, 8, 8])], [("y", [1, 4, 6, 6])],
+                        {"w": w})
+    data = dynamic(model, tmp_path, weight_type=QuantType.QUInt8)
+    with pytest.raises(qnnweb.QuantizationModeError, match="ConvInteger"):
         qnnweb.load(data)
 
 
