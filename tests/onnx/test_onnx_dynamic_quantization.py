@@ -174,3 +174,25 @@ def test_integer_reference_matches_onnxruntime():
         assert (scale, int(zp)) == (want_scale, want_zp)
         saturates = dtype == np.int8 and onnxruntime_saturates_pairs()
         np.testing.assert_array_equal(acc, ref.matmul_integer(want_q, want_zp, w, int(w_zp), saturates))
+
+
+def test_one_quantized_input_read_by_several_layers(tmp_path):
+    """Attention's Q, K and V projections of one input: one DynamicQuantizeLinear, three products; a 4-D input."""
+    rng = np.random.default_rng(9)
+    nodes, initializers = [], {}
+    for name in ("q", "k", "v"):
+        initializers[f"w_{name}"] = (rng.standard_normal((24, 16)) * 0.2).astype(np.float32)
+        initializers[f"b_{name}"] = (rng.standard_normal(16) * 0.1).astype(np.float32)
+        nodes += [helper.make_node("MatMul", ["x", f"w_{name}"], [f"m_{name}"]),
+                  helper.make_node("Add", [f"m_{name}", f"b_{name}"], [name])]
+    model = float_model(nodes, [("x", [1, 2, 5, 24])], [(name, [1, 2, 5, 16]) for name in ("q", "k", "v")],
+                        initializers)
+    data = dynamic(model, tmp_path, weight_type=QuantType.QInt8, per_channel=True)
+    assert sum(n.op_type == "DynamicQuantizeLinear" for n in onnx.load_from_string(data).graph.node) == 1
+    theirs = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        loaded = qnnweb.load(data, variant=variant)
+        assert [o.type for o in loaded._graph.ops].count("DYNAMIC_QUANTIZE") == 1
+        for x in inputs_for([1, 2, 5, 24], seed=10):
+            for got, want in zip(loaded.run(x), theirs.run({"x": x}), strict=True):
+                np.testing.assert_array_equal(got, want, err_msg=variant)
