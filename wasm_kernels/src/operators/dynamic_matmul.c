@@ -7,8 +7,8 @@
  * which onnxruntime's AVX2 kernel multiplies with the raw uint8 activations. Each run of 16 depths is held
  * even depths first, then odd ones (slot), so that the SIMD loop multiplies the two halves of each pair
  * (k = 2j, 2j + 1) in two vectors and adds them with int16 saturation, as vpmaddubsw does (every product of
- * a uint8 and an int8 fits in int16). Each task converts a row of X to int16 in the same order in its
- * thread's scratch and takes its dot product with every column. Integer sums are exact and the float steps
+ * a uint8 and an int8 fits in int16). Each task converts two rows of X at a time to int16 in the same order
+ * in its thread's scratch and takes their dot products with four columns at a time. Integer sums are exact and the float steps
  * are the same two roundings in every variant, so every module gives the same bytes. */
 #include "qnnweb.h"
 #include "common.h"
@@ -78,7 +78,7 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
   float* scales = qnn_plan_alloc(plan, columns * 4);
   float* bias = w_bias == NULL ? NULL : qnn_plan_alloc(plan, columns * 4);
   if (op == NULL || weights == NULL || sums == NULL || zero_points == NULL || scales == NULL ||
-      (w_bias != NULL && bias == NULL) || !qnn_reserve_scratch((size_t) padded_depth * 2)) {
+      (w_bias != NULL && bias == NULL) || !qnn_reserve_scratch((size_t) padded_depth * 4)) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
   for (int64_t n = 0; n < columns; n++) {
@@ -101,46 +101,56 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
   return QNN_OK;
 }
 
-/* out[c] = sum_k a[k] w[c * padded_depth + k] for `count` (1 to 4) columns (exact: |a| <= 255, |w| <= 255);
- * saturate_pairs: the sum of the pairs (k = 2j, 2j + 1), each saturated to int16 first (vpmaddubsw, then
- * vpmaddwd's exact int32 sums). */
-static void dot(const int16_t* a, const int16_t* w, size_t padded_depth, int32_t saturate_pairs, size_t count,
-                int32_t* out) {
+/* out[r][c] = sum_k a[r][k] w[c * padded_depth + k] for two rows (a[1] may be a[0] again) and `count` (1 or 4)
+ * columns (exact: |a| <= 255, |w| <= 255); saturate_pairs: the sum of the pairs (k = 2j, 2j + 1), each
+ * saturated to int16 first (vpmaddubsw, then vpmaddwd's exact int32 sums). Inlined with constant count and
+ * saturate_pairs, so that each form is a loop of its own over registers. */
+static inline __attribute__((always_inline)) void dot_tile(const int16_t* const a[2], const int16_t* w,
+                                                           size_t padded_depth, int32_t saturate_pairs, size_t count,
+                                                           int32_t out[2][4]) {
 #if defined(__wasm_simd128__)
-  v128_t acc[4] = {wasm_i32x4_splat(0), wasm_i32x4_splat(0), wasm_i32x4_splat(0), wasm_i32x4_splat(0)};
+  v128_t acc[2][4];
+  for (size_t c = 0; c < 4; c++) acc[0][c] = acc[1][c] = wasm_i32x4_splat(0);
   for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
-    const v128_t a_even = wasm_v128_load(a + k), a_odd = wasm_v128_load(a + k + 8);
+    const v128_t a_even[2] = {wasm_v128_load(a[0] + k), wasm_v128_load(a[1] + k)};
+    const v128_t a_odd[2] = {wasm_v128_load(a[0] + k + 8), wasm_v128_load(a[1] + k + 8)};
     for (size_t c = 0; c < count; c++) {
       const int16_t* column = w + c * padded_depth + k;
       const v128_t w_even = wasm_v128_load(column), w_odd = wasm_v128_load(column + 8);
-      if (saturate_pairs) {
-        const v128_t pairs = wasm_i16x8_add_sat(wasm_i16x8_mul(a_even, w_even), wasm_i16x8_mul(a_odd, w_odd));
-        acc[c] = wasm_i32x4_add(acc[c], wasm_i32x4_extadd_pairwise_i16x8(pairs));
-      } else {
-        acc[c] = wasm_i32x4_add(acc[c], wasm_i32x4_add(wasm_i32x4_dot_i16x8(a_even, w_even),
-                                                       wasm_i32x4_dot_i16x8(a_odd, w_odd)));
-      }
-    }
-  }
-  for (size_t c = 0; c < count; c++) {
-    out[c] = wasm_i32x4_extract_lane(acc[c], 0) + wasm_i32x4_extract_lane(acc[c], 1) +
-             wasm_i32x4_extract_lane(acc[c], 2) + wasm_i32x4_extract_lane(acc[c], 3);
-  }
-#else
-  for (size_t c = 0; c < count; c++) {
-    const int16_t* column = w + c * padded_depth;
-    int32_t sum = 0;
-    if (!saturate_pairs) {
-      for (size_t k = 0; k < padded_depth; k++) sum += (int32_t) a[k] * column[k];
-    } else {
-      for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
-        for (size_t i = 0; i < DEPTH_BLOCK / 2; i++) {
-          const int32_t pair = (int32_t) a[k + i] * column[k + i] + (int32_t) a[k + i + 8] * column[k + i + 8];
-          sum += pair > 32767 ? 32767 : pair < -32768 ? -32768 : pair;
+      for (size_t r = 0; r < 2; r++) {
+        if (saturate_pairs) {
+          const v128_t pairs = wasm_i16x8_add_sat(wasm_i16x8_mul(a_even[r], w_even), wasm_i16x8_mul(a_odd[r], w_odd));
+          acc[r][c] = wasm_i32x4_add(acc[r][c], wasm_i32x4_extadd_pairwise_i16x8(pairs));
+        } else {
+          acc[r][c] = wasm_i32x4_add(acc[r][c], wasm_i32x4_add(wasm_i32x4_dot_i16x8(a_even[r], w_even),
+                                                               wasm_i32x4_dot_i16x8(a_odd[r], w_odd)));
         }
       }
     }
-    out[c] = sum;
+  }
+  for (size_t r = 0; r < 2; r++) {
+    for (size_t c = 0; c < count; c++) {
+      out[r][c] = wasm_i32x4_extract_lane(acc[r][c], 0) + wasm_i32x4_extract_lane(acc[r][c], 1) +
+                  wasm_i32x4_extract_lane(acc[r][c], 2) + wasm_i32x4_extract_lane(acc[r][c], 3);
+    }
+  }
+#else
+  for (size_t r = 0; r < 2; r++) {
+    for (size_t c = 0; c < count; c++) {
+      const int16_t* column = w + c * padded_depth;
+      int32_t sum = 0;
+      if (!saturate_pairs) {
+        for (size_t k = 0; k < padded_depth; k++) sum += (int32_t) a[r][k] * column[k];
+      } else {
+        for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
+          for (size_t i = 0; i < DEPTH_BLOCK / 2; i++) {
+            const int32_t pair = (int32_t) a[r][k + i] * column[k + i] + (int32_t) a[r][k + i + 8] * column[k + i + 8];
+            sum += pair > 32767 ? 32767 : pair < -32768 ? -32768 : pair;
+          }
+        }
+      }
+      out[r][c] = sum;
+    }
   }
 #endif
 }
@@ -151,38 +161,62 @@ struct matmul_pass {
   int32_t x_zero_point;  /* int8 twin */
 };
 
+/* Row m of X as int16 in slot() order (saturate_pairs: the raw uint8 values, twin + offset 128); its sum. */
+static int32_t widen_row(const struct dynamic_matmul_op* op, size_t m, int32_t offset, int16_t* a) {
+  const int8_t* x = op->input + m * op->depth;
+  int32_t row_sum = 0;
+  for (size_t k = 0; k < op->padded_depth; k++) {
+    const int32_t value = k < op->depth ? x[k] + offset : 0;
+    a[slot(k)] = (int16_t) value;
+    row_sum += value;
+  }
+  return row_sum;
+}
+
+/* Columns [first, first + count) of rows m .. m + rows - 1 (1 or 2): the sums, the zero point corrections, then
+ * the float scale and bias. */
+static void multiply_columns(const struct matmul_pass* pass, const int16_t* const a[2], const int32_t row_sums[2],
+                             size_t m, size_t rows, size_t first, size_t count) {
+  const struct dynamic_matmul_op* op = pass->op;
+  const int32_t x_zp = pass->x_zero_point + (op->saturate_pairs ? 128 : 0);
+  const int16_t* w = op->weights + first * op->padded_depth;
+  int32_t sums[2][4];
+  if (op->saturate_pairs) {
+    if (count == 4) dot_tile(a, w, op->padded_depth, 1, 4, sums); else dot_tile(a, w, op->padded_depth, 1, 1, sums);
+  } else {
+    if (count == 4) dot_tile(a, w, op->padded_depth, 0, 4, sums); else dot_tile(a, w, op->padded_depth, 0, 1, sums);
+  }
+  for (size_t r = 0; r < rows; r++) {
+    float* y = op->output + (m + r) * op->columns;
+    for (size_t c = 0; c < count; c++) {
+      const size_t n = first + c;
+      /* the zero point corrections in uint32: int32 sums that wrap, as onnxruntime's do, without C's
+       * undefined signed overflow (a product beyond int32 needs a depth near 2^15) */
+      uint32_t acc = (uint32_t) sums[r][c] - (uint32_t) x_zp * (uint32_t) op->column_sums[n];
+      if (op->saturate_pairs) {
+        acc += (uint32_t) op->zero_points[n] * ((uint32_t) op->depth * (uint32_t) x_zp - (uint32_t) row_sums[r]);
+      }
+      const float product = (float) (int32_t) acc * (pass->x_scale * op->scales[n]);
+      y[n] = op->bias != NULL ? product + op->bias[n] : product;
+    }
+  }
+}
+
+/* Rows [first, first + count) in pairs (each pair reads the packed weights once), four columns at a time. */
 static void multiply_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   const struct matmul_pass* pass = context;
   const struct dynamic_matmul_op* op = pass->op;
-  const size_t depth = op->depth, padded_depth = op->padded_depth, columns = op->columns;
-  /* saturate_pairs: the raw uint8 activations (twin + 128) and their zero point */
-  const int32_t offset = op->saturate_pairs ? 128 : 0, x_zp = pass->x_zero_point + offset;
-  int16_t* a = qnn_scratch(thread);
-  for (size_t m = first; m < first + count; m++) {
-    const int8_t* x = op->input + m * depth;
-    int32_t row_sum = 0;
-    for (size_t k = 0; k < padded_depth; k++) {
-      const int32_t value = k < depth ? x[k] + offset : 0;
-      a[slot(k)] = (int16_t) value;
-      row_sum += value;
-    }
-    float* y = op->output + m * columns;
-    for (size_t first_column = 0; first_column < columns; first_column += 4) {
-      int32_t sums[4];
-      const size_t count = qnn_min_size(4, columns - first_column);
-      dot(a, op->weights + first_column * padded_depth, padded_depth, op->saturate_pairs, count, sums);
-      for (size_t c = 0; c < count; c++) {
-        const size_t n = first_column + c;
-        /* the zero point corrections in uint32: int32 sums that wrap, as onnxruntime's do, without C's
-         * undefined signed overflow (a product beyond int32 needs a depth near 2^15) */
-        uint32_t acc = (uint32_t) sums[c] - (uint32_t) x_zp * (uint32_t) op->column_sums[n];
-        if (op->saturate_pairs) {
-          acc += (uint32_t) op->zero_points[n] * ((uint32_t) depth * (uint32_t) x_zp - (uint32_t) row_sum);
-        }
-        const float product = (float) (int32_t) acc * (pass->x_scale * op->scales[n]);
-        y[n] = op->bias != NULL ? product + op->bias[n] : product;
-      }
-    }
+  const int32_t offset = op->saturate_pairs ? 128 : 0;
+  int16_t* scratch = qnn_scratch(thread);
+  for (size_t m = first; m < first + count; m += 2) {
+    const size_t rows = qnn_min_size(2, first + count - m);
+    const int16_t* a[2] = {scratch, rows == 2 ? scratch + op->padded_depth : scratch};
+    int32_t row_sums[2];
+    row_sums[0] = widen_row(op, m, offset, scratch);
+    row_sums[1] = rows == 2 ? widen_row(op, m + 1, offset, scratch + op->padded_depth) : row_sums[0];
+    size_t n = 0;
+    for (; n + 4 <= op->columns; n += 4) multiply_columns(pass, a, row_sums, m, rows, n, 4);
+    for (; n < op->columns; n++) multiply_columns(pass, a, row_sums, m, rows, n, 1);
   }
 }
 
@@ -192,5 +226,5 @@ void qnn_run_dynamic_matmul(const struct qnn_op* base) {
   qnn_memcpy(&pass.x_scale, op->parameters, 4);
   qnn_memcpy(&pass.x_zero_point, (const char*) op->parameters + 4, 4);
   pass.op = op;
-  qnn_parallelize_ranges(multiply_rows, &pass, op->rows, 1, 4, (uint64_t) op->columns * op->depth, QNN_TASK_MACS);
+  qnn_parallelize_ranges(multiply_rows, &pass, op->rows, 2, 4, (uint64_t) op->columns * op->depth, QNN_TASK_MACS);
 }
