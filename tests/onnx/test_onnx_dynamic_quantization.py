@@ -196,3 +196,33 @@ def test_one_quantized_input_read_by_several_layers(tmp_path):
         for x in inputs_for([1, 2, 5, 24], seed=10):
             for got, want in zip(loaded.run(x), theirs.run({"x": x}), strict=True):
                 np.testing.assert_array_equal(got, want, err_msg=variant)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_mat_mul_integer_to_float(dtype):
+    """com.microsoft's MatMulIntegerToFloat after a DynamicQuantizeLinear (onnxruntime's fusion of MatMulInteger,
+    Cast and Mul), with and without its bias; weights per column, with zero points."""
+    rng = np.random.default_rng(12)
+    info = np.iinfo(dtype)
+    w = rng.integers(info.min, info.max + 1, (40, 6)).astype(dtype)
+    w_zp = rng.integers(info.min, info.max + 1, 6).astype(dtype)
+    w_scale = rng.uniform(1e-3, 1e-2, 6).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+             helper.make_node("MatMulIntegerToFloat", ["q", "w", "s", "w_scale", "z", "w_zp", "bias"], ["y"],
+                              domain="com.microsoft"),
+             helper.make_node("MatMulIntegerToFloat", ["q", "w", "s", "w_scale", "z", "w_zp"], ["y2"],
+                              domain="com.microsoft")]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [3, 6]) for name in ("y", "y2")]
+    initializers = [numpy_helper.from_array(a, name) for a, name in
+                    ((w, "w"), (w_zp, "w_zp"), (w_scale, "w_scale"), (bias, "bias"))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 40])], outputs,
+                              initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    data = model.SerializeToString()
+    theirs = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        loaded = qnnweb.load(data, variant=variant)
+        for x in inputs_for([3, 40], seed=13):
+            for got, want in zip(loaded.run(x), theirs.run({"x": x}), strict=True):
+                np.testing.assert_array_equal(got, want, err_msg=variant)

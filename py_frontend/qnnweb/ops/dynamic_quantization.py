@@ -7,20 +7,19 @@ MatMulIntegerToFloat / DynamicQuantizeMatMul). Records dynamic_quantize and dyna
 
 import struct
 
+from ..graph import DYNAMIC_PARAMETERS_SHAPE
 from ..numerics.float32 import float32_bytes
 from .quantize import XOR_0x80_TABLE
 from .registry import Step, Unsupported, lowering
-
-PARAMETERS_SHAPE = (2,)   # the parameters tensor: float32 scale, int32 zero point (its dtype says int32)
-
 
 @lowering("DYNAMIC_QUANTIZE")
 def lower_dynamic_quantize(graph, op):
     x, q, parameters = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]], graph.tensors[op.outputs[1]]
     if x.dtype != "float32" or q.dtype != "int8" or not q.dynamic or x.size != q.size:
         raise Unsupported(f"'{x.name}' ({x.dtype}) must be float32, quantized to a dynamic int8 tensor of its size")
-    if parameters.dtype != "int32" or tuple(parameters.shape) != PARAMETERS_SHAPE:
-        raise Unsupported(f"the quantization parameters '{parameters.name}' must be int32 {list(PARAMETERS_SHAPE)}")
+    if parameters.dtype != "int32" or tuple(parameters.shape) != DYNAMIC_PARAMETERS_SHAPE:
+        raise Unsupported(f"the quantization parameters '{parameters.name}' must be int32 "
+                          f"{list(DYNAMIC_PARAMETERS_SHAPE)}")
     return [Step("dynamic_quantize", dict(input=op.inputs[0], output=op.outputs[0], size=x.size,
                                           output_parameters=op.outputs[1]))]
 

@@ -7,14 +7,12 @@ DYNAMIC_MATMUL, as onnxruntime's optimizer fuses them (MatMulIntegerToFloat); co
 MatMulIntegerToFloat and DynamicQuantizeMatMul (a model saved optimized by onnxruntime) map to the same ops.
 The matrix products follow onnxruntime's x86 AVX2 kernel (saturate_pairs: ops/dynamic_quantization.py)."""
 
+from ...graph import DYNAMIC_PARAMETERS_SHAPE
 from .constants import float_values, required_constant
 from .context import Value
 from .quantization import float_cast
 from .registry import onnx_op
 from .skip import Skip
-
-PARAMETERS_SHAPE = [2]   # float32 scale, int32 zero point (ops/dynamic_quantization.py)
-
 
 def dynamic_quantize(ctx, name, quantized_name):
     """The DYNAMIC_QUANTIZE of float tensor ``name``: (IR index of its int8 twin, IR index of its parameters)."""
@@ -23,7 +21,7 @@ def dynamic_quantize(ctx, name, quantized_name):
         raise Skip(f"input '{name}' must be a float32 tensor computed in float")
     q = ctx.add_tensor(quantized_name, ctx.tensors[value.index].shape, "int8")
     ctx.tensors[q].dynamic = True
-    parameters = ctx.add_tensor(quantized_name + "/parameters", PARAMETERS_SHAPE, "int32")
+    parameters = ctx.add_tensor(quantized_name + "/parameters", DYNAMIC_PARAMETERS_SHAPE, "int32")
     ctx.add_op("DYNAMIC_QUANTIZE", [value.index], [q, parameters])
     return q, parameters
 
@@ -49,7 +47,7 @@ def import_dynamic_quantize_linear(ctx, node, attrs):
 def _dynamic_input(ctx, name, scale_name, zero_point_name):
     """(IR index, parameters index) of a DynamicQuantizeLinear output read with its own scale and zero point."""
     entry = ctx.dynamic.get(name)
-    if entry is None or entry[1] != zero_point_name or scale_name not in (None, entry[0]):
+    if entry is None or entry[1] != zero_point_name or scale_name != entry[0]:
         raise Skip(f"input '{name}' must be a DynamicQuantizeLinear output, read with its own scale and zero point")
     return ctx.values[name].index, entry[2]
 
