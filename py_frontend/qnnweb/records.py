@@ -85,10 +85,9 @@ RECORDS = {
     # arena, float32 scale and int32 zero point - 128, read by the dynamic_matmuls of this output
     "dynamic_quantize": (28, "input output size output_parameters"),
     # float32 [rows, columns] = (dynamically quantized input [rows, depth]) x weights int8 [depth, columns]:
-    # int32 sums, times x_scale * scales[n] (float32), + bias[n] (float32, or 0: none); saturate_pairs: onnxruntime's
-    # AVX2 uint8 x int8 kernel (products added in pairs saturated to int16)
+    # exact int32 sums, times x_scale * scales[n] (float32), + bias[n] (float32, or 0: none)
     "dynamic_matmul": (29, "input output input_parameters rows depth columns weights weights_zero_points scales "
-                           "bias saturate_pairs"),
+                           "bias"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step

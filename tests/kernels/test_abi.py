@@ -248,7 +248,7 @@ def valid_fields(k, kind):
                                weights=k.constant(np.arange(-7, 8, dtype=np.int8), 0),
                                weights_zero_points=k.constant(np.array([0, -3, 127], np.int32), 64),
                                scales=k.constant(np.full(3, 0.01, np.float32), 128),
-                               bias=k.constant(np.ones(3, np.float32), 192), saturate_pairs=1),
+                               bias=k.constant(np.ones(3, np.float32), 192)),
         # float32: a 480 bytes, b 16, the output 480
         "binary_f32": dict(binary_shape(input_b=512), operation=3, b_first=1, output_min=-1.0, output_max=1.0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
@@ -584,7 +584,6 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
     ("dynamic_quantize", dict(output_parameters=1026), "aligned"),
     ("dynamic_matmul", dict(input_parameters=1026), "aligned"),
-    ("dynamic_matmul", dict(saturate_pairs=2), "saturate_pairs"),
     ("dynamic_matmul", dict(depth=(1 << 16) + 2, rows=1), "depth"),
     ("dynamic_matmul", dict(weights=0), "constant"),
     ("dynamic_matmul", dict(bias=0x7FFFFF00), "constant"),

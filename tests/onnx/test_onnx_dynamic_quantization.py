@@ -1,10 +1,17 @@
 """onnxruntime.quantization.quantize_dynamic's models (transformers.js's "q8" form): float32 in, each MatMul's
 input quantized at run time by DynamicQuantizeLinear, MatMulInteger + Cast + Mul + Add (or, in a model
-onnxruntime saved optimized, com.microsoft's DynamicQuantizeMatMul / MatMulIntegerToFloat), float32 out.
-qnnweb runs them bit-exact with onnxruntime (on x86 AVX2: its uint8 x int8 kernel's int16 pair saturation
-too): int8 and uint8 weights, per tensor and per channel, reduce_range, [batch, dim] and [1, seq, dim] inputs,
-every variant. The integer parts of the numpy reference the kernel tests use (tests/kernels/
-test_dynamic_matmul.py) are checked here against onnxruntime itself."""
+onnxruntime saved optimized, com.microsoft's DynamicQuantizeMatMul / MatMulIntegerToFloat), float32 out:
+int8 and uint8 weights, per tensor and per channel, reduce_range, [batch, dim] and [1, seq, dim] inputs, every
+variant.
+
+qnnweb sums MatMulInteger exactly, as the operator is defined. onnxruntime does too on VNNI, ARM and
+WebAssembly, but on x86 AVX2 without VNNI its uint8 x int8 kernel saturates pairs of products to int16
+(onnxruntime_saturates_pairs asks this machine's, once). So every model runs through the numpy reference twice
+(qnnweb_dev.reference.dynamic.run_model): qnnweb is bit-exact with its exact sums, and onnxruntime with its sums
+as this machine's onnxruntime computes them; where no pair lies beyond int16 (reduce_range's 7-bit weights,
+uint8 weights, small inputs) or onnxruntime sums exactly, qnnweb is bit-exact with onnxruntime itself, and
+where pairs saturate, onnxruntime differs from qnnweb only by them. The integer parts of the reference (also
+what the kernel tests use, tests/kernels/test_dynamic_matmul.py) are checked against onnxruntime's here."""
 
 import functools
 
@@ -46,15 +53,31 @@ def dynamic(model, tmp_path, **options):
     return (tmp_path / "dynamic.onnx").read_bytes()
 
 
-def assert_bit_exact(data, inputs):
+def assert_matches(data, inputs):
+    """qnnweb bit-exact on every variant with the reference's exact sums and, where no pair of products lies
+    beyond int16 or onnxruntime sums exactly, with onnxruntime; onnxruntime bit-exact with the reference as it
+    computes here (its pairs saturated where it saturates them). Returns whether any input's pairs lay beyond
+    int16 (where onnxruntime on x86 AVX2 without VNNI differs from qnnweb)."""
+    model = onnx.load_from_string(data)
     theirs = ReferenceSession(data)
-    for variant in qnnweb.VARIANTS:
-        model = qnnweb.load(data, variant=variant)
-        assert {"DYNAMIC_QUANTIZE", "DYNAMIC_MATMUL"} <= {o.type for o in model._graph.ops}
-        for x in inputs:
-            got, want = model.run(x)[0], theirs.run({"x": x})[0]
-            assert got.dtype == np.float32 and got.shape == want.shape
-            np.testing.assert_array_equal(got, want, err_msg=variant)
+    loaded = {variant: qnnweb.load(data, variant=variant) for variant in qnnweb.VARIANTS}
+    assert all({"DYNAMIC_QUANTIZE", "DYNAMIC_MATMUL"} <= {o.type for o in m._graph.ops} for m in loaded.values())
+    any_beyond = False
+    for x in inputs:
+        exact, beyond = ref.run_model(model, {"x": x})
+        as_onnxruntime = ref.run_model(model, {"x": x}, saturate_pairs=onnxruntime_saturates_pairs())[0]
+        onnxruntime_result = theirs.run({"x": x})
+        for got, want in zip(onnxruntime_result, as_onnxruntime, strict=True):
+            np.testing.assert_array_equal(got, want, err_msg="onnxruntime and the reference")
+        for variant, qnnweb_model in loaded.items():
+            ours = qnnweb_model.run(x)
+            for got, want, theirs_out in zip(ours, exact, onnxruntime_result, strict=True):
+                assert got.dtype == np.float32 and got.shape == want.shape
+                np.testing.assert_array_equal(got, want, err_msg=variant)
+                if not beyond or not onnxruntime_saturates_pairs():
+                    np.testing.assert_array_equal(got, theirs_out, err_msg=f"{variant} and onnxruntime")
+        any_beyond |= beyond
+    return any_beyond
 
 
 def inputs_for(shape, seed=1):
@@ -68,34 +91,37 @@ def inputs_for(shape, seed=1):
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("reduce_range", [False, True])
 def test_linear_layers_match_onnxruntime(tmp_path, weight_type, per_channel, reduce_range):
+    """reduce_range's 7-bit weights and uint8 weights never make a pair of products beyond int16 (onnxruntime
+    computes them exactly on every machine); full-range int8 weights do, on these inputs."""
     data = dynamic(mlp([1, 7, 48], [48, 96, 40, 10]), tmp_path, weight_type=weight_type, per_channel=per_channel,
                    reduce_range=reduce_range)
-    assert_bit_exact(data, inputs_for([1, 7, 48]))
+    beyond = assert_matches(data, inputs_for([1, 7, 48]))
+    assert beyond == (weight_type == QuantType.QInt8 and not reduce_range)
 
 
 @pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
 def test_batch_of_vectors_matches_onnxruntime(tmp_path, weight_type):
     """[batch, dim] input, an odd depth (the last pair of the AVX2 kernel half empty)."""
     data = dynamic(mlp([5, 33], [33, 17, 3], seed=2), tmp_path, weight_type=weight_type, per_channel=True)
-    assert_bit_exact(data, inputs_for([5, 33], seed=3))
+    assert_matches(data, inputs_for([5, 33], seed=3))
 
 
-def test_large_activations_saturate_as_onnxruntime_does(tmp_path):
-    """Weights near +-127 and inputs whose quantized values reach 255: pairs of products beyond int16, which
-    onnxruntime's AVX2 kernel saturates (without the saturation, outputs differ). The reference machine is x86
-    AVX2 (onnxruntime_saturates_pairs: qnnweb follows it)."""
-    assert onnxruntime_saturates_pairs(), "onnxruntime here sums exactly: not the x86 AVX2 kernel qnnweb follows"
+def test_large_activations_sum_exactly(tmp_path):
+    """Weights at +-127 and inputs whose quantized values reach 255: pairs of products beyond int16, which
+    qnnweb sums exactly and onnxruntime on x86 AVX2 without VNNI saturates (its outputs then differ from
+    qnnweb's; elsewhere they are the same)."""
     w = np.where(np.random.default_rng(4).random((64, 8)) < 0.5, 1.0, -1.0).astype(np.float32)
     model = float_model([helper.make_node("MatMul", ["x", "w"], ["y"])], [("x", [3, 64])], [("y", [3, 8])], {"w": w})
     data = dynamic(model, tmp_path, weight_type=QuantType.QInt8)
     x = np.full((3, 64), 5.0, np.float32)
     x[1, ::3] = -1.0
     x[2] = np.linspace(-2.0, 5.0, 64, dtype=np.float32)
-    assert_bit_exact(data, [x])
-    q, scale, zp = ref.dynamic_quantize_linear(x)
-    weights = np.full((64, 8), 127, np.int8) * np.sign(w).astype(np.int8)
-    assert not np.array_equal(ref.matmul_integer(q, zp, weights, 0, saturate_pairs=True),
-                              ref.matmul_integer(q, zp, weights, 0))
+    assert assert_matches(data, [x])
+    ours, theirs = qnnweb.load(data).run(x)[0], ReferenceSession(data).run({"x": x})[0]
+    if onnxruntime_saturates_pairs():
+        assert not np.array_equal(ours, theirs), "onnxruntime saturates pairs here, yet computed the exact result"
+    else:
+        np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
@@ -109,7 +135,7 @@ def test_model_saved_optimized_by_onnxruntime(tmp_path, weight_type):
     optimized = (tmp_path / "optimized.onnx").read_bytes()
     fused = {n.op_type for n in onnx.load_from_string(optimized).graph.node}
     assert fused & {"DynamicQuantizeMatMul", "MatMulIntegerToFloat"}, fused
-    assert_bit_exact(optimized, inputs_for([1, 4, 24], seed=6))
+    assert_matches(optimized, inputs_for([1, 4, 24], seed=6))
 
 
 def test_float_op_between_layers_is_named(tmp_path):
@@ -133,8 +159,8 @@ def test_conv_integer_is_a_refused_mode(tmp_path):
 
 @functools.cache
 def onnxruntime_saturates_pairs():
-    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI,
-    what qnnweb follows for ONNX models) rather than summing them exactly (VNNI, ARM, WebAssembly)."""
+    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI)
+    rather than summing them exactly (VNNI, ARM, WebAssembly) as qnnweb does: a pair of 255 x 127."""
     nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2])],
                               [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
@@ -172,8 +198,8 @@ def test_integer_reference_matches_onnxruntime():
         want_q, want_scale, want_zp = ref.dynamic_quantize_linear(x)
         np.testing.assert_array_equal(q, want_q)
         assert (scale, int(zp)) == (want_scale, want_zp)
-        saturates = dtype == np.int8 and onnxruntime_saturates_pairs()
-        np.testing.assert_array_equal(acc, ref.matmul_integer(want_q, want_zp, w, int(w_zp), saturates))
+        want_acc = ref.matmul_integer(want_q, want_zp, w, int(w_zp), saturate_pairs=onnxruntime_saturates_pairs())
+        np.testing.assert_array_equal(acc, want_acc)
 
 
 def test_one_quantized_input_read_by_several_layers(tmp_path):
@@ -189,13 +215,8 @@ def test_one_quantized_input_read_by_several_layers(tmp_path):
                         initializers)
     data = dynamic(model, tmp_path, weight_type=QuantType.QInt8, per_channel=True)
     assert sum(n.op_type == "DynamicQuantizeLinear" for n in onnx.load_from_string(data).graph.node) == 1
-    theirs = ReferenceSession(data)
-    for variant in qnnweb.VARIANTS:
-        loaded = qnnweb.load(data, variant=variant)
-        assert [o.type for o in loaded._graph.ops].count("DYNAMIC_QUANTIZE") == 1
-        for x in inputs_for([1, 2, 5, 24], seed=10):
-            for got, want in zip(loaded.run(x), theirs.run({"x": x}), strict=True):
-                np.testing.assert_array_equal(got, want, err_msg=variant)
+    assert [o.type for o in qnnweb.load(data)._graph.ops].count("DYNAMIC_QUANTIZE") == 1
+    assert_matches(data, inputs_for([1, 2, 5, 24], seed=10))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
@@ -219,10 +240,4 @@ def test_mat_mul_integer_to_float(dtype):
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 40])], outputs,
                               initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
-    data = model.SerializeToString()
-    theirs = ReferenceSession(data)
-    for variant in qnnweb.VARIANTS:
-        loaded = qnnweb.load(data, variant=variant)
-        for x in inputs_for([3, 40], seed=13):
-            for got, want in zip(loaded.run(x), theirs.run({"x": x}), strict=True):
-                np.testing.assert_array_equal(got, want, err_msg=variant)
+    assert_matches(model.SerializeToString(), inputs_for([3, 40], seed=13))

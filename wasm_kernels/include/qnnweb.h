@@ -403,10 +403,9 @@ struct qnn_dynamic_quantize_record {
  * from input_parameters at run time) and constant weights W [depth, columns] (int8; uint8 weights as
  * their int8 twin w - 128), then its float output: acc = sum_k (x - x_zp) (w - w_zp[n]) in int32,
  * y = (float) acc * (x_scale * scales[n]), then + bias[n] (two roundings, no fused multiply-add), as
- * its Cast / Mul / Add nodes and its fused MatMulIntegerToFloat / DynamicQuantizeMatMul compute it.
- * saturate_pairs 1: onnxruntime's x86 AVX2 uint8 x int8 kernel (vpmaddubsw, without VNNI), which adds
- * the products of the raw uint8 activations and int8 weights in pairs (k = 2j, 2j + 1) saturated to
- * int16 before it corrects for the zero points; 0: the exact sum (uint8 weights, or other machines). */
+ * its Cast / Mul / Add nodes and its fused MatMulIntegerToFloat / DynamicQuantizeMatMul compute it. The
+ * sums are exact, as the operator is defined (onnxruntime's x86 AVX2 kernel without VNNI saturates pairs
+ * of uint8 x int8 products to int16 instead: docs/kernels.md). */
 struct qnn_dynamic_matmul_record {
   int32_t op, words;
   int32_t input, output;
@@ -416,7 +415,6 @@ struct qnn_dynamic_matmul_record {
   int32_t weights_zero_points; /* address: int32 [columns], each in int8 range */
   int32_t scales;             /* address: float32 [columns], the weights' scales */
   int32_t bias;               /* address: float32 [columns], or 0 for none */
-  int32_t saturate_pairs;     /* 0 or 1 (weights that are int8, not a uint8 twin) */
 };
 
 struct qnn_copy_record {

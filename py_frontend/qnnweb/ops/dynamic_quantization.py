@@ -61,9 +61,6 @@ def lower_dynamic_matmul(graph, op):
         if not bias.is_constant or bias.dtype != "float32" or bias.size != columns:
             raise Unsupported(f"bias '{bias.name}' must be a constant float32 vector of {columns} values")
         constants["bias"] = bytes(bias.data)
-    # onnxruntime's AVX2 kernel saturates pairs only for uint8 activations times int8 weights
-    saturate = bool(op.options.get("saturate_pairs", False)) and w.dtype == "int8"
     fields = dict(input=op.inputs[0], output=op.outputs[0], input_parameters=op.inputs[1], rows=x.size // depth,
-                  depth=depth, columns=columns, weights=0, weights_zero_points=0, scales=0, bias=0,
-                  saturate_pairs=int(saturate))
+                  depth=depth, columns=columns, weights=0, weights_zero_points=0, scales=0, bias=0)
     return [Step("dynamic_matmul", fields, constants)]

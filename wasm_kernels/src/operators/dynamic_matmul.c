@@ -1,15 +1,12 @@
 /* DYNAMIC_MATMUL: onnxruntime's MatMulInteger + Cast + Mul + Add of a quantize_dynamic model, or its fused
- * MatMulIntegerToFloat / DynamicQuantizeMatMul (qnnweb.h).
+ * MatMulIntegerToFloat / DynamicQuantizeMatMul (qnnweb.h), with MatMulInteger's exact int32 sums.
  *
  * The weights are packed at load as int16 columns ([columns][depth rounded up to 16], zeros past depth):
  * w - w_zp[n] with their sums, so that a run computes sum_k x_k (w - w_zp) - x_zp * sum (w - w_zp) with
- * the zero point of X, known only then, folded in per column; with saturate_pairs, the raw int8 weights,
- * which onnxruntime's AVX2 kernel multiplies with the raw uint8 activations. Each run of 16 depths is held
- * even depths first, then odd ones (slot), so that the SIMD loop multiplies the two halves of each pair
- * (k = 2j, 2j + 1) in two vectors and adds them with int16 saturation, as vpmaddubsw does (every product of
- * a uint8 and an int8 fits in int16). Each task converts two rows of X at a time to int16 in the same order
- * in its thread's scratch and takes their dot products with four columns at a time. Integer sums are exact and the float steps
- * are the same two roundings in every variant, so every module gives the same bytes. */
+ * the zero point of X, known only then, folded in per column. Each task converts two rows of X at a time to
+ * int16 in its thread's scratch and takes their dot products (i32x4.dot_i16x8: |x| <= 255, |w - w_zp| <= 255,
+ * exact) with four columns at a time. Integer sums are exact and the float steps are the same two roundings
+ * in every variant, so every module gives the same bytes. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -20,29 +17,22 @@
 
 #define DEPTH_BLOCK 16
 
-/* Where depth k sits in a packed column or row: even depths of each block of 16 first, then odd ones. */
-static inline size_t slot(size_t k) {
-  return k / DEPTH_BLOCK * DEPTH_BLOCK + k % 2 * (DEPTH_BLOCK / 2) + k % DEPTH_BLOCK / 2;
-}
-
 struct dynamic_matmul_op {
   struct qnn_op base;
   const int8_t* input;
   float* output;
   const void* parameters;
   size_t rows, depth, columns, padded_depth;
-  const int16_t* weights;        /* [columns][padded_depth], depths in slot() order */
+  const int16_t* weights;        /* [columns][padded_depth]: w - w_zp[n] */
   const int32_t* column_sums;    /* sum over k of the packed weights of each column */
-  const int32_t* zero_points;    /* the weights' (int8 twin) zero points */
   const float* scales;
   const float* bias;             /* NULL: none */
-  int32_t saturate_pairs;
 };
 
 QNN_PLAN_CODE static int32_t check_record(const struct qnn_dynamic_matmul_record* r) {
   if (!qnn_check_positive(&r->rows, 3, "dynamic_matmul")) return QNN_ERROR_INVALID_RECORD;
-  if ((r->saturate_pairs & ~1) != 0 || r->depth > (1 << 16)) {
-    qnn_set_error("dynamic_matmul: saturate_pairs not 0 or 1, or depth over 65536 (int32 sums could overflow)");
+  if (r->depth > (1 << 16)) {
+    qnn_set_error("dynamic_matmul: depth over 65536 (int32 sums could overflow)");
     return QNN_ERROR_INVALID_RECORD;
   }
   return QNN_OK;
@@ -74,57 +64,46 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
   struct dynamic_matmul_op* op = qnn_plan_alloc(plan, sizeof(struct dynamic_matmul_op));
   int16_t* weights = qnn_plan_alloc(plan, columns * padded_depth * 2);
   int32_t* sums = qnn_plan_alloc(plan, columns * 4);
-  int32_t* zero_points = qnn_plan_alloc(plan, columns * 4);
   float* scales = qnn_plan_alloc(plan, columns * 4);
   float* bias = w_bias == NULL ? NULL : qnn_plan_alloc(plan, columns * 4);
-  if (op == NULL || weights == NULL || sums == NULL || zero_points == NULL || scales == NULL ||
-      (w_bias != NULL && bias == NULL) || !qnn_reserve_scratch((size_t) padded_depth * 4)) {
+  if (op == NULL || weights == NULL || sums == NULL || scales == NULL || (w_bias != NULL && bias == NULL) ||
+      !qnn_reserve_scratch((size_t) padded_depth * 4)) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
   for (int64_t n = 0; n < columns; n++) {
-    const int32_t shift = r->saturate_pairs ? 0 : w_zp[n];
     int32_t sum = 0;
     for (int64_t k = 0; k < padded_depth; k++) {
-      const int32_t value = k < depth ? w[k * columns + n] - shift : 0;
-      weights[n * padded_depth + slot((size_t) k)] = (int16_t) value;
+      const int32_t value = k < depth ? w[k * columns + n] - w_zp[n] : 0;
+      weights[n * padded_depth + k] = (int16_t) value;
       sum += value;
     }
     sums[n] = sum;
-    zero_points[n] = w_zp[n];
     scales[n] = w_scales[n];
     if (bias != NULL) bias[n] = w_bias[n];
   }
   *op = (struct dynamic_matmul_op) {
     {QNN_OP_DYNAMIC_MATMUL}, input, output, parameters, (size_t) rows, (size_t) depth, (size_t) columns,
-    (size_t) padded_depth, weights, sums, zero_points, scales, bias, r->saturate_pairs};
+    (size_t) padded_depth, weights, sums, scales, bias};
   *result = &op->base;
   return QNN_OK;
 }
 
 /* out[r][c] = sum_k a[r][k] w[c * padded_depth + k] for two rows (a[1] may be a[0] again) and `count` (1 or 4)
- * columns (exact: |a| <= 255, |w| <= 255); saturate_pairs: the sum of the pairs (k = 2j, 2j + 1), each
- * saturated to int16 first (vpmaddubsw, then vpmaddwd's exact int32 sums). Inlined with constant count and
- * saturate_pairs, so that each form is a loop of its own over registers. */
+ * columns. Inlined with a constant count, so that each form is a loop of its own over registers. */
 static inline __attribute__((always_inline)) void dot_tile(const int16_t* const a[2], const int16_t* w,
-                                                           size_t padded_depth, int32_t saturate_pairs, size_t count,
-                                                           int32_t out[2][4]) {
+                                                           size_t padded_depth, size_t count, int32_t out[2][4]) {
 #if defined(__wasm_simd128__)
   v128_t acc[2][4];
   for (size_t c = 0; c < 4; c++) acc[0][c] = acc[1][c] = wasm_i32x4_splat(0);
   for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
-    const v128_t a_even[2] = {wasm_v128_load(a[0] + k), wasm_v128_load(a[1] + k)};
-    const v128_t a_odd[2] = {wasm_v128_load(a[0] + k + 8), wasm_v128_load(a[1] + k + 8)};
+    const v128_t a_low[2] = {wasm_v128_load(a[0] + k), wasm_v128_load(a[1] + k)};
+    const v128_t a_high[2] = {wasm_v128_load(a[0] + k + 8), wasm_v128_load(a[1] + k + 8)};
     for (size_t c = 0; c < count; c++) {
       const int16_t* column = w + c * padded_depth + k;
-      const v128_t w_even = wasm_v128_load(column), w_odd = wasm_v128_load(column + 8);
+      const v128_t w_low = wasm_v128_load(column), w_high = wasm_v128_load(column + 8);
       for (size_t r = 0; r < 2; r++) {
-        if (saturate_pairs) {
-          const v128_t pairs = wasm_i16x8_add_sat(wasm_i16x8_mul(a_even[r], w_even), wasm_i16x8_mul(a_odd[r], w_odd));
-          acc[r][c] = wasm_i32x4_add(acc[r][c], wasm_i32x4_extadd_pairwise_i16x8(pairs));
-        } else {
-          acc[r][c] = wasm_i32x4_add(acc[r][c], wasm_i32x4_add(wasm_i32x4_dot_i16x8(a_even[r], w_even),
-                                                               wasm_i32x4_dot_i16x8(a_odd[r], w_odd)));
-        }
+        acc[r][c] = wasm_i32x4_add(acc[r][c], wasm_i32x4_add(wasm_i32x4_dot_i16x8(a_low[r], w_low),
+                                                             wasm_i32x4_dot_i16x8(a_high[r], w_high)));
       }
     }
   }
@@ -139,16 +118,7 @@ static inline __attribute__((always_inline)) void dot_tile(const int16_t* const 
     for (size_t c = 0; c < count; c++) {
       const int16_t* column = w + c * padded_depth;
       int32_t sum = 0;
-      if (!saturate_pairs) {
-        for (size_t k = 0; k < padded_depth; k++) sum += (int32_t) a[r][k] * column[k];
-      } else {
-        for (size_t k = 0; k < padded_depth; k += DEPTH_BLOCK) {
-          for (size_t i = 0; i < DEPTH_BLOCK / 2; i++) {
-            const int32_t pair = (int32_t) a[r][k + i] * column[k + i] + (int32_t) a[r][k + i + 8] * column[k + i + 8];
-            sum += pair > 32767 ? 32767 : pair < -32768 ? -32768 : pair;
-          }
-        }
-      }
+      for (size_t k = 0; k < padded_depth; k++) sum += (int32_t) a[r][k] * column[k];
       out[r][c] = sum;
     }
   }
@@ -161,41 +131,27 @@ struct matmul_pass {
   int32_t x_zero_point;  /* int8 twin */
 };
 
-/* Row m of X as int16 in slot() order (saturate_pairs: the raw uint8 values, twin + offset 128); its sum. */
-static int32_t widen_row(const struct dynamic_matmul_op* op, size_t m, int32_t offset, int16_t* a) {
+/* Row m of X (int8 twin) as int16, zeros past depth. */
+static void widen_row(const struct dynamic_matmul_op* op, size_t m, int16_t* a) {
   const int8_t* x = op->input + m * op->depth;
-  int32_t row_sum = 0;
-  for (size_t k = 0; k < op->padded_depth; k++) {
-    const int32_t value = k < op->depth ? x[k] + offset : 0;
-    a[slot(k)] = (int16_t) value;
-    row_sum += value;
-  }
-  return row_sum;
+  for (size_t k = 0; k < op->padded_depth; k++) a[k] = k < op->depth ? x[k] : 0;
 }
 
-/* Columns [first, first + count) of rows m .. m + rows - 1 (1 or 2): the sums, the zero point corrections, then
+/* Columns [first, first + count) of rows m .. m + rows - 1 (1 or 2): the sums, the zero point correction, then
  * the float scale and bias. */
-static void multiply_columns(const struct matmul_pass* pass, const int16_t* const a[2], const int32_t row_sums[2],
-                             size_t m, size_t rows, size_t first, size_t count) {
+static void multiply_columns(const struct matmul_pass* pass, const int16_t* const a[2], size_t m, size_t rows,
+                             size_t first, size_t count) {
   const struct dynamic_matmul_op* op = pass->op;
-  const int32_t x_zp = pass->x_zero_point + (op->saturate_pairs ? 128 : 0);
   const int16_t* w = op->weights + first * op->padded_depth;
   int32_t sums[2][4];
-  if (op->saturate_pairs) {
-    if (count == 4) dot_tile(a, w, op->padded_depth, 1, 4, sums); else dot_tile(a, w, op->padded_depth, 1, 1, sums);
-  } else {
-    if (count == 4) dot_tile(a, w, op->padded_depth, 0, 4, sums); else dot_tile(a, w, op->padded_depth, 0, 1, sums);
-  }
+  if (count == 4) dot_tile(a, w, op->padded_depth, 4, sums); else dot_tile(a, w, op->padded_depth, 1, sums);
   for (size_t r = 0; r < rows; r++) {
     float* y = op->output + (m + r) * op->columns;
     for (size_t c = 0; c < count; c++) {
       const size_t n = first + c;
-      /* the zero point corrections in uint32: int32 sums that wrap, as onnxruntime's do, without C's
+      /* the zero point correction in uint32: int32 sums that wrap, as onnxruntime's do, without C's
        * undefined signed overflow (a product beyond int32 needs a depth near 2^15) */
-      uint32_t acc = (uint32_t) sums[r][c] - (uint32_t) x_zp * (uint32_t) op->column_sums[n];
-      if (op->saturate_pairs) {
-        acc += (uint32_t) op->zero_points[n] * ((uint32_t) op->depth * (uint32_t) x_zp - (uint32_t) row_sums[r]);
-      }
+      const uint32_t acc = (uint32_t) sums[r][c] - (uint32_t) pass->x_zero_point * (uint32_t) op->column_sums[n];
       const float product = (float) (int32_t) acc * (pass->x_scale * op->scales[n]);
       y[n] = op->bias != NULL ? product + op->bias[n] : product;
     }
@@ -206,17 +162,15 @@ static void multiply_columns(const struct matmul_pass* pass, const int16_t* cons
 static void multiply_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   const struct matmul_pass* pass = context;
   const struct dynamic_matmul_op* op = pass->op;
-  const int32_t offset = op->saturate_pairs ? 128 : 0;
   int16_t* scratch = qnn_scratch(thread);
   for (size_t m = first; m < first + count; m += 2) {
     const size_t rows = qnn_min_size(2, first + count - m);
     const int16_t* a[2] = {scratch, rows == 2 ? scratch + op->padded_depth : scratch};
-    int32_t row_sums[2];
-    row_sums[0] = widen_row(op, m, offset, scratch);
-    row_sums[1] = rows == 2 ? widen_row(op, m + 1, offset, scratch + op->padded_depth) : row_sums[0];
+    widen_row(op, m, scratch);
+    if (rows == 2) widen_row(op, m + 1, scratch + op->padded_depth);
     size_t n = 0;
-    for (; n + 4 <= op->columns; n += 4) multiply_columns(pass, a, row_sums, m, rows, n, 4);
-    for (; n < op->columns; n++) multiply_columns(pass, a, row_sums, m, rows, n, 1);
+    for (; n + 4 <= op->columns; n += 4) multiply_columns(pass, a, m, rows, n, 4);
+    for (; n < op->columns; n++) multiply_columns(pass, a, m, rows, n, 1);
   }
 }
 

@@ -5,7 +5,8 @@ Cast, Mul (by the product x_scale * weight scale, a Mul of its own ahead of them
 float result. DynamicQuantizeLinear becomes a DYNAMIC_QUANTIZE; MatMulInteger and the nodes after it one
 DYNAMIC_MATMUL, as onnxruntime's optimizer fuses them (MatMulIntegerToFloat); com.microsoft's fused forms
 MatMulIntegerToFloat and DynamicQuantizeMatMul (a model saved optimized by onnxruntime) map to the same ops.
-The matrix products follow onnxruntime's x86 AVX2 kernel (saturate_pairs: ops/dynamic_quantization.py)."""
+The integer sums are exact, as MatMulInteger is defined, on every machine (onnxruntime's own differ by CPU:
+docs/kernels.md)."""
 
 from ...graph import DYNAMIC_PARAMETERS_SHAPE
 from .constants import float_values, required_constant
@@ -87,7 +88,7 @@ def _dynamic_matmul(ctx, q, parameters, weights, bias, output_name):
     if w.shape[0] != x.shape[-1]:
         raise Skip(f"shapes {list(x.shape)} and {list(w.shape)} do not fit a matrix product")
     y = ctx.add_tensor(output_name, list(x.shape[:-1]) + [w.shape[1]], "float32")
-    ctx.add_op("DYNAMIC_MATMUL", [q, parameters, weights, -1 if bias is None else bias], [y], saturate_pairs=True)
+    ctx.add_op("DYNAMIC_MATMUL", [q, parameters, weights, -1 if bias is None else bias], [y])
     ctx.values[output_name] = Value(y)
 
 
