@@ -1,7 +1,8 @@
 """Dynamic-range int8 (onnxruntime.quantization.quantize_dynamic's models): DYNAMIC_QUANTIZE (onnxruntime's
 DynamicQuantizeLinear: its uint8 output, held as int8, and the scale and zero point it writes) then
 DYNAMIC_MATMUL (MatMulInteger + Cast + Mul + Add) on every variant, bit-exact with the numpy reference
-(qnnweb_dev.reference.dynamic, itself checked against onnxruntime in tests/onnx/test_dynamic_quantization.py):
+(qnnweb_dev.reference.dynamic, itself checked against onnxruntime in
+tests/onnx/test_onnx_dynamic_quantization.py):
 int8 and uint8 weights, per tensor and per column, with and without bias, exact sums (pairs of products
 beyond int16 too), sizes off every vector width, threads (harness.run)."""
 

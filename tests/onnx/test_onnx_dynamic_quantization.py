@@ -53,29 +53,43 @@ def dynamic(model, tmp_path, **options):
     return (tmp_path / "dynamic.onnx").read_bytes()
 
 
+@functools.cache
+def onnxruntime_saturates_pairs():
+    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI)
+    rather than summing them exactly (VNNI, ARM, WebAssembly) as qnnweb does: a pair of 255 x 127."""
+    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
+                              [numpy_helper.from_array(np.full((2, 1), 127, np.int8), "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    total = int(session.run(None, {"a": np.full((1, 2), 255, np.uint8)})[0][0, 0])
+    assert total in (32767, 2 * 255 * 127), f"onnxruntime's MatMulInteger of a pair 255 x 127 gave {total}"
+    return total == 32767
+
+
 def assert_matches(data, inputs):
     """qnnweb bit-exact on every variant with the reference's exact sums and, where no pair of products lies
     beyond int16 or onnxruntime sums exactly, with onnxruntime; onnxruntime bit-exact with the reference as it
     computes here (its pairs saturated where it saturates them). Returns whether any input's pairs lay beyond
     int16 (where onnxruntime on x86 AVX2 without VNNI differs from qnnweb)."""
     model = onnx.load_from_string(data)
-    theirs = ReferenceSession(data)
+    session = ReferenceSession(data)
     loaded = {variant: qnnweb.load(data, variant=variant) for variant in qnnweb.VARIANTS}
     assert all({"DYNAMIC_QUANTIZE", "DYNAMIC_MATMUL"} <= {o.type for o in m._graph.ops} for m in loaded.values())
     any_beyond = False
     for x in inputs:
         exact, beyond = ref.run_model(model, {"x": x})
         as_onnxruntime = ref.run_model(model, {"x": x}, saturate_pairs=onnxruntime_saturates_pairs())[0]
-        onnxruntime_result = theirs.run({"x": x})
-        for got, want in zip(onnxruntime_result, as_onnxruntime, strict=True):
+        theirs = session.run({"x": x})
+        for got, want in zip(theirs, as_onnxruntime, strict=True):
             np.testing.assert_array_equal(got, want, err_msg="onnxruntime and the reference")
         for variant, qnnweb_model in loaded.items():
-            ours = qnnweb_model.run(x)
-            for got, want, theirs_out in zip(ours, exact, onnxruntime_result, strict=True):
-                assert got.dtype == np.float32 and got.shape == want.shape
-                np.testing.assert_array_equal(got, want, err_msg=variant)
+            for ours, want, onnxruntime_output in zip(qnnweb_model.run(x), exact, theirs, strict=True):
+                assert ours.dtype == np.float32 and ours.shape == want.shape
+                np.testing.assert_array_equal(ours, want, err_msg=variant)
                 if not beyond or not onnxruntime_saturates_pairs():
-                    np.testing.assert_array_equal(got, theirs_out, err_msg=f"{variant} and onnxruntime")
+                    np.testing.assert_array_equal(ours, onnxruntime_output, err_msg=f"{variant} and onnxruntime")
         any_beyond |= beyond
     return any_beyond
 
@@ -155,19 +169,6 @@ def test_conv_integer_is_a_refused_mode(tmp_path):
     data = dynamic(model, tmp_path, weight_type=QuantType.QUInt8)
     with pytest.raises(qnnweb.QuantizationModeError, match="ConvInteger"):
         qnnweb.load(data)
-
-
-@functools.cache
-def onnxruntime_saturates_pairs():
-    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI)
-    rather than summing them exactly (VNNI, ARM, WebAssembly) as qnnweb does: a pair of 255 x 127."""
-    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2])],
-                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
-                              [numpy_helper.from_array(np.full((2, 1), 127, np.int8), "b")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return int(session.run(None, {"a": np.full((1, 2), 255, np.uint8)})[0][0, 0]) == 32767
 
 
 def test_integer_reference_matches_onnxruntime():
