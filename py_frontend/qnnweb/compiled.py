@@ -251,11 +251,13 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
 
 def op_family(step):
     """(family, multiply-accumulates) of a plan step, for per-op-kind profiles: convolutions by window
-    and stride (the few-channel first convolution apart), depthwise likewise; MACs for those and
-    batch_matmul, else 0."""
+    and stride (the few-channel first convolution apart), depthwise likewise; MACs for those,
+    batch_matmul and dynamic_matmul, else 0."""
     f = step.fields
     if step.kind == "batch_matmul":
         return step.kind, f["batch0"] * f["batch1"] * f["batch2"] * f["rows"] * f["depth"] * f["columns"]
+    if step.kind == "dynamic_matmul":
+        return step.kind, f["rows"] * f["depth"] * f["columns"]
     if step.kind not in ("conv2d", "dwconv2d"):
         return step.kind, 0
     family = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"

@@ -13,6 +13,10 @@ DTYPE_SIZES = {"float32": 4, "int8": 1, "uint8": 1, "int32": 4, "int64": 8,
                "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "float64": 8, "uint32": 4, "uint64": 8,
                "bool": 1, "complex64": 8, "complex128": 16}
 
+# The shape of DYNAMIC_QUANTIZE's second output, an int32 tensor whose 8 bytes hold the scale (float32) and
+# zero point (int32) it found for its first output (a Tensor with dynamic set), read by DYNAMIC_MATMUL.
+DYNAMIC_PARAMETERS_SHAPE = (2,)
+
 
 @dataclass
 class Tensor:
@@ -24,6 +28,9 @@ class Tensor:
     zero_point: tuple = ()
     quantized_dimension: int = 0
     data: object = None        # bytes-like for constants, None for activations
+    # int8 values quantized at run time (DYNAMIC_QUANTIZE's output, no scale or zero point here: the op
+    # writes them to its second output for the DYNAMIC_MATMULs that read this tensor)
+    dynamic: bool = False
 
     @property
     def size(self):

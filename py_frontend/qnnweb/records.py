@@ -81,14 +81,21 @@ RECORDS = {
     "batch_matmul": (26, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
                          "b_stride1 b_stride2 rows depth columns transpose_b a_zero_point b_zero_point "
                          "output_zero_point scale:f output_min output_max arithmetic fixed_multiplier fixed_shift"),
+    # onnxruntime's DynamicQuantizeLinear: uint8 output held as int8 (q - 128); output_parameters: 8 bytes of the
+    # arena, float32 scale and int32 zero point - 128, read by the dynamic_matmuls of this output
+    "dynamic_quantize": (28, "input output size output_parameters"),
+    # float32 [rows, columns] = (dynamically quantized input [rows, depth]) x weights int8 [depth, columns]:
+    # exact int32 sums, times x_scale * scales[n] (float32), + bias[n] (float32, or 0: none)
+    "dynamic_matmul": (29, "input output input_parameters rows depth columns weights weights_zero_points scales "
+                           "bias"),
     # float32 [rows, columns] -> float32 [rows]; operation 0 mean, 1 sum; arithmetic 0 onnxruntime's (Eigen's order)
     "reduce_f32": (30, "input output rows columns operation arithmetic"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
-INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores")
-OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count")   # the main one first
+INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores", "input_parameters")
+OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count", "output_parameters")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
                    "columns", "tables", "anchors", "gamma", "beta")   # lut2d's "table" too

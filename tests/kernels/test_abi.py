@@ -257,6 +257,13 @@ def valid_fields(k, kind):
                              columns=7, transpose_b=0, a_zero_point=1, b_zero_point=-3, output_zero_point=2,
                              scale=0.01, output_min=-128, output_max=127, arithmetic=0, fixed_multiplier=0,
                              fixed_shift=0),
+        # x float32 [4, 5] at 0, its uint8 twin at 512, the parameters at 1024; y float32 [4, 3] at 2048
+        "dynamic_quantize": dict(input=0, output=512, size=20, output_parameters=1024),
+        "dynamic_matmul": dict(input=512, output=2048, input_parameters=1024, rows=4, depth=5, columns=3,
+                               weights=k.constant(np.arange(-7, 8, dtype=np.int8), 0),
+                               weights_zero_points=k.constant(np.array([0, -3, 127], np.int32), 64),
+                               scales=k.constant(np.full(3, 0.01, np.float32), 128),
+                               bias=k.constant(np.ones(3, np.float32), 192)),
         # float32: a 480 bytes, b 16, the output 480
         "binary_f32": dict(binary_shape(input_b=512), operation=3, b_first=1, output_min=-1.0, output_max=1.0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
@@ -335,9 +342,11 @@ def test_valid_records_are_accepted_and_run(variant, kind):
 @pytest.mark.parametrize("kind", sorted(RECORDS))
 def test_tensor_outside_arena_rejected(variant, kind):
     for field in ("input", "input_a", "output", "boxes", "scores", "output_boxes", "output_classes", "output_scores",
-                  "output_count"):
-        # 8 bytes before the end: past it for every tensor but a 4-byte count (2 before the end for that)
-        for offset in (4096 - (2 if field == "output_count" else 8), 4096, 1 << 30, -1, -(1 << 31)):
+                  "output_count", "input_parameters", "output_parameters"):
+        # 8 bytes before the end: past it for every tensor but a 4-byte count (2 before the end for that) and
+        # the 8 bytes of quantization parameters (4 before)
+        near_end = {"output_count": 2, "input_parameters": 4, "output_parameters": 4}.get(field, 8)
+        for offset in (4096 - near_end, 4096, 1 << 30, -1, -(1 << 31)):
             k = Kernel(variant)
             fields = valid_fields(k, kind)
             if field not in fields:
@@ -350,7 +359,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
                                   "resize", "lut_channels", "lut2d", "binary_f32", "layer_norm", "batch_matmul",
-                                  "reduce_f32"])
+                                  "reduce_f32", "dynamic_matmul"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -368,7 +377,7 @@ def test_non_positive_dimension_rejected(variant, kind):
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)
-@pytest.mark.parametrize("kind", ["quantize", "dequantize", "requantize", "copy", "lut"])
+@pytest.mark.parametrize("kind", ["quantize", "dequantize", "requantize", "copy", "lut", "dynamic_quantize"])
 def test_negative_size_rejected(variant, kind):
     k = Kernel(variant)
     fields = valid_fields(k, kind)
@@ -590,6 +599,12 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(float_output=-1), "float_output"),
     ("layer_norm", dict(table=0x7FFFFF00), "table"),
     ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
+    ("dynamic_quantize", dict(output_parameters=1026), "aligned"),
+    ("dynamic_matmul", dict(input_parameters=1026), "aligned"),
+    ("dynamic_matmul", dict(depth=(1 << 16) + 2, rows=1), "depth"),
+    ("dynamic_matmul", dict(weights=0), "constant"),
+    ("dynamic_matmul", dict(bias=0x7FFFFF00), "constant"),
+    ("dynamic_matmul", dict(rows=1 << 20), "arena"),
     ("reduce_f32", dict(operation=2), "operation"),
     ("reduce_f32", dict(operation=-1), "operation"),
     ("reduce_f32", dict(arithmetic=1), "arithmetic"),
@@ -607,6 +622,14 @@ def test_new_record_fields_rejected(variant, kind, changes, words):
         assert words in str(e), str(e)
         return
     assert_rejected(k, status, kind.split("2d")[0], words)
+
+
+@pytest.mark.parametrize("variant", qnnweb.VARIANTS)
+def test_dynamic_matmul_weight_zero_point_outside_int8_rejected(variant):
+    k = Kernel(variant)
+    fields = valid_fields(k, "dynamic_matmul")
+    fields["weights_zero_points"] = k.constant(np.array([0, 128, 0], np.int32), 64)
+    assert_rejected(k, k.add_record("dynamic_matmul", **fields), "dynamic_matmul", "int8")
 
 
 @pytest.mark.parametrize("variant", qnnweb.VARIANTS)

@@ -59,6 +59,8 @@ enum qnn_op_type {
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
   QNN_OP_LAYER_NORM = 25, /* normalization of int8 rows (ONNX LayerNormalization, InstanceNormalization) */
   QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
+  QNN_OP_DYNAMIC_QUANTIZE = 28, /* float32 -> uint8 (held as int8) with a scale and zero point found at run time */
+  QNN_OP_DYNAMIC_MATMUL = 29, /* float32 Y = dynamically quantized X times constant 8-bit weights, + bias */
   QNN_OP_REDUCE_F32 = 30, /* float32 mean / sum of each row, in onnxruntime's order (a model's float ReduceMean) */
   QNN_OP_TYPE_COUNT = 31,
 };
@@ -397,6 +399,36 @@ struct qnn_batch_matmul_record {
   float scale;
   int32_t output_min, output_max;
   int32_t arithmetic, fixed_multiplier, fixed_shift;
+};
+
+/* onnxruntime's DynamicQuantizeLinear (the activations of onnxruntime.quantization.quantize_dynamic's
+ * models): over the whole float32 input, lo = min(0, min x), hi = max(0, max x),
+ * scale = hi == lo ? 1 : (hi - lo) / 255 and zp = rint(clamp(0 - lo / scale, 0, 255)) (float32, round
+ * half to even), then q = rint(clamp(x / scale, -zp, 255 - zp)) + zp. The uint8 q is stored as its int8
+ * twin q - 128, as qnnweb holds uint8 models; output_parameters (arena offset, 4-byte aligned) receives
+ * 8 bytes: float32 scale, int32 zp - 128, for the DYNAMIC_MATMULs that read this output. */
+struct qnn_dynamic_quantize_record {
+  int32_t op, words;
+  int32_t input, output, size;
+  int32_t output_parameters;
+};
+
+/* onnxruntime's MatMulInteger of a DYNAMIC_QUANTIZE output X [rows, depth] (scale and zero point read
+ * from input_parameters at run time) and constant weights W [depth, columns] (int8; uint8 weights as
+ * their int8 twin w - 128), then its float output: acc = sum_k (x - x_zp) (w - w_zp[n]) in int32,
+ * y = (float) acc * (x_scale * scales[n]), then + bias[n] (two roundings, no fused multiply-add), as
+ * its Cast / Mul / Add nodes and its fused MatMulIntegerToFloat / DynamicQuantizeMatMul compute it. The
+ * sums are exact, as the operator is defined (onnxruntime's x86 AVX2 kernel without VNNI saturates pairs
+ * of uint8 x int8 products to int16 instead: docs/kernels.md). */
+struct qnn_dynamic_matmul_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t input_parameters;   /* arena offset: float32 x_scale, int32 x_zp (int8 twin), as DYNAMIC_QUANTIZE writes */
+  int32_t rows, depth, columns;
+  int32_t weights;            /* address: int8 [depth][columns] (copied at qnn_plan_add) */
+  int32_t weights_zero_points; /* address: int32 [columns], each in int8 range */
+  int32_t scales;             /* address: float32 [columns], the weights' scales */
+  int32_t bias;               /* address: float32 [columns], or 0 for none */
 };
 
 struct qnn_copy_record {

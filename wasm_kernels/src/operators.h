@@ -36,6 +36,12 @@ QNN_DECLARE_OPERATOR(resize)
 QNN_DECLARE_OPERATOR(detection_postprocess)
 QNN_DECLARE_OPERATOR(batch_matmul)
 QNN_DECLARE_OPERATOR(layer_norm)
+QNN_DECLARE_OPERATOR(dynamic_quantize)
+QNN_DECLARE_OPERATOR(dynamic_matmul)
+
+/* QUANTIZE's arithmetic over `count` values (quantize.c): y = rint(clamp(x / scale)) + zero_point (x * scale
+ * with reciprocal 1), clamped to int8; DYNAMIC_QUANTIZE runs it with the scale it finds. */
+void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, int32_t zero_point, int32_t reciprocal);
 QNN_DECLARE_OPERATOR(reduce_f32)
 
 #endif

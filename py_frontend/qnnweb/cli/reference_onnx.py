@@ -192,7 +192,12 @@ def int8_twin(model_bytes, uint8_mul_add=False):
 
 
 def uses_uint8(model_bytes):
+    """Whether the model has uint8 constants of its own quantization: not a dynamically quantized model's (its
+    DynamicQuantizeLinear makes uint8 whatever the constants are; an int8 twin of its uint8 weights would move
+    onnxruntime from its exact uint8 x uint8 kernel to its uint8 x int8 one, which saturates on AVX2)."""
     model = onnx.load_from_string(bytes(model_bytes))
+    if any(n.op_type in ("DynamicQuantizeLinear", "DynamicQuantizeMatMul") for n in model.graph.node):
+        return False
     return any(t.data_type == TensorProto.UINT8 for t in model.graph.initializer)
 
 

@@ -11,8 +11,8 @@ from ..graph import DTYPE_SIZES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
-from . import (batch_matmul, batch_norm, binary, broadcast, concat, conv, detection, layer_norm, pad, pooling,  # noqa: F401
-               prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, variables)
+from . import (batch_matmul, batch_norm, binary, broadcast, concat, conv, detection, dynamic_quantization,  # noqa: F401
+               layer_norm, pad, pooling, prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, variables)
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 
@@ -27,7 +27,7 @@ ARITY = {
     "SOFTMAX": (1, 1, 1), "LAYER_NORM": (3, 4, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
     "BATCH_MATMUL": (2, 2, 1), "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
-    "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),
+    "DYNAMIC_QUANTIZE": (1, 1, 2), "DYNAMIC_MATMUL": (3, 4, 1), "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input
 
@@ -69,7 +69,7 @@ def tensor_problem(tensor, role="tensor"):
     if tensor.nbytes > MAX_TENSOR_BYTES:
         return (f"{role} '{tensor.name}' of shape {list(tensor.shape)} needs {tensor.nbytes} bytes: more than "
                 "WebAssembly's 32-bit memory holds")
-    if tensor.dtype in QUANTIZED_DTYPES and not tensor.scale:
+    if tensor.dtype in QUANTIZED_DTYPES and not tensor.scale and not tensor.dynamic:
         # qnnweb's int8 arithmetic (padding with the zero point, requantization) needs both; every pass
         # and lowering may read scale[0] and zero_point[0] of an int8 tensor once this check passed.
         return (f"{role} '{tensor.name}' is {tensor.dtype} without quantization parameters (scale and "

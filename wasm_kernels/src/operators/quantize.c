@@ -60,12 +60,7 @@ QNN_PLAN_CODE int32_t qnn_create_quantize(struct qnn_plan* plan, const void* rec
   return QNN_OK;
 }
 
-/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
-static void quantize_range(const void* context, size_t first, size_t count, uint32_t thread) {
-  (void) thread;
-  const struct unary_op* op = context;
-  const float* x = (const float*) op->input + first;
-  int8_t* y = (int8_t*) op->output + first;
+void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, int32_t zero_point, int32_t reciprocal) {
   size_t i = 0;
 #if defined(__wasm_simd128__)
   /* The scalar operations lane by lane: the same division, pmax/pmin as the scalar clamps (NaN lanes
@@ -73,16 +68,16 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
    * clamped values are within [-255, 255]) with the zero point folded in; values end in [-128, 127],
    * so the narrows are exact. (Not nearest + trunc_sat: trunc_sat is a sequence on x86 engines, and
    * clang 14 splits nearest lane by lane.) */
-  const v128_t vscale = wasm_f32x4_splat(op->scale);
-  const v128_t vlo = wasm_f32x4_splat((float) (-128 - op->output_zero_point));
-  const v128_t vhi = wasm_f32x4_splat((float) (127 - op->output_zero_point));
+  const v128_t vscale = wasm_f32x4_splat(scale);
+  const v128_t vlo = wasm_f32x4_splat((float) (-128 - zero_point));
+  const v128_t vhi = wasm_f32x4_splat((float) (127 - zero_point));
   const v128_t vmagic = wasm_f32x4_splat(12582912.0f);
-  const v128_t vmagic_less_zp = wasm_i32x4_splat(INT32_C(0x4B400000) - op->output_zero_point);
+  const v128_t vmagic_less_zp = wasm_i32x4_splat(INT32_C(0x4B400000) - zero_point);
   for (; i + 16 <= count; i += 16) {
     v128_t q[4];
     for (int j = 0; j < 4; j++) {
       const v128_t vx = wasm_v128_load(x + i + 4 * j);
-      v128_t f = op->reciprocal ? wasm_f32x4_mul(vx, vscale) : wasm_f32x4_div(vx, vscale);
+      v128_t f = reciprocal ? wasm_f32x4_mul(vx, vscale) : wasm_f32x4_div(vx, vscale);
       f = wasm_v128_and(f, wasm_f32x4_eq(f, f));
       f = wasm_f32x4_pmin(wasm_f32x4_pmax(f, vlo), vhi);
       q[j] = wasm_i32x4_sub(wasm_f32x4_add(f, vmagic), vmagic_less_zp);
@@ -91,9 +86,17 @@ static void quantize_range(const void* context, size_t first, size_t count, uint
   }
 #endif
   for (; i < count; i++) {
-    const float scaled = op->reciprocal ? x[i] * op->scale : x[i] / op->scale;
-    y[i] = qnn_qs8_quantize_clamped(scaled, op->output_zero_point, -128, 127);
+    const float scaled = reciprocal ? x[i] * scale : x[i] / scale;
+    y[i] = qnn_qs8_quantize_clamped(scaled, zero_point, -128, 127);
   }
+}
+
+/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
+static void quantize_range(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct unary_op* op = context;
+  qnn_quantize_values((const float*) op->input + first, (int8_t*) op->output + first, count, op->scale,
+                      op->output_zero_point, op->reciprocal);
 }
 
 void qnn_run_quantize(const struct qnn_op* base) {

@@ -36,6 +36,10 @@ class ImportContext:
                                     # tensor, float32 tables of its values: tabulated.normalization_input)
         self.quantization = {}      # ONNX name of an int8 tensor -> (scale, zero_point in int8 terms, source dtype)
         self.per_axis = {}          # ONNX name -> IR index of its int8 tensor quantized per axis (model edges)
+        self.dynamic = {}           # ONNX name of a DynamicQuantizeLinear's uint8 output -> (the names of its
+                                    # scale and zero point outputs, IR index of the tensor they are written to)
+        self.dynamic_scales = {}    # ONNX name of a Mul's product x_scale * weight scale -> (x_scale's name,
+                                    # the weight scale constant's name) (dynamic.py)
         self.consumers = defaultdict(list)
         self.done = set()           # positions of nodes already handled (fused into an earlier op)
         self.transposed = {}        # (IR index, perm) -> IR index

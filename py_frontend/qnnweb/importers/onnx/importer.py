@@ -15,6 +15,8 @@ from .registry import handle_node, known
 from .skip import Skip
 
 STATIC_HOW = "onnxruntime.quantization.quantize_static (QDQ or QOperator, int8 or uint8 activations)"
+# what reads a DynamicQuantizeLinear output in the dynamically quantized models qnnweb runs (dynamic.py)
+DYNAMIC_PRODUCTS = {"MatMulInteger", "MatMulIntegerToFloat"}
 
 
 def import_graph(model, input_shapes=None):
@@ -133,11 +135,13 @@ def require_quantized(ctx):
         raise ModelError("the model is not quantized (it computes in float): qnnweb runs int8 models. Quantize "
                          "it first, e.g. with " + STATIC_HOW)
     # the quantizer's other modes, refused with what they are before the per-node problems
-    if any(n.op_type == "DynamicQuantizeLinear" for n in ctx.nodes):
+    dynamic_readers = {reader.op_type for n in ctx.nodes if n.op_type == "DynamicQuantizeLinear"
+                       for reader in ctx.consumers[n.output[0]]} - DYNAMIC_PRODUCTS
+    if dynamic_readers:
         raise QuantizationModeError(
-            "the model is dynamically quantized (onnxruntime.quantization.quantize_dynamic: int8 weights, "
-            "activations quantized at run time by DynamicQuantizeLinear): qnnweb runs statically quantized "
-            "models: quantize with " + STATIC_HOW)
+            f"the model is dynamically quantized (onnxruntime.quantization.quantize_dynamic: activations quantized "
+            f"at run time by DynamicQuantizeLinear) and reads them with {', '.join(sorted(dynamic_readers))}: of such "
+            "models qnnweb runs the matrix products (MatMulInteger) only: quantize with " + STATIC_HOW)
     wide = {c.dtype for n in ctx.nodes  # activations: what a QuantizeLinear of a computed tensor gives
             if n.op_type == "QuantizeLinear" and len(n.input) > 2 and n.input[0] not in ctx.constants
             for c in [ctx.constants.get(n.input[2])] if c is not None and c.dtype in ("int16", "uint16")}
