@@ -141,7 +141,8 @@ def test_element_op_on_the_float_input(mode, op):
     """A float element op on the model's float input, before its first QuantizeLinear: ELEMENT_F32 on it."""
     w = normal(0, 0.5, (4, 3, 3, 3))
     nodes = [helper.make_node(op, ["x"], ["h"]), helper.make_node("Conv", ["h", "w"], ["y"], pads=[1, 1, 1, 1])]
-    data = quantized(float_model(nodes, [("x", SHAPE)], [("y", [1, 4, H, W])], {"w": w}), feeds(), **MODES[mode])
+    data = quantized(float_model(nodes, [("x", SHAPE)], [("y", [1, 4, H, W])], {"w": w}, opset=14), feeds(),
+                     **MODES[mode])
     assert float32_ops(data)[0] == ("ELEMENT_F32", "float32", "float32")
     for x in feeds(3, seed=8):
         assert_matches_onnxruntime(data, x["x"], ["ELEMENT_F32"], exact=True)

@@ -162,12 +162,11 @@ def test_float_op_before_the_first_quantize(mode, first):
 
 
 def test_float_op_on_the_float_input_is_named():
-    """An AveragePool on the float input cannot run as int8 (nor in float32: test_onnx_float32_path.py runs the
-    element ops there): the report says so (not a generic dtype message)."""
-    w = RNG.normal(0, 0.5, (4, 3, 3, 3)).astype(np.float32)
-    nodes = [helper.make_node("AveragePool", ["x"], ["h"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("Conv", ["h", "w"], ["y"], pads=[1, 1, 1, 1])]
-    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 6, 6])], {"w": w})
+    """A GlobalAveragePool on the float input cannot run as int8 (nor in float32: test_onnx_float32_path.py runs
+    the element ops there): the report says so (not a generic dtype message)."""
+    w = RNG.normal(0, 0.5, (4, 3, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("GlobalAveragePool", ["x"], ["h"]), helper.make_node("Conv", ["h", "w"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 1, 1])], {"w": w})
     data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator")
     with pytest.raises(qnnweb.UnsupportedModelError, match="computes in float on the model's float input 'x'"):
         qnnweb.load(data)
