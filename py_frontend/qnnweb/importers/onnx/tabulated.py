@@ -119,12 +119,12 @@ def normalization_input(ctx, name, moves, source, op_type, options):
 
 def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, source=None, **options):
     """The one op whose tables compute float run `name` (started by `node`): float32 where the
-    QOperator form leaves the model's last activation in float, else quantized as the
-    QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-    in the same table; float32 too where the result is read in float (read_in_float), unless it is an
-    int8 view (`input_params`: quantization.dequantized_view). The moves the run passed (`moves`) follow
-    the table's output. Where the run only moves on to a LayerNormalization, the tables are its input values (`source`: the ONNX name
-    of the int8 tensor the tables read, in ONNX's layout; normalization_input)."""
+    QOperator form leaves the model's last activation in float, or where another float op reads the
+    result in float (read_in_float; not an int8 view, `input_params`: quantization.dequantized_view),
+    else quantized as the QuantizeLinear after the run says, a Relu / Clip after it (two activations in
+    a row) clamping in the same table. The moves the run passed (`moves`) follow the table's output.
+    Where the run only moves on to a LayerNormalization, the tables are its input values (`source`: the
+    ONNX name of the int8 tensor the tables read, in ONNX's layout; normalization_input)."""
     if normalization_input(ctx, name, moves, source, op_type, options):
         return
     composed = f"{node.output[0]}/composed"

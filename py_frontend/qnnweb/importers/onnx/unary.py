@@ -176,7 +176,7 @@ def float_branches(ctx, name, branch_table):
         branch_type, branch_options = step
         if float_chain(ctx, reader.output[0], mark_done=False)[2]:
             continue
-        branch, chain, moves = float_chain(ctx, reader.output[0])
+        branch, chain, _ = float_chain(ctx, reader.output[0])
         branch_table(reader, branch, [(branch_type, branch_options), *chain])
         ctx.mark_done(reader)
         readers = [c for c in readers if c is not reader]
