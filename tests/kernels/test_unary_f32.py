@@ -1,21 +1,26 @@
 """ELEMENT_F32 (the unary_f32 record): onnxruntime's float element functions on float32 tensors, bit-exact in
 every variant and thread count with qnnweb.numerics.onnxruntime.element_function (the reference the int8
-tables follow, checked against onnxruntime 1.32) on a dense deterministic sweep of float32 values (around
-0 and the denormals, the erf split 0.921875, the exp / logistic / tanh clamps, powers of two, the largest
-values, a stride through every bit pattern) and on random bit patterns; infinities as the reference gives
-them, NaN to NaN. The lowering refuses what the kernel does not compute, naming it."""
+tables follow) on a dense deterministic sweep of float32 values (around 0 and the denormals, the erf split
+0.921875, the exp / logistic / tanh clamps, powers of two, the largest values, a stride through every bit
+pattern) and on random bit patterns; infinities as the reference gives them, NaN to NaN. And bit-exact with
+onnxruntime itself (its CPU provider on one-node float models) on the sweep, infinities and NaN. The
+lowering refuses what the kernel does not compute, naming it."""
 
+import itertools
 import math
 
 import numpy as np
+import onnxruntime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
 
 import harness as H
 import qnnweb
 from qnnweb.model import compile_graph
 from qnnweb.numerics.onnxruntime import element_function
+from qnnweb_dev.reference.onnxruntime_session import session_options
 
 # every function of the kernel, with its options' forms
 CASES = [
@@ -144,3 +149,75 @@ def test_lowering_refuses_quantized_tensors():
     g.op("ELEMENT_F32", [xi], [yi], function="ERF", options={})
     with pytest.raises(qnnweb.UnsupportedModelError, match="int8; expected float32"):
         compile_graph(g.graph("onnx"))
+
+
+# ----------------------------------------------------------------------------- against onnxruntime itself
+
+_ONNX_UNARY = {"ERF": "Erf", "EXP": "Exp", "SQRT": "Sqrt", "NEG": "Neg", "ABS": "Abs", "RECIPROCAL": "Reciprocal",
+               "LOGISTIC": "Sigmoid", "TANH": "Tanh", "HARD_SWISH": "HardSwish", "RELU": "Relu"}
+_ONNX_BINARY = {"ADD_SCALAR": "Add", "SUB_SCALAR": "Sub", "MUL_SCALAR": "Mul", "DIV_SCALAR": "Div"}
+_CLIP_BOUNDS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def onnx_node(function, o):
+    """The ONNX node (opset 20) computing element function ``function``, and its constants."""
+    constants = []
+
+    def constant(name, value):
+        constants.append(numpy_helper.from_array(np.array(value, np.float32), name))
+        return name
+
+    if function in _ONNX_UNARY:
+        return helper.make_node(_ONNX_UNARY[function], ["x"], ["y"]), constants
+    if function == "GELU":
+        return helper.make_node("Gelu", ["x"], ["y"], approximate=o.get("approximate", "none")), constants
+    if function == "POW":
+        return helper.make_node("Pow", ["x", constant("e", o["exponent"])], ["y"]), constants
+    if function == "LEAKY_RELU":
+        return helper.make_node("LeakyRelu", ["x"], ["y"], alpha=o["alpha"]), constants
+    if function == "ELU":
+        return helper.make_node("Elu", ["x"], ["y"], alpha=o.get("alpha", 1.0)), constants
+    if function == "HARD_SIGMOID":
+        return helper.make_node("HardSigmoid", ["x"], ["y"], alpha=o.get("alpha", 0.2), beta=o.get("beta", 0.5)), constants
+    if function in ("CLIP", *_CLIP_BOUNDS):
+        low, high = _CLIP_BOUNDS.get(function, (o.get("min"), o.get("max")))
+        inputs = ["x", "" if low is None else constant("low", low), "" if high is None else constant("high", high)]
+        while not inputs[-1]:
+            inputs.pop()
+        return helper.make_node("Clip", inputs, ["y"]), constants
+    value = constant("c", o["value"])
+    return helper.make_node(_ONNX_BINARY[function], [value, "x"] if o.get("first") else ["x", value], ["y"]), constants
+
+
+def onnxruntime_function(function, options, x):
+    node, constants = onnx_node(function, options)
+    graph = helper.make_graph([node], "f", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x.size])], constants)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    session_settings = session_options()
+    session_settings.intra_op_num_threads = 1   # Elu's tail past the last packet of 4 goes to expf: one tail, none here
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_settings, providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def clip_without_a_bound(function, options):
+    """onnxruntime's Clip without a bound clamps to float32's largest values (infinities too); element_function,
+    which the kernel follows, lets infinities pass there (the importer gives such a bound as an infinity)."""
+    return function == "CLIP" and (options.get("min") is None or options.get("max") in (None, math.inf))
+
+
+VARIANT_CYCLE = itertools.cycle(H.VARIANTS)
+
+
+@pytest.mark.parametrize("case_index", range(len(CASES)), ids=CASE_IDS)
+def test_sweep_matches_onnxruntime(case_index):
+    function, options = CASES[case_index]
+    special = np.float32([np.inf, -np.inf, np.nan, 0.0])   # a multiple of 4 values: Elu has no tail
+    x = np.concatenate([SWEEP[:SWEEP.size // 4 * 4], special])
+    want = onnxruntime_function(function, options, x)
+    got = run(next(VARIANT_CYCLE), function, options, x)
+    if clip_without_a_bound(function, options):
+        finite = np.isfinite(x)
+        x, got, want = x[finite], got[finite], want[finite]
+    assert_same_floats(x, got, want)
