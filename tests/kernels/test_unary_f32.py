@@ -20,6 +20,7 @@ import harness as H
 import qnnweb
 from qnnweb.model import compile_graph
 from qnnweb.numerics.onnxruntime import element_function
+from qnnweb.ops.unary_f32 import FUNCTIONS, OPERATIONS, unary_f32_fields
 from qnnweb_dev.reference.onnxruntime_session import session_options
 
 # every function of the kernel, with its options' forms
@@ -125,6 +126,12 @@ def test_infinities_as_the_reference_and_nan_to_nan(variant):
         got = run(variant, function, options, np.concatenate([infinities, nans]))
         assert_same_floats(infinities, got[:2], want)
         assert np.isnan(got[2:]).all(), (function, options, got[2:])
+
+
+def test_every_function_and_operation_is_tested():
+    """CASES hold every function the lowering takes, and they reach every operation of the record."""
+    assert {function for function, _ in CASES} == set(FUNCTIONS)
+    assert {unary_f32_fields(*case)[0] for case in CASES} == set(OPERATIONS.values())
 
 
 @pytest.mark.parametrize("function, options, words", [

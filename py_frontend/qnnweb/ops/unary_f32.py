@@ -26,6 +26,8 @@ _POWERS = {1.0: "COPY", 2.0: "SQUARE", 3.0: "CUBE"}
 # (operation, operation when the constant is the left operand) of the operations with a constant
 _SCALAR = {"ADD_SCALAR": ("ADD", "ADD"), "SUB_SCALAR": ("SUBTRACT", "SUBTRACT_FROM"),
            "MUL_SCALAR": ("MULTIPLY", "MULTIPLY"), "DIV_SCALAR": ("DIVIDE", "DIVIDE_INTO")}
+# every element function the kernel computes
+FUNCTIONS = sorted([*_PLAIN, "GELU", "POW", "LEAKY_RELU", "ELU", "HARD_SIGMOID", "CLIP", *_RELU_BOUNDS, *_SCALAR])
 
 
 def _constant(function, name, value):
@@ -103,7 +105,7 @@ def unary_f32_fields(function, options):
         alpha, beta = _constant(function, "value", o.get("value")), 0.0
     else:
         raise Unsupported(f"ELEMENT_F32 function {function!r}: no float32 kernel computes it (the kernel's "
-                          f"functions: {sorted([*_PLAIN, 'GELU', 'POW', 'LEAKY_RELU', 'ELU', 'HARD_SIGMOID', 'CLIP', *_RELU_BOUNDS, *_SCALAR])})")
+                          f"functions: {', '.join(FUNCTIONS)})")
     return OPERATIONS[operation], alpha, beta
 
 
