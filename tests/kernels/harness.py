@@ -242,6 +242,19 @@ def layer_norm(variant, x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp, a
     return run(g, variant, x, fmt="onnx")[0]
 
 
+def assert_same_floats(got, want, x=None):
+    """float32 arrays equal bit for bit, any NaN equal to any NaN; ``x``: the inputs, to name the first
+    element that differs."""
+    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+    assert got.shape == want.shape
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    bad = np.flatnonzero(~same)
+    if bad.size:
+        k = bad[0]
+        at = f"f({x.flat[k]!r} = {x.flat[k].view(np.uint32):#010x})" if x is not None else f"element {k}"
+        raise AssertionError(f"{bad.size} of {got.size} differ: {at} = {got.flat[k]!r}, expected {want.flat[k]!r}")
+
+
 # ----------------------------------------------------------------------------- strategies
 
 def f32(x):

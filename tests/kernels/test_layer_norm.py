@@ -123,15 +123,6 @@ def test_float_reference_is_onnxruntime(columns, rows, seed, bias, ties):
 
 # ----------------------------------------------------------------------------- float32 input (float_input)
 
-def same_floats(got, want):
-    """float32 arrays equal bit for bit, any NaN equal to any NaN."""
-    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
-    assert got.shape == want.shape
-    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{bad.size} differ, first at {bad[0]}: {got.flat[bad[0]]!r} != {want.flat[bad[0]]!r}"
-
-
 def float_rows(rng, shape, kind):
     """float32 values of a float op's result: around a random mean, on a coarse grid (equal values, ties),
     with signed zeros, or spanning magnitudes from denormals to 1e15 (finite squares and sums)."""
@@ -198,7 +189,7 @@ def onnxruntime_float_norm(case, arithmetic):
 def check_float_input(variant, case, arithmetic, want):
     got = H.layer_norm(variant, **case, arithmetic=arithmetic)
     if case["y_scale"] is None:
-        same_floats(got, want)
+        H.assert_same_floats(got, want)
     else:
         np.testing.assert_array_equal(got, want)
 
@@ -241,5 +232,5 @@ def test_float_input_edge_rows(variant):
                         beta=np.full(columns if arithmetic == "layer" else x.shape[0], -0.0, np.float32),
                         epsilon=H.f32(1e-5), y_scale=None, y_zp=None)
             want = onnxruntime_float_norm(case, arithmetic)
-            same_floats(float_reference(case, arithmetic), want)
+            H.assert_same_floats(float_reference(case, arithmetic), want)
             check_float_input(variant, case, arithmetic, want)

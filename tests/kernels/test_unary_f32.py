@@ -87,18 +87,11 @@ def run(variant, function, options, x):
     return H.run(g, variant, x, fmt="onnx")[0]
 
 
-def assert_same_floats(x, got, want):
-    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, (f"{bad.size} of {x.size} differ, e.g. f({x[bad[0]]!r} = {x[bad[0]].view(np.uint32):#010x}) = "
-                           f"{got[bad[0]]!r}, reference {want[bad[0]]!r}")
-
-
 @pytest.mark.parametrize("variant", H.VARIANTS)
 @pytest.mark.parametrize("case_index", range(len(CASES)), ids=CASE_IDS)
 def test_sweep_matches_element_function(variant, case_index):
     function, options = CASES[case_index]
-    assert_same_floats(SWEEP, run(variant, function, options, SWEEP), sweep_expected(case_index))
+    H.assert_same_floats(run(variant, function, options, SWEEP), sweep_expected(case_index), SWEEP)
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
@@ -110,7 +103,7 @@ def test_random_bit_patterns_match_element_function(variant, case_index, bits):
     x = x[np.isfinite(x)]
     if x.size:
         function, options = CASES[case_index]
-        assert_same_floats(x, run(variant, function, options, x), expected(case_index, x))
+        H.assert_same_floats(run(variant, function, options, x), expected(case_index, x), x)
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
@@ -124,7 +117,7 @@ def test_infinities_as_the_reference_and_nan_to_nan(variant):
         reference = element_function(function, options)
         want = np.array([reference(float(v)) for v in infinities], np.float32)
         got = run(variant, function, options, np.concatenate([infinities, nans]))
-        assert_same_floats(infinities, got[:2], want)
+        H.assert_same_floats(got[:2], want, infinities)
         assert np.isnan(got[2:]).all(), (function, options, got[2:])
 
 
@@ -227,4 +220,4 @@ def test_sweep_matches_onnxruntime(case_index):
     if clip_without_a_bound(function, options):
         finite = np.isfinite(x)
         x, got, want = x[finite], got[finite], want[finite]
-    assert_same_floats(x, got, want)
+    H.assert_same_floats(got, want, x)
