@@ -19,6 +19,7 @@ import harness as H
 import qnnweb
 from qnnweb import kernels
 from qnnweb.host.wasmtime_host import WasmtimeHost
+from qnnweb.ops.unary_f32 import OPERATIONS as UNARY_F32_OPERATIONS
 from qnnweb.records import ABI_VERSION, CONSTANT_FIELDS, LAYOUTS, RECORDS, pack_record, record_words
 
 VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
@@ -577,7 +578,7 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(float_input=2), "float_input"),
     ("layer_norm", dict(float_input=1, table=1024), "float_input"),
     ("layer_norm", dict(float_input=1, rows=110), "arena"),   # 110 x 10 float32: 4400 bytes, int8 1100 fit
-    ("unary_f32", dict(operation=26), "operation"),
+    ("unary_f32", dict(operation=len(UNARY_F32_OPERATIONS)), "operation"),
     ("unary_f32", dict(operation=-1), "operation"),
     ("unary_f32", dict(operation=17, alpha=1.0, beta=-1.0), "alpha <= beta"),
     ("unary_f32", dict(size=-1), "size"),

@@ -26,14 +26,21 @@ _POWERS = {1.0: "COPY", 2.0: "SQUARE", 3.0: "CUBE"}
 # (operation, operation when the constant is the left operand) of the operations with a constant
 _SCALAR = {"ADD_SCALAR": ("ADD", "ADD"), "SUB_SCALAR": ("SUBTRACT", "SUBTRACT_FROM"),
            "MUL_SCALAR": ("MULTIPLY", "MULTIPLY"), "DIV_SCALAR": ("DIVIDE", "DIVIDE_INTO")}
+# every element function the kernel computes
+FUNCTIONS = sorted([*_PLAIN, "GELU", "POW", "LEAKY_RELU", "ELU", "HARD_SIGMOID", "CLIP", *_RELU_BOUNDS, *_SCALAR])
+
+
+def _float32_option(function, name, value):
+    """A float option rounded to float32, as element_function rounds it."""
+    try:
+        return float32(float(value))
+    except (TypeError, ValueError):
+        raise Unsupported(f"{function}'s option '{name}' is {value!r}, not a number") from None
 
 
 def _constant(function, name, value):
-    """A float option as the record's float32 field (element_function rounds it to float32 too)."""
-    try:
-        rounded = float32(float(value))
-    except (TypeError, ValueError):
-        raise Unsupported(f"{function}'s option '{name}' is {value!r}, not a number") from None
+    """A float option as the record's float32 field (alpha or beta): finite."""
+    rounded = _float32_option(function, name, value)
     if not math.isfinite(rounded):
         raise Unsupported(f"{function}'s option '{name}' = {value!r} is not a finite float32")
     return rounded
@@ -44,10 +51,7 @@ def _bound(function, name, value, absent):
     as element_function computes it) or the infinity ``absent``."""
     if value is None:
         return None
-    try:
-        rounded = float32(float(value))
-    except (TypeError, ValueError):
-        raise Unsupported(f"{function}'s option '{name}' is {value!r}, not a number") from None
+    rounded = _float32_option(function, name, value)
     if math.isnan(rounded) or rounded == absent:
         return None
     if math.isinf(rounded):
@@ -93,7 +97,8 @@ def unary_f32_fields(function, options):
         operation, alpha, beta = "ELU", _constant(function, "alpha", o.get("alpha", 1.0)), 0.0
     elif function == "HARD_SIGMOID":
         operation = "HARD_SIGMOID"
-        alpha, beta = _constant(function, "alpha", o.get("alpha", 0.2)), _constant(function, "beta", o.get("beta", 0.5))
+        alpha = _constant(function, "alpha", o.get("alpha", 0.2))
+        beta = _constant(function, "beta", o.get("beta", 0.5))
     elif function == "CLIP":
         operation, alpha, beta = _clamp(function, o.get("min"), o.get("max"))
     elif function in _RELU_BOUNDS:
@@ -103,7 +108,7 @@ def unary_f32_fields(function, options):
         alpha, beta = _constant(function, "value", o.get("value")), 0.0
     else:
         raise Unsupported(f"ELEMENT_F32 function {function!r}: no float32 kernel computes it (the kernel's "
-                          f"functions: {sorted([*_PLAIN, 'GELU', 'POW', 'LEAKY_RELU', 'ELU', 'HARD_SIGMOID', 'CLIP', *_RELU_BOUNDS, *_SCALAR])})")
+                          f"functions: {', '.join(FUNCTIONS)})")
     return OPERATIONS[operation], alpha, beta
 
 

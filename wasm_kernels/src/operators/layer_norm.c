@@ -15,7 +15,8 @@
  *     when 4 or more are left, the last ones fused; inv = 1 / sqrtf(sum / n + eps);
  *     y = fma((x - mean) * inv, gamma, beta).
  * arithmetic 1, InstanceNormalization (core/providers/cpu/nn/instance_norm.cc, Eigen's reductions with
- *   SSE's 4 lanes): mean = eigen_sum(x) / n; var_sum = eigen_sum((x - mean)^2);
+ *   SSE's 4 lanes): mean = eigen_sum(x) / n; var_sum = eigen_sum((x - mean)^2), its packets from element 0
+ *   (an expression has no address for Eigen to align: it loads unaligned packets from the start);
  *   inv = 1 / sqrtf(var_sum / n + eps); s = inv * gamma[c]; t = beta[c] - mean * s; y = x * s + t,
  *   c = row % channels.
  * Scalar in every variant (wasm has no fused multiply-add: qnn_fmaf computes x86's exactly), rows split
@@ -96,14 +97,14 @@ SCALAR_LOOP
 }
 
 /* Eigen's sum over a row of a Map'ed float vector with SSE packets of 4 (Redux.h, LinearVectorizedTraversal)
- * of the values or, with `squares`, of (value - mean)^2: the packets from the first 16-byte-aligned element
- * (`start`: the row begins at element row * columns of a 64-byte-aligned buffer) into two accumulators over
+ * of the values or, with `squares`, of (value - mean)^2: the packets from element `start` (the values': the
+ * first 16-byte-aligned one, the row beginning at element row * columns of a 64-byte-aligned buffer) into two accumulators over
  * blocks of 8, added, one more packet, the lanes added as (l0 + l2) + (l1 + l3), then the elements before
- * `start` and after the last packet, in order. Lanes starting at 0 change nothing (no term is -0); without
+ * `start` and after the last packet, in order. Lanes starting at -0 change nothing (-0 + t is t, -0 too); without
  * a whole packet it is the sequential sum, as Eigen's. */
 __attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const uint8_t* x, size_t start, int squares, float mean) {
   const size_t n = (size_t) op->r.columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
-  float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum = 0.0f;
+  float lanes[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f}, sum = -0.0f;
 SCALAR_LOOP
   for (size_t i = 0; i <= n; i++) {
     if (i == pairs) {
@@ -136,7 +137,7 @@ static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
     const size_t start = (size_t) (-(row * n)) & 3;
     const size_t aligned = start < n ? start : n;
     mean = eigen_sum(op, x, aligned, 0, 0.0f) / count;
-    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, aligned, 1, mean) / count + op->r.epsilon);
+    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, 0, 1, mean) / count + op->r.epsilon);
     const size_t channel = row % (size_t) op->r.channels;
     scale = inverse * op->gamma[channel];
     shift = op->beta[channel] - mean * scale;
