@@ -121,6 +121,21 @@ def test_layer_norm_output_also_quantized(mode):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("move", ["Gather", "Slice"])
+def test_layer_norm_moved_then_hard_swish(mode, move):
+    """LayerNormalization -> Gather / Slice of its tokens -> HardSwish: the float32 values move."""
+    extra = {"idx": np.array([0, 2, 4, 5, 9, 14], np.int64), "starts": np.array([1], np.int64),
+             "ends": np.array([13], np.int64), "axes": np.array([1], np.int64), "steps": np.array([2], np.int64)}
+    selected = {"Gather": helper.make_node("Gather", ["l", "idx"], ["s"], axis=1),
+                "Slice": helper.make_node("Slice", ["l", "starts", "ends", "axes", "steps"], ["s"])}[move]
+    middle = [layer_norm("t", "l"), selected, helper.make_node("HardSwish", ["s"], ["m"])]
+    data = quantized(tokens_model(middle, [("y", [1, 6, 4])], extra), feeds(), **MODES[mode])
+    types = [t for t, _, _ in float32_ops(data)]
+    assert types[0] == "LAYER_NORM" and "ELEMENT_F32" in types
+    assert_bit_exact(data)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 def test_instance_norm_of_a_layer_norm(mode):
     """poolformerv2's stem: LayerNormalization -> Transpose back to channels first, read quantized (the
     residual) and by Reshape -> InstanceNormalization (timm's GroupNorm with one group) in float."""

@@ -6,6 +6,7 @@ from ...numerics.float32 import float32
 from .attributes import attributes
 from .constants import required_constant
 from .context import Value
+from .float32_path import float32_result
 from .proto import DATA_TYPES
 from .registry import arity_problem
 from .skip import Skip
@@ -94,8 +95,8 @@ def qparams(ctx, scale_name, zero_point_name, what, allow_vector=False):
 
 
 # the ops that run on float32 values (float32_path.py), as a refusal names them
-FLOAT32_OPS = ("element-wise ops, LayerNormalization, InstanceNormalization, Add / Sub / Mul / Div, Reshape, "
-               "Transpose and QuantizeLinear")
+FLOAT32_OPS = ("element-wise ops, LayerNormalization, InstanceNormalization, Add / Sub / Mul / Div, the moves "
+               "(Reshape, Transpose, Slice, Split, Gather, DepthToSpace) and QuantizeLinear")
 
 
 def float_value(ctx, name):
@@ -315,7 +316,11 @@ def moved_output(ctx, node, out, x, shape, nhwc, emit, requantizes=False):
     ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
     quantized again where the quantizer gave the output other parameters (it moves values in float),
     and dequantized where the float result is a model output or feeds float ops. ``requantizes``: the
-    op computes in float and quantizes with the output's parameters itself (a bilinear Resize)."""
+    op computes in float and quantizes with the output's parameters itself (a bilinear Resize). On a
+    float32 value (float32_path.py) the float32 values move."""
+    if float_value(ctx, x):
+        emit(float32_result(ctx, out, shape, nhwc))
+        return
     t = ctx.tensors[ctx.values[x].index]
     consumers = ctx.consumers[out]
     quantized_after = out not in ctx.outputs and consumers and all(c.op_type == "QuantizeLinear"

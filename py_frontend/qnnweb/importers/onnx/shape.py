@@ -397,7 +397,7 @@ def block_move(ctx, node, op_type, block, mode):
         mode = mode.decode("utf-8", "replace")
     if mode not in ("DCR", "CRD"):
         raise Skip(f"mode {mode!r}; expected DCR or CRD")
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     index = nhwc_index(ctx, x)
     n, h, w, c = ctx.tensors[index].shape
     if op_type == "DEPTH_TO_SPACE":
