@@ -3,8 +3,10 @@ reads it, not only QuantizeLinear: QOperator leaves LayerNormalization -> HardSw
 LayerNormalization, PRelu -> GELU ... in float), the result stays a float32 IR tensor, and the float ops
 on it run as onnxruntime runs them, one IR op per node: an element op (element_steps.py) as ELEMENT_F32
 (element_f32 here), LayerNormalization / InstanceNormalization as LAYER_NORM of a float32 input (norm.py),
-Add / Sub / Mul / Div as float32 ADD / SUB / MUL / DIV (binary.py), Reshape / Transpose on float32 tensors
-(shape.py), QuantizeLinear as QUANTIZE (qdq.py). Which results stay float32: quantization.read_in_float.
+Add / Sub / Mul / Div as float32 ADD / SUB / MUL / DIV (binary.py), the moves on float32 tensors (Reshape,
+Transpose, DepthToSpace: shape.py; Slice, Split, Gather: slicing.py), QuantizeLinear as QUANTIZE (qdq.py).
+Which results stay float32: quantization.read_in_float; an op without float32 arithmetic (a float MaxPool,
+AveragePool, Resize ...) on such a result is refused by name (quantization.activation_input).
 
 It is the fallback: the int8 paths (a table of one int8 tensor, an int8 view, a float region) come first,
 and a result that only QuantizeLinear reads, directly or through ops that commute with it, is quantized."""

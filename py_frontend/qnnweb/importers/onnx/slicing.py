@@ -172,6 +172,8 @@ def import_pad(ctx, node, attrs):
         amounts[axis % rank] = [pads[k], pads[k + len(axes)]]
     if any(a < 0 for pair in amounts for a in pair):
         raise Skip("negative pads (cropping) are not supported")
+    if any(a > INT32_MAX for pair in amounts for a in pair):
+        raise Skip(f"pads {pads} beyond 32-bit integers")
     nhwc, index = ctx.values[x].nhwc, ctx.values[x].index
     if nhwc:
         amounts = [amounts[i] for i in NCHW_TO_NHWC]
