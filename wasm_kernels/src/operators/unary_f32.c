@@ -7,12 +7,12 @@
  *   Gelu (erf and tanh forms), HardSwish, HardSigmoid, LeakyRelu, Clip, Relu, Sqrt, Pow 2 / 3, Neg, Abs,
  *     Reciprocal, and Add / Sub / Mul / Div with a constant: their float32 expressions, one rounding each.
  * The reference is qnnweb.numerics.onnxruntime.element_function, which tests/kernels/test_unary_f32.py
- * checks this against bit for bit on every variant; where Python's min / max are the reference, so are
- * their comparisons here (NaN passes through a clamp, -0 through max(x, 0)). Infinities: the clamps the
- * functions start with take them in (exp(-inf) = 0, tanh(inf) = 1, erf(inf) = 1). NaN gives NaN, except
- * where a clamp passes it on to a comparison that drops it (none of the functions above).
- * Scalar in every variant (no loop vectorized: the same floats, the code smaller), elements split
- * across threads. */
+ * checks this against bit for bit on every variant (and against onnxruntime itself); where Python's min /
+ * max are the reference, so are their comparisons here (NaN passes through a clamp, -0 through max(x, 0)).
+ * Infinities: the clamps the functions start with take them in (exp(-inf) = 0, tanh(inf) = 1,
+ * erf(inf) = 1). NaN gives NaN in every function (its payload aside).
+ * Scalar in every variant for now (no loop vectorized: the same floats, the code smaller; a SIMD128 form
+ * would compute the same steps four at a time), elements split across threads. */
 #include "qnnweb.h"
 #include "common.h"
 #include "fmaf.h"
