@@ -73,6 +73,19 @@ def test_layer_norm_then_hard_swish(mode):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("activation", ["Relu", "Clip"])
+def test_layer_norm_then_relu(mode, activation):
+    """LayerNormalization -> Relu / Clip (0, 6) -> QuantizeLinear: LAYER_NORM fuses no activation; the Relu
+    reads its float32 values (quantized first: it commutes with quantization)."""
+    bounds = {"lo": np.array(0, np.float32), "hi": np.array(6, np.float32)}
+    act = helper.make_node(activation, ["l", "lo", "hi"] if activation == "Clip" else ["l"], ["m"])
+    data = quantized(tokens_model([layer_norm("t", "l"), act], extra=bounds if activation == "Clip" else None),
+                     feeds(), **MODES[mode])
+    assert ("LAYER_NORM", "int8", "float32") in float32_ops(data)
+    assert_bit_exact(data)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 def test_layer_norm_of_a_layer_norm(mode):
     """LayerNormalization -> Transpose -> LayerNormalization over the other axis, all in float: the second
     normalizes the first's float32 values, moved in float32."""

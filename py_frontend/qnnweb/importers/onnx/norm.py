@@ -15,7 +15,7 @@ from ...numerics.float32 import float32, float32_bytes
 from ..shape_folding import product
 from .float32_path import float32_result
 from .layout import onnx_shape, plain_index
-from .quantization import activation_input, new_output, quantized_output, read_in_float
+from .quantization import activation_input, fused_reader, new_output, quantized_output, read_in_float
 from .registry import onnx_op
 from .skip import Skip
 
@@ -57,12 +57,11 @@ def normalization(ctx, node, x, axis, arithmetic, epsilon, gamma, beta, table=No
                   for what, name in (("gamma", gamma), ("beta", beta))]
     if table is not None:
         parameters.append(ctx.add_tensor(f"{node.output[0]}/table", [len(table) // 4], "float32", data=table))
-    if read_in_float(ctx, node.output[0]):
+    # LAYER_NORM fuses no activation: a Relu / Clip after it reads its float32 values (float32_path.py)
+    if read_in_float(ctx, node.output[0]) or fused_reader(ctx, node.output[0]) is not None:
         out = float32_result(ctx, node.output[0], list(shape), False)
     else:
-        out_names, params, activation = quantized_output(ctx, node)
-        if activation != "NONE":
-            raise Skip(f"a {activation} after {node.op_type} before its QuantizeLinear is not supported")
+        out_names, params, _ = quantized_output(ctx, node)   # (fused_reader: no activation to fuse)
         out = new_output(ctx, out_names, list(shape), params, False)
     ctx.add_op("LAYER_NORM", [index, *parameters], [out], axis=axis, epsilon=epsilon, arithmetic=arithmetic)
 

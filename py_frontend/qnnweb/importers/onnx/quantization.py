@@ -202,11 +202,18 @@ def read_in_float(ctx, name):
     (past the one Relu / Clip quantized_output fuses), with no QuantizeLinear ahead through ops that commute
     with quantization (quantization_ahead) saying how to quantize it first. quantized_output refuses such a
     result; an op that can write float32 keeps it as a float32 tensor instead (float32_path.py)."""
+    fused = fused_reader(ctx, name)
+    name = fused.output[0] if fused is not None else name
+    return not only_quantized(ctx, name) and quantization_ahead(ctx, name) is None
+
+
+def fused_reader(ctx, name):
+    """The Relu / Clip quantized_output fuses into the op writing float `name` (its one reader), or None."""
     consumers = ctx.consumers.get(name, [])
     if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in ctx.outputs \
             and not arity_problem(consumers[0]) and fusable_activation(ctx, consumers[0]) is not None:
-        name = consumers[0].output[0]
-    return not only_quantized(ctx, name) and quantization_ahead(ctx, name) is None
+        return consumers[0]
+    return None
 
 
 def dequantized_view(ctx, name, params, activation):
