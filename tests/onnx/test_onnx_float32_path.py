@@ -1,7 +1,7 @@
 """The float32 data path (importers/onnx/float32_path.py): a float op's float result that another float op
 reads in float (onnxruntime's QOperator form leaves LayerNormalization -> HardSwish, LayerNormalization ->
 LayerNormalization, LayerNormalization -> GELU ... all in float) stays a float32 tensor, and each float op
-on it runs as onnxruntime runs it: ELEMENT_F32, LAYER_NORM of a float32 input, float32 ADD / MUL ...,
+on it runs as onnxruntime runs it: ELEMENT_F32, LAYER_NORM of a float32 input, float32 ADD / SUB / MUL / DIV,
 QUANTIZE. Bit-exact with onnxruntime in every variant; the IR holds the float32 ops named (one per node)."""
 
 import numpy as np
