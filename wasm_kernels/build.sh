@@ -19,7 +19,8 @@ wasm_ld="${WASM_LD19:-/usr/lib/llvm-19/bin/wasm-ld}"
 
 cd "$here"
 shopt -s nullglob
-common_srcs=(src/allocator.c src/threadpool.c src/config.c src/plan.c src/packing.c src/indirection.c src/gemm_rows.c src/operators/*.c)
+common_srcs=(src/allocator.c src/threadpool.c src/config.c src/plan.c src/packing.c src/indirection.c src/gemm_rows.c src/fmaf.c
+             src/operators/*.c)
 scalar_srcs=(src/qs8-igemm/*-scalar.c src/qs8-dwconv/*-scalar.c)
 simd128_srcs=(src/qs8-igemm/*-simd128*.c src/qs8-gemm/*-simd128*.c src/qs8-packa/*-simd128*.c src/qs8-dwconv/*-simd128*.c)
 relaxed_srcs=(src/qs8-igemm/*-relaxed*.c src/qs8-dwconv/*-relaxed*.c)

@@ -73,14 +73,19 @@ RECORDS = {
     # float32 operands and output; operation 0 add, 1 subtract, 2 multiply, 3 divide; b_first: b OP a
     "binary_f32": (24, _BINARY + " operation b_first output_min:f output_max:f"),
     # gamma / beta: float32 [channels] each; arithmetic 0 LayerNormalization, 1 InstanceNormalization; table:
-    # float32 [256] (per column: [columns][256]) input values by byte, 0: dequantized; float_output: float32 y
+    # float32 [256] (per column: [columns][256]) input values by byte, 0: dequantized; float_output: float32 y;
+    # float_input: x is float32, read as it is
     "layer_norm": (25, "input output rows columns channels gamma beta arithmetic epsilon:f input_scale:f "
-                       "input_zero_point output_scale:f output_zero_point table table_per_column float_output"),
+                       "input_zero_point output_scale:f output_zero_point table table_per_column float_output "
+                       "float_input"),
     # Y[b] = A[b] B[b]: batch dims and per-input element strides (0 where broadcast), outermost first;
     # transpose_b: B[b] is [columns, depth]; arithmetic 0 fp32 (scale), 1 TFLite's fixed point
     "batch_matmul": (26, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
                          "b_stride1 b_stride2 rows depth columns transpose_b a_zero_point b_zero_point "
                          "output_zero_point scale:f output_min output_max arithmetic fixed_multiplier fixed_shift"),
+    # float32 -> float32, one of onnxruntime's element functions (qnnweb.h's qnn_unary_f32_operation;
+    # ops/unary_f32.py), alpha / beta its constants
+    "unary_f32": (27, "input output size operation alpha:f beta:f"),
     # onnxruntime's DynamicQuantizeLinear: uint8 output held as int8 (q - 128); output_parameters: 8 bytes of the
     # arena, float32 scale and int32 zero point - 128, read by the dynamic_matmuls of this output
     "dynamic_quantize": (28, "input output size output_parameters"),

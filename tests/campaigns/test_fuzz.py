@@ -46,7 +46,9 @@ ESCAPES = sorted((Path(__file__).resolve().parents[1] / "data" / "onnx" / "fuzz_
 @pytest.mark.parametrize("path", ESCAPES, ids=[p.stem for p in ESCAPES])
 def test_former_escapes_are_model_errors(path):
     """Mutants that once escaped the error contract (./build.sh fuzz --seed 20261210: a quantization with
-    no zero point, a Concat of scalars, a shared bias with fewer scales than channels) are refused cleanly."""
+    no zero point, a Concat of scalars, a shared bias with fewer scales than channels; mutants of difftest
+    models that run the float32 path: a Transpose perm out of range, on int8 and on float32 values, an
+    epsilon of another type than FLOAT, pads beyond 32 bits) are refused cleanly."""
     with pytest.raises(qnnweb.ModelError):
         qnnweb.load(path.read_bytes(), variant="scalar")
 

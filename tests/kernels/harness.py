@@ -231,14 +231,28 @@ def softmax(variant, x, x_scale, x_zp, y_scale, y_zp, beta=1.0, fmt="tflite"):
 
 def layer_norm(variant, x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp, arithmetic="layer"):
     """LAYER_NORM of int8 x [rows, columns] (arithmetic "layer": gamma / beta [columns]) or [N, C, columns]
-    ("instance": gamma / beta [C])."""
+    ("instance": gamma / beta [C]); a float32 x is read as it is (x_scale, x_zp unused), and y_scale None
+    gives a float32 output."""
     g = GraphBuilder()
-    xi = g.input(x.shape, "int8", x_scale, x_zp)
-    yi = g.output(x.shape, "int8", y_scale, y_zp)
+    xi = g.input(x.shape, "float32") if x.dtype == np.float32 else g.input(x.shape, "int8", x_scale, x_zp)
+    yi = g.output(x.shape, "float32") if y_scale is None else g.output(x.shape, "int8", y_scale, y_zp)
     parameters = [g.constant(p, "float32") for p in (gamma, beta)]
     g.op("LAYER_NORM", [xi, *parameters], [yi], axis=-1 if arithmetic == "layer" else 2, epsilon=epsilon,
          arithmetic=arithmetic)
     return run(g, variant, x, fmt="onnx")[0]
+
+
+def assert_same_floats(got, want, x=None):
+    """float32 arrays equal bit for bit, any NaN equal to any NaN; ``x``: the inputs, to name the first
+    element that differs."""
+    got, want = np.asarray(got, np.float32), np.asarray(want, np.float32)
+    assert got.shape == want.shape
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    bad = np.flatnonzero(~same)
+    if bad.size:
+        k = bad[0]
+        at = f"f({x.flat[k]!r} = {x.flat[k].view(np.uint32):#010x})" if x is not None else f"element {k}"
+        raise AssertionError(f"{bad.size} of {got.size} differ: {at} = {got.flat[k]!r}, expected {want.flat[k]!r}")
 
 
 # ----------------------------------------------------------------------------- strategies

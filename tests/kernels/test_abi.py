@@ -19,6 +19,7 @@ import harness as H
 import qnnweb
 from qnnweb import kernels
 from qnnweb.host.wasmtime_host import WasmtimeHost
+from qnnweb.ops.unary_f32 import OPERATIONS as UNARY_F32_OPERATIONS
 from qnnweb.records import ABI_VERSION, CONSTANT_FIELDS, LAYOUTS, RECORDS, pack_record, record_words
 
 VARIANT_IDS = {"scalar": 0, "simd128": 1, "relaxed": 2}
@@ -300,7 +301,9 @@ def valid_fields(k, kind):
         "layer_norm": dict(common, rows=4, columns=10, channels=10, gamma=k.constant(np.ones(10, np.float32), 0),
                            beta=k.constant(np.zeros(10, np.float32), 64), arithmetic=0, epsilon=1e-5, input_scale=0.1,
                            input_zero_point=3, output_scale=0.05, output_zero_point=-2, table=0, table_per_column=0,
-                           float_output=0),
+                           float_output=0, float_input=0),
+        # float32 [100] -> float32 [100]: erf
+        "unary_f32": dict(common, size=100, operation=1, alpha=0.0, beta=0.0),
         "resize": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=8, output_width=8,
                        rows=k.constant(resize_table(4, 8), 2048), columns=k.constant(resize_table(4, 8), 2304),
                        arithmetic=0, scale=0.1, zero_point=0, output_scale=0.1, output_zero_point=0),
@@ -599,6 +602,15 @@ def test_random_records_never_trap(variant, kind, data):
     ("layer_norm", dict(float_output=-1), "float_output"),
     ("layer_norm", dict(table=0x7FFFFF00), "table"),
     ("layer_norm", dict(rows=1 << 12, columns=1 << 12, channels=1 << 12), "arena"),
+    ("layer_norm", dict(float_input=2), "float_input"),
+    ("layer_norm", dict(float_input=1, table=1024), "float_input"),
+    ("layer_norm", dict(float_input=1, rows=110), "arena"),   # 110 x 10 float32: 4400 bytes, int8 1100 fit
+    ("unary_f32", dict(operation=len(UNARY_F32_OPERATIONS)), "operation"),
+    ("unary_f32", dict(operation=-1), "operation"),
+    ("unary_f32", dict(operation=17, alpha=1.0, beta=-1.0), "alpha <= beta"),
+    ("unary_f32", dict(size=-1), "size"),
+    ("unary_f32", dict(output=4096 - 396), "arena"),            # 400 float32 bytes: 4 past the end
+    ("unary_f32", dict(input=4096 - 396), "arena"),
     ("dynamic_quantize", dict(output_parameters=1026), "aligned"),
     ("dynamic_matmul", dict(input_parameters=1026), "aligned"),
     ("dynamic_matmul", dict(depth=(1 << 16) + 2, rows=1), "depth"),

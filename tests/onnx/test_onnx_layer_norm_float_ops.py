@@ -2,8 +2,8 @@
 BatchNormalization, GELU or HardSwish whose result only moves (Reshape, Transpose) on to the
 LayerNormalization (their tables become its input values, one per column where the BatchNormalization's
 channels are the normalized axis), and a LayerNormalization whose result only moves on to the model's
-float output (float32). Bit-exact with onnxruntime in every variant; a LayerNormalization of another float
-normalization's result (float arithmetic on float arithmetic) stays refused by name."""
+float output (float32). Bit-exact with onnxruntime in every variant. (A LayerNormalization of another
+normalization's float result: test_onnx_float32_path.py.)"""
 
 import numpy as np
 import pytest
@@ -81,23 +81,6 @@ def test_layer_norm_moved_to_the_float_output(mode, float_op):
     data = quantized(tokens_model(FLOAT_OPS[float_op], tail="output"), feeds(), **MODES[mode])
     for _ in range(3):
         assert_matches_onnxruntime(data, feeds(1)[0]["x"], ["LAYER_NORM"], exact=True)
-
-
-def test_layer_norm_of_a_layer_norm_is_refused():
-    """LayerNormalization -> Transpose -> LayerNormalization in float: the second normalizes float results
-    that are no function of one int8 value (a float32 data path qnnweb does not have)."""
-    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Reshape", ["c", "tokens"], ["r"]),
-             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
-             helper.make_node("LayerNormalization", ["t", "g", "b"], ["l"], axis=-1, epsilon=1e-5),
-             helper.make_node("Transpose", ["l"], ["t2"], perm=[0, 2, 1]),
-             helper.make_node("LayerNormalization", ["t2", "g2", "b2"], ["l2"], axis=-1, epsilon=1e-5),
-             helper.make_node("MatMul", ["l2", "w3"], ["y"])]
-    init = initializers([C])
-    init.update(g2=normal(1, 0.3, H * W), b2=normal(0, 0.3, H * W), w3=normal(0, 0.5, (H * W, 4)))
-    model = float_model(nodes, [("x", SHAPE)], [("y", [1, C, 4])], init, opset=20)
-    data = quantized(model, feeds(), **MODES["qoperator-u8"])
-    with pytest.raises(qnnweb.UnsupportedModelError, match="its float output 'l' is used in float"):
-        qnnweb.load(data)
 
 
 def test_batch_norm_channels_across_a_row_are_refused():

@@ -59,6 +59,7 @@ enum qnn_op_type {
   QNN_OP_BINARY_F32 = 24, /* float32 add / subtract / multiply / divide, broadcasting (a model's float ops before it quantizes) */
   QNN_OP_LAYER_NORM = 25, /* normalization of int8 rows (ONNX LayerNormalization, InstanceNormalization) */
   QNN_OP_BATCH_MATMUL = 26, /* Y[b] = A[b] B[b] of two int8 activations, broadcasting batch dimensions */
+  QNN_OP_UNARY_F32 = 27,  /* float32 -> float32 element function with onnxruntime's float arithmetic (erf, exp, ...) */
   QNN_OP_DYNAMIC_QUANTIZE = 28, /* float32 -> uint8 (held as int8) with a scale and zero point found at run time */
   QNN_OP_DYNAMIC_MATMUL = 29, /* float32 Y = dynamically quantized X times constant 8-bit weights, + bias */
   QNN_OP_REDUCE_F32 = 30, /* float32 mean / sum of each row, in onnxruntime's order (a model's float ReduceMean) */
@@ -345,7 +346,8 @@ struct qnn_softmax_record {
 };
 
 /* Normalization of int8 [rows][columns] with onnxruntime's float arithmetic (src/operators/layer_norm.c):
- * dequantized, normalized over each row, times gamma plus beta, quantized as QuantizeLinear does.
+ * dequantized, normalized over each row, times gamma plus beta, quantized as QuantizeLinear does. With
+ * float_input 1 the input is float32 [rows][columns], its values read as they are (no table then).
  *   arithmetic 0: LayerNormalization, gamma / beta per column (channels == columns).
  *   arithmetic 1: InstanceNormalization, gamma / beta per row: row r takes element r % channels. */
 struct qnn_layer_norm_record {
@@ -364,6 +366,49 @@ struct qnn_layer_norm_record {
                              * input before the normalization (onnxruntime's QOperator form leaves it in float) */
   int32_t table_per_column;
   int32_t float_output;     /* 1: the output is float32, unquantized (a model's float output) */
+  int32_t float_input;      /* 1: the input is float32 (another float op's result); table 0, input_scale and
+                             * input_zero_point unused */
+};
+
+/* output[i] = f(input[i]), float32 -> float32, f one of onnxruntime's float element functions computed as
+ * its x86-64 CPU kernels compute them (src/operators/unary_f32.c; qnnweb.numerics.onnxruntime's
+ * element_function is the reference, bit for bit): `operation` picks f (enum qnn_unary_f32_operation),
+ * alpha and beta are its constants. */
+enum qnn_unary_f32_operation {
+  QNN_UNARY_F32_COPY = 0,           /* x (Pow 1, Clip without bounds) */
+  QNN_UNARY_F32_ERF = 1,            /* MLAS's erf */
+  QNN_UNARY_F32_EXP = 2,            /* MLAS's exp */
+  QNN_UNARY_F32_GELU = 3,           /* 0.5 x (erf(x / sqrt 2) + 1) */
+  QNN_UNARY_F32_GELU_TANH = 4,      /* 0.5 x (tanh(x (0.0356774 x^2 + 0.797885)) + 1), MLAS's tanh */
+  QNN_UNARY_F32_SQRT = 5,
+  QNN_UNARY_F32_SQUARE = 6,         /* x * x (Pow 2) */
+  QNN_UNARY_F32_CUBE = 7,           /* x * x * x (Pow 3) */
+  QNN_UNARY_F32_NEGATE = 8,
+  QNN_UNARY_F32_ABS = 9,
+  QNN_UNARY_F32_RECIPROCAL = 10,
+  QNN_UNARY_F32_LEAKY_RELU = 11,    /* x >= 0 ? x : alpha x */
+  QNN_UNARY_F32_ELU = 12,           /* x >= 0 ? x : alpha (exp(x) - 1), Eigen's exp */
+  QNN_UNARY_F32_LOGISTIC = 13,      /* MLAS's */
+  QNN_UNARY_F32_TANH = 14,          /* MLAS's */
+  QNN_UNARY_F32_HARD_SWISH = 15,    /* x min(max(x / 6 + 0.5, 0), 1) */
+  QNN_UNARY_F32_HARD_SIGMOID = 16,  /* min(max(alpha x + beta, 0), 1) */
+  QNN_UNARY_F32_CLAMP = 17,         /* min(max(x, alpha), beta) */
+  QNN_UNARY_F32_MAX = 18,           /* max(x, alpha) */
+  QNN_UNARY_F32_MIN = 19,           /* min(x, beta) */
+  QNN_UNARY_F32_ADD = 20,           /* x + alpha */
+  QNN_UNARY_F32_SUBTRACT = 21,      /* x - alpha */
+  QNN_UNARY_F32_SUBTRACT_FROM = 22, /* alpha - x */
+  QNN_UNARY_F32_MULTIPLY = 23,      /* x * alpha */
+  QNN_UNARY_F32_DIVIDE = 24,        /* x / alpha */
+  QNN_UNARY_F32_DIVIDE_INTO = 25,   /* alpha / x */
+  QNN_UNARY_F32_OPERATION_COUNT = 26,
+};
+
+struct qnn_unary_f32_record {
+  int32_t op, words;
+  int32_t input, output, size;  /* float32 [size] each (input == output: in place) */
+  int32_t operation;
+  float alpha, beta;
 };
 
 /* The mean (operation 0) or sum (1; 2, max, is reserved) of each row of float32 [rows][columns], written

@@ -9,7 +9,7 @@
 #define QNN_EXPORT(name) __attribute__((export_name(#name))) name
 
 /* Load-time code (an operator's create: checks, indirection, packing set-up), compiled for size: its
- * loops run once per model, and the relaxed module has a size budget (128 KiB), which unrolled and
+ * loops run once per model, and the relaxed module has a size budget (160 KiB), which unrolled and
  * vectorized copies of them spent. */
 #define QNN_PLAN_CODE __attribute__((minsize))
 

@@ -36,6 +36,7 @@ QNN_DECLARE_OPERATOR(resize)
 QNN_DECLARE_OPERATOR(detection_postprocess)
 QNN_DECLARE_OPERATOR(batch_matmul)
 QNN_DECLARE_OPERATOR(layer_norm)
+QNN_DECLARE_OPERATOR(unary_f32)
 QNN_DECLARE_OPERATOR(dynamic_quantize)
 QNN_DECLARE_OPERATOR(dynamic_matmul)
 

@@ -40,6 +40,7 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_BINARY_F32] = QNN_OP_KIND(qnn_binary_f32_record, binary_f32),
   [QNN_OP_BATCH_MATMUL] = QNN_OP_KIND(qnn_batch_matmul_record, batch_matmul),
   [QNN_OP_LAYER_NORM] = QNN_OP_KIND(qnn_layer_norm_record, layer_norm),
+  [QNN_OP_UNARY_F32] = QNN_OP_KIND(qnn_unary_f32_record, unary_f32),
   [QNN_OP_DYNAMIC_QUANTIZE] = QNN_OP_KIND(qnn_dynamic_quantize_record, dynamic_quantize),
   [QNN_OP_DYNAMIC_MATMUL] = QNN_OP_KIND(qnn_dynamic_matmul_record, dynamic_matmul),
   [QNN_OP_REDUCE_F32] = QNN_OP_KIND(qnn_reduce_f32_record, reduce_f32),

@@ -2,8 +2,9 @@
 LayerNormalization or InstanceNormalization between DequantizeLinear and QuantizeLinear). The op's
 inputs: the int8 tensor, float32 gamma and beta constants, and optionally a float32 table: the input's
 values by byte ([256], or [columns, 256]: one per column of the rows) in place of its dequantized ones (a
-float op onnxruntime ran on the dequantized tensor first). A float32 output is written unquantized (a
-model's float output). Options: ``axis`` (the rows are the
+float op onnxruntime ran on the dequantized tensor first). A float32 input (another float op's result:
+LayerNormalization -> LayerNormalization) is read as it is, without a table. A float32 output is written
+unquantized (a model's float output, or a float op's input). Options: ``axis`` (the rows are the
 dimensions from it on, contiguous in the IR tensor), ``epsilon`` and ``arithmetic``: "layer" (gamma /
 beta per element of the row) or "instance" (axis 2, gamma / beta per dimension 1). See
 wasm_kernels/src/operators/layer_norm.c."""
@@ -20,7 +21,8 @@ ARITHMETIC = {"layer": 0, "instance": 1}
 @lowering("LAYER_NORM")
 def lower_layer_norm(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
-    x_scale, x_zp = require_int8(x, "input")
+    float_input = x.dtype == "float32"
+    x_scale, x_zp = (1.0, 0) if float_input else require_int8(x, "input")
     float_output = y.dtype == "float32"
     y_scale, y_zp = (1.0, 0) if float_output else require_int8(y, "output")
     if x.shape != y.shape:
@@ -42,6 +44,8 @@ def lower_layer_norm(graph, op):
         parameters[name] = data
     table_per_column = False
     if len(op.inputs) > 3:
+        if float_input:
+            raise Unsupported("a table of input values with a float32 input: its values are read as they are")
         table = require_constant(graph.tensors[op.inputs[3]], "table", "float32")
         if len(table) not in (1024, 1024 * columns) or arithmetic != "layer":
             raise Unsupported(f"a table of {len(table) // 4} values: LayerNormalization takes 256, or 256 per "
@@ -54,5 +58,5 @@ def lower_layer_norm(graph, op):
     fields = dict(input=op.inputs[0], output=op.outputs[0], rows=rows, columns=columns, channels=channels,
                   arithmetic=ARITHMETIC[arithmetic], epsilon=epsilon, input_scale=x_scale, input_zero_point=x_zp,
                   output_scale=y_scale, output_zero_point=y_zp, table=0, table_per_column=int(table_per_column),
-                  float_output=int(float_output))
+                  float_output=int(float_output), float_input=int(float_input))
     return [Step("layer_norm", fields, parameters)]

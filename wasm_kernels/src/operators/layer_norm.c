@@ -4,7 +4,8 @@
  * DequantizeLinear), normalized, scaled and shifted by float32 gamma / beta, and quantized as its
  * QuantizeLinear (rint(y / output_scale) + zp, clamped). With a table, the input's values are the table's (a float
  * op onnxruntime ran on the dequantized input first: one table, or one per column), and with float_output the
- * result is written as float32 (a model's float output).
+ * result is written as float32 (a model's float output). With float_input the input is float32 (a float op's
+ * result), its values read as they are.
  * arithmetic 0, LayerNormalization (core/providers/cpu/nn/layer_norm_impl.cc, ComputeJob for float):
  *   rows of up to 7: Welford's update in float32: delta = x - mean, mean += delta / k, m2 += (x - mean) * delta;
  *     d = sqrtf(m2 / n + eps); y = (x - mean) / d * gamma + beta.
@@ -14,13 +15,15 @@
  *     when 4 or more are left, the last ones fused; inv = 1 / sqrtf(sum / n + eps);
  *     y = fma((x - mean) * inv, gamma, beta).
  * arithmetic 1, InstanceNormalization (core/providers/cpu/nn/instance_norm.cc, Eigen's reductions with
- *   SSE's 4 lanes): mean = eigen_sum(x) / n; var_sum = eigen_sum((x - mean)^2);
+ *   SSE's 4 lanes): mean = eigen_sum(x) / n; var_sum = eigen_sum((x - mean)^2), its packets from element 0
+ *   (an expression has no address for Eigen to align: it loads unaligned packets from the start);
  *   inv = 1 / sqrtf(var_sum / n + eps); s = inv * gamma[c]; t = beta[c] - mean * s; y = x * s + t,
  *   c = row % channels.
- * Scalar in every variant (wasm has no fused multiply-add: fma_f32 computes x86's exactly), rows split
+ * Scalar in every variant (wasm has no fused multiply-add: qnn_fmaf computes x86's exactly), rows split
  * across threads. */
 #include "qnnweb.h"
 #include "common.h"
+#include "fmaf.h"
 #include "operators.h"
 #include "requantization.h"
 #include "threadpool.h"
@@ -32,7 +35,7 @@
 struct layer_norm_op {
   struct qnn_op base;
   struct qnn_layer_norm_record r;  /* its sizes, arithmetic, epsilon, output quantization */
-  const int8_t* input;
+  const uint8_t* input;   /* int8, or float32 with r.float_input */
   void* output;
   const float* gamma;
   const float* beta;
@@ -42,8 +45,8 @@ struct layer_norm_op {
 };
 
 /* The float value of element k of a row starting at x. */
-static inline float value(const struct layer_norm_op* op, const int8_t* x, size_t k) {
-  return op->values[k * op->stride + (uint8_t) x[k]];
+static inline float value(const struct layer_norm_op* op, const uint8_t* x, size_t k) {
+  return op->r.float_input ? ((const float*) x)[k] : op->values[k * op->stride + x[k]];
 }
 
 QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
@@ -55,13 +58,15 @@ QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* r
   if (((r->arithmetic != 0 || r->channels != r->columns) && (r->arithmetic != 1 || r->rows % r->channels != 0)) ||
       !(r->input_scale > 0.0f && r->input_scale < 3.0e38f) || !(r->output_scale > 0.0f && r->output_scale < 3.0e38f) ||
       !(r->epsilon >= 0.0f && r->epsilon < 3.0e38f) || (uint32_t) r->table_per_column > 1 ||
-      (uint32_t) r->float_output > 1) {
+      (uint32_t) r->float_output > 1 || (uint32_t) r->float_input > 1 || (r->float_input && r->table != 0)) {
     qnn_set_error("layer_norm: arithmetic 0 needs channels == columns, 1 rows a multiple of channels; scales "
-                  "positive and finite, epsilon non-negative and finite; table_per_column, float_output 0 or 1");
+                  "positive and finite, epsilon non-negative and finite; table_per_column, float_output, "
+                  "float_input 0 or 1, no table with float_input");
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t size = (int64_t) r->rows * r->columns, parameter_bytes = (int64_t) r->channels * 4;
-  const int8_t* input = qnn_plan_tensor(plan, r->input, size, "layer_norm input");
+  const uint8_t* input = (const uint8_t*) qnn_plan_tensor(plan, r->input, r->float_input ? size * 4 : size,
+                                                          "layer_norm input");
   int8_t* output = qnn_plan_tensor(plan, r->output, r->float_output ? size * 4 : size, "layer_norm output");
   const int64_t table_bytes = r->table_per_column ? (int64_t) r->columns * 1024 : 1024;
   const float* table = r->table != 0 ? qnn_plan_constant(r->table, table_bytes, "layer_norm table") : NULL;
@@ -91,29 +96,15 @@ SCALAR_LOOP
   return QNN_OK;
 }
 
-/* a * b + c rounded once to float32, as x86's vfmadd: the double product is exact, TwoSum gives the sum's
- * rounding error, which decides only when the double sum is a float32 tie. */
-__attribute__((noinline)) static float fma_f32(float a, float b, float c) {
-  const double p = (double) a * b, s = p + c, v = s - p;
-  const double error = (p - (s - v)) + ((double) c - v);
-  float r = (float) s;
-  if (error != 0.0 && (double) r != s) {
-    union { float f; uint32_t u; } other = {r};
-    other.u += ((double) r < s) == (r >= 0.0f) ? 1 : (uint32_t) -1;  /* the float32 on s's other side */
-    if (((double) r + (double) other.f) * 0.5 == s && (error > 0.0) == (other.f > r)) r = other.f;
-  }
-  return r;
-}
-
 /* Eigen's sum over a row of a Map'ed float vector with SSE packets of 4 (Redux.h, LinearVectorizedTraversal)
- * of the values or, with `squares`, of (value - mean)^2: the packets from the first 16-byte-aligned element
- * (`start`: the row begins at element row * columns of a 64-byte-aligned buffer) into two accumulators over
+ * of the values or, with `squares`, of (value - mean)^2: the packets from element `start` (the values': the
+ * first 16-byte-aligned one, the row beginning at element row * columns of a 64-byte-aligned buffer) into two accumulators over
  * blocks of 8, added, one more packet, the lanes added as (l0 + l2) + (l1 + l3), then the elements before
- * `start` and after the last packet, in order. Lanes starting at 0 change nothing (no term is -0); without
+ * `start` and after the last packet, in order. Lanes starting at -0 change nothing (-0 + t is t, -0 too); without
  * a whole packet it is the sequential sum, as Eigen's. */
-__attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const int8_t* x, size_t start, int squares, float mean) {
+__attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const uint8_t* x, size_t start, int squares, float mean) {
   const size_t n = (size_t) op->r.columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
-  float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum = 0.0f;
+  float lanes[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f}, sum = -0.0f;
 SCALAR_LOOP
   for (size_t i = 0; i <= n; i++) {
     if (i == pairs) {
@@ -137,7 +128,7 @@ SCALAR_LOOP
  * normalized and quantized. */
 static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
   const size_t n = (size_t) op->r.columns;
-  const int8_t* x = op->input + row * n;
+  const uint8_t* x = op->input + (op->r.float_input ? row * n * 4 : row * n);
   int8_t* y = (int8_t*) op->output + row * n;
   float* y_float = (float*) op->output + row * n;
   const float count = (float) n;
@@ -146,7 +137,7 @@ static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
     const size_t start = (size_t) (-(row * n)) & 3;
     const size_t aligned = start < n ? start : n;
     mean = eigen_sum(op, x, aligned, 0, 0.0f) / count;
-    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, aligned, 1, mean) / count + op->r.epsilon);
+    inverse = 1.0f / __builtin_sqrtf(eigen_sum(op, x, 0, 1, mean) / count + op->r.epsilon);
     const size_t channel = row % (size_t) op->r.channels;
     scale = inverse * op->gamma[channel];
     shift = op->beta[channel] - mean * scale;
@@ -172,14 +163,14 @@ SCALAR_LOOP
 SCALAR_LOOP
     for (k = 0; k < n / 8 * 8; k++) {
       const float d = value(op, x, k) - mean;
-      squares[k & 7] = fma_f32(d, d, squares[k & 7]);
+      squares[k & 7] = qnn_fmaf(d, d, squares[k & 7]);
     }
     float sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
     const size_t products = n - k >= 4 ? k + 4 : k;  /* 4 or more left: the first 4 squared, then added */
 SCALAR_LOOP
     for (; k < n; k++) {
       const float d = value(op, x, k) - mean;
-      sum = k < products ? sum + d * d : fma_f32(d, d, sum);
+      sum = k < products ? sum + d * d : qnn_fmaf(d, d, sum);
     }
     inverse = 1.0f / __builtin_sqrtf(sum / count + op->r.epsilon);
   }
@@ -188,7 +179,7 @@ SCALAR_LOOP
     const float v = value(op, x, k), d = v - mean;
     const float normalized = op->r.arithmetic == 1 ? v * scale + shift
                              : n <= 7 ? d / deviation * op->gamma[k] + op->beta[k]
-                             : fma_f32(d * inverse, op->gamma[k], op->beta[k]);
+                             : qnn_fmaf(d * inverse, op->gamma[k], op->beta[k]);
     if (op->r.float_output) {
       y_float[k] = normalized;
     } else {

@@ -19,7 +19,8 @@ being built, the ONNX names it knows, their quantization and layout, the problem
 has a handler, ``handler(ctx, node, attrs)``, registered with ``@onnx_op("OpType")`` in the module of
 its family (conv, elementwise, norm, pooling, qdq, resize, shape, slicing, unary: as qnnweb.ops groups the
 lowerings). Handlers share plain functions of ctx: layout.py (NCHW <-> NHWC), attributes.py,
-constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs), weights.py.
+constants.py, quantization.py (quantization parameters, QDQ fusion, the int8 outputs), float32_path.py (float
+results read in float kept as float32 tensors), weights.py.
 Nothing here is a method called across files: a module imports what it uses.
 
 Adding an ONNX op:

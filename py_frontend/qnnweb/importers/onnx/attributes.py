@@ -15,7 +15,7 @@ ATTRIBUTE_TYPES = {
                      "noop_with_empty_axes", "value_int", "start", "end", "batch_dims", "num_outputs", "opset"), 2),
     **dict.fromkeys(("strides", "dilations", "pads", "kernel_shape", "perm", "axes", "value_ints", "starts", "ends",
                      "split", "output_padding", "output_shape"), 7),
-    **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float"), 1),
+    **dict.fromkeys(("alpha", "beta", "gamma", "min", "max", "ratio", "value_float", "epsilon"), 1),
     **dict.fromkeys(("auto_pad", "value_string", "coordinate_transformation_mode", "nearest_mode"), 3),
     "value": 4, "value_floats": 6,
 }

@@ -7,8 +7,8 @@ from .constants import int8_data
 from .context import Value
 from .float_region import float_region
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
-from .quantization import (activation_input, float_tail, new_output, qlinear_input, qparams,
-                           quantization_ahead, quantize_like_onnxruntime, quantized_output, requantize_to)
+from .quantization import (activation_input, float_tail, float_value, new_output, qlinear_input, qparams,
+                           quantize_like_onnxruntime, quantized_output, read_in_float, requantize_to)
 from .registry import onnx_op
 from .skip import Skip
 from .unary import qdq_unary, starts_float_run
@@ -104,12 +104,6 @@ def constant_operand(ctx, name):
     return name
 
 
-def float_value(ctx, n):
-    """Whether `n` is a float32 activation (the model's float input, or a float op's result), not a
-    dequantized int8 one."""
-    return n in ctx.values and n not in ctx.views and ctx.tensors[ctx.values[n].index].dtype == "float32"
-
-
 def float_operands(ctx, node):
     """The two operands as float32 values when the op computes in float32 on a float activation (the
     model's float input, or such an op's result) and a float32 constant or another activation, as a
@@ -148,20 +142,13 @@ def float32_operand(ctx, n):
     return name
 
 
-def read_in_float(ctx, name):
-    """Whether a float op's result `name` is read in float by an op that does not quantize it (nor
-    reaches QuantizeLinear through moves, nor is the model's float tail): onnxruntime then goes on in
-    float32 (QOperator leaves such islands: a detector's box decoder), and so does qnnweb."""
-    consumers = [c for c in ctx.consumers.get(name, []) if c.op_type != "Shape"]
-    if float_tail(ctx, name) or (len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip")):
-        return False
-    return any(c.op_type != "QuantizeLinear" for c in consumers) and quantization_ahead(ctx, name) is None
-
-
 def float_island_binary(ctx, op_type, node):
     """The op in float32 on its operands as float32 values when its result is read in float
-    (read_in_float). Whether it ran."""
-    if op_type not in F32_OPERATIONS or not read_in_float(ctx, node.output[0]):
+    (read_in_float; not only on its way to the model's output: float_binary's table computes that):
+    onnxruntime then goes on in float32 (QOperator leaves such islands: a detector's box decoder), and so
+    does qnnweb (float32_path.py). Whether it ran."""
+    name = node.output[0]
+    if op_type not in F32_OPERATIONS or float_tail(ctx, name) or not read_in_float(ctx, name):
         return False
     names = [float32_operand(ctx, n) for n in node.input[:2]]
     binary(ctx, op_type, node, names[0], names[1], [node.output[0]], None, "NONE", float_output=True)

@@ -6,6 +6,7 @@ from ...numerics.float32 import float32
 from .attributes import attributes
 from .constants import required_constant
 from .context import Value
+from .float32_path import float32_result
 from .proto import DATA_TYPES
 from .registry import arity_problem
 from .skip import Skip
@@ -93,8 +94,22 @@ def qparams(ctx, scale_name, zero_point_name, what, allow_vector=False):
     return tuple(scales), tuple(z - shift for z in zero_points), dtype
 
 
-def activation_input(ctx, name):
-    """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself."""
+# the ops that run on float32 values (float32_path.py), as a refusal names them
+FLOAT32_OPS = ("element-wise ops, LayerNormalization, InstanceNormalization, Add / Sub / Mul / Div, the moves "
+               "(Reshape, Transpose, Slice, Split, Gather, DepthToSpace) and QuantizeLinear")
+
+
+def float_value(ctx, name):
+    """Whether `name` is a float32 activation (the model's float input, or a float op's float32 result: the
+    float32 data path), not a dequantized int8 one."""
+    return name in ctx.values and name not in ctx.views and ctx.tensors[ctx.values[name].index].dtype == "float32"
+
+
+def activation_input(ctx, name, float32=False):
+    """The int8 ONNX tensor a float input dequantizes (QDQ), or the int8 tensor itself. ``float32``: the
+    reading op also runs on float32 values (the float32 data path, float32_path.py): a float value that no
+    quantized copy serves (it is read in float, onnxruntime's op computes on its float values) is
+    returned itself."""
     if name in ctx.views:
         return ctx.views[name]
     if name in ctx.values and ctx.tensors[ctx.values[name].index].dtype == "int8":
@@ -114,9 +129,13 @@ def activation_input(ctx, name):
             params = quantization_ahead(ctx, node.output[0])
             if params is not None:
                 return quantized_copy(ctx, name, params, f"{name}/quantized/{params[0][0]:g}/{params[1][0]}")
+        if float32:
+            return name
         if ctx.values[name].index in ctx.graph_input_indices:
             raise Skip(f"it computes in float on the model's float input '{name}' before it is quantized "
                        "(only int8 ops run: quantize the model with this op included)")
+        raise Skip(f"input '{name}' is a float32 result read in float: onnxruntime runs this op on float values, "
+                   f"which qnnweb does for {FLOAT32_OPS} only")
     raise Skip(f"input '{name}' is a float tensor that is not a dequantized int8 tensor")
 
 
@@ -148,7 +167,7 @@ def quantized_output(ctx, node, output_name=None, input_params=None):
     shape_only = any(c.op_type == "Shape" for c in consumers)
     consumers = [c for c in consumers if c.op_type != "Shape"]
     quantizers = [c for c in consumers if c.op_type == "QuantizeLinear"]
-    if not quantizers or len(quantizers) != len(consumers) or name in ctx.outputs:
+    if not only_quantized(ctx, name):
         params = quantization_ahead(ctx, name)
         if params is None and input_params is not None:
             return dequantized_view(ctx, name, input_params, activation)
@@ -170,6 +189,31 @@ def quantized_output(ctx, node, output_name=None, input_params=None):
     if shape_only:   # the Shape's folding reads the shape of the int8 result
         ctx.views[name] = quantizers[0].output[0]
     return [q.output[0] for q in quantizers], params, activation
+
+
+def only_quantized(ctx, name):
+    """Whether float `name` is no model output and only QuantizeLinear nodes read it (a Shape aside)."""
+    readers = [c for c in ctx.consumers.get(name, []) if c.op_type != "Shape"]
+    return name not in ctx.outputs and bool(readers) and all(c.op_type == "QuantizeLinear" for c in readers)
+
+
+def read_in_float(ctx, name):
+    """Whether float result `name` is read in float: a model output, or read by an op other than QuantizeLinear
+    (past the one Relu / Clip quantized_output fuses), with no QuantizeLinear ahead through ops that commute
+    with quantization (quantization_ahead) saying how to quantize it first. quantized_output refuses such a
+    result; an op that can write float32 keeps it as a float32 tensor instead (float32_path.py)."""
+    fused = fused_reader(ctx, name)
+    name = fused.output[0] if fused is not None else name
+    return not only_quantized(ctx, name) and quantization_ahead(ctx, name) is None
+
+
+def fused_reader(ctx, name):
+    """The Relu / Clip quantized_output fuses into the op writing float `name` (its one reader), or None."""
+    consumers = ctx.consumers.get(name, [])
+    if len(consumers) == 1 and consumers[0].op_type in ("Relu", "Clip") and name not in ctx.outputs \
+            and not arity_problem(consumers[0]) and fusable_activation(ctx, consumers[0]) is not None:
+        return consumers[0]
+    return None
 
 
 def dequantized_view(ctx, name, params, activation):
@@ -279,7 +323,11 @@ def moved_output(ctx, node, out, x, shape, nhwc, emit, requantizes=False):
     ``index`` (``shape``, in NHWC if ``nhwc``, x's quantization). Then, as onnxruntime computes it:
     quantized again where the quantizer gave the output other parameters (it moves values in float),
     and dequantized where the float result is a model output or feeds float ops. ``requantizes``: the
-    op computes in float and quantizes with the output's parameters itself (a bilinear Resize)."""
+    op computes in float and quantizes with the output's parameters itself (a bilinear Resize). On a
+    float32 value (float32_path.py) the float32 values move."""
+    if float_value(ctx, x):
+        emit(float32_result(ctx, out, shape, nhwc))
+        return
     t = ctx.tensors[ctx.values[x].index]
     consumers = ctx.consumers[out]
     quantized_after = out not in ctx.outputs and consumers and all(c.op_type == "QuantizeLinear"

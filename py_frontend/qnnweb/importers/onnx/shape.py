@@ -335,21 +335,29 @@ def import_qlinear_softmax(ctx, node, attrs):
     over_axis(ctx, x, attrs.get("axis", -1), [node.output[0]], params)
 
 
+def transpose_perm(attrs, rank):
+    """A Transpose's perm for a tensor of `rank` (reversed axes by default), checked: a permutation."""
+    perm = list(attrs.get("perm") or reversed(range(rank)))
+    if sorted(perm) != list(range(rank)):
+        raise Skip(f"perm {perm} is not a permutation of the {rank} axes of its input")
+    return perm
+
+
 @onnx_op("Transpose")
 def import_transpose(ctx, node, attrs):
     value = ctx.values.get(node.input[0])
     if value is not None and ctx.tensors[value.index].dtype == "float32" and \
             value.index not in ctx.graph_input_indices:
-        # a float result on its way to the model's output (a float op's tail): moved in float32
+        # a float32 result (a float op's tail, or read in float: float32_path.py): moved in float32
         index = plain_index(ctx, node.input[0])
         shape = ctx.tensors[index].shape
-        perm = attrs.get("perm") or list(reversed(range(len(shape))))
+        perm = transpose_perm(attrs, len(shape))
         out = ctx.add_tensor(node.output[0], [shape[p] for p in perm], "float32")
         ctx.values[node.output[0]] = Value(out)
         ctx.add_op("TRANSPOSE", [index], [out], perm=list(perm))
         return
     x = activation_input(ctx, node.input[0])
-    perm = list(attrs.get("perm") or reversed(range(len(onnx_shape(ctx, x)))))
+    perm = transpose_perm(attrs, len(onnx_shape(ctx, x)))
     channels_last = channels_alone(ctx, node, x, perm)
     if channels_last:   # the IR tensor [N, H, W, C...] as held: ONNX axis k (a channel axis) is its k + 2
         index, perm = ctx.values[x].index, [0, 1, 2, *(p + 2 for p in perm[1:-2])]
@@ -397,7 +405,7 @@ def block_move(ctx, node, op_type, block, mode):
         mode = mode.decode("utf-8", "replace")
     if mode not in ("DCR", "CRD"):
         raise Skip(f"mode {mode!r}; expected DCR or CRD")
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     index = nhwc_index(ctx, x)
     n, h, w, c = ctx.tensors[index].shape
     if op_type == "DEPTH_TO_SPACE":

@@ -1,7 +1,7 @@
 """Ops that move or select the values of int8 activations: Slice, Split and Gather (constant indices)
 as IR STRIDED_SLICE / SLICE / GATHER, whose lowering copies the selected values (or shares the input's
-memory when they are contiguous), Expand (IR BROADCAST_TO) and Pad (IR PADV2 or MIRROR_PAD). On a
-feature map kept in NHWC the ONNX axes are mapped to the IR's."""
+memory when they are contiguous; of float32 values too: float32_path.py), Expand (IR BROADCAST_TO) and
+Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the ONNX axes are mapped to the IR's."""
 
 from ...numerics.float32 import float32
 from .constants import int32_bytes, int32_constant, int_values, required_constant
@@ -26,7 +26,7 @@ def ir_axis_of(ctx, x, axis):
 @onnx_op("Slice")
 def import_slice(ctx, node, attrs):
     """starts / ends / axes / steps: inputs (opset >= 10) or attributes (before), ONNX's clamping."""
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     shape = onnx_shape(ctx, x)
     rank = len(shape)
     if ctx.opsets.get("ai.onnx", 13) < 10:
@@ -73,7 +73,7 @@ def import_slice(ctx, node, attrs):
 def import_split(ctx, node, attrs):
     """split sizes: an input (opset >= 13) or attribute (before), else num_outputs (opset 18) or as
     many equal parts as outputs (the last one smaller when they do not divide, as ONNX says)."""
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     shape = onnx_shape(ctx, x)
     axis = attrs.get("axis", 0)
     ir_axis = ir_axis_of(ctx, x, axis)
@@ -106,7 +106,7 @@ def import_split(ctx, node, attrs):
 def import_gather(ctx, node, attrs):
     """Constant indices (negative ones count from the end); on a feature map with 1-D indices the
     result stays NHWC, otherwise it is gathered in ONNX's layout."""
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     if node.input[1] not in ctx.constants:
         raise Skip("indices must be a constant")
     indices = int_values(ctx, node.input[1], "indices")
@@ -172,6 +172,8 @@ def import_pad(ctx, node, attrs):
         amounts[axis % rank] = [pads[k], pads[k + len(axes)]]
     if any(a < 0 for pair in amounts for a in pair):
         raise Skip("negative pads (cropping) are not supported")
+    if any(a > INT32_MAX for pair in amounts for a in pair):
+        raise Skip(f"pads {pads} beyond 32-bit integers")
     nhwc, index = ctx.values[x].nhwc, ctx.values[x].index
     if nhwc:
         amounts = [amounts[i] for i in NCHW_TO_NHWC]

@@ -2,14 +2,15 @@
 ops, float_region.py's regions, batch_norm.py), and the moves the run passed replayed after it. Where the
 run's float result only moves on to a LayerNormalization (onnxruntime's QOperator form leaves it all in
 float: BatchNormalization -> Reshape -> Transpose -> LayerNormalization), the tables become that
-normalization's input values instead (norm.py): the moves run on the int8 input."""
+normalization's input values instead (norm.py): the moves run on the int8 input. Where it is read in float
+otherwise, the tables write float32 values (float32_path.py)."""
 
 from ...numerics.onnxruntime import batch_norm_function, element_function, float_table, onnxruntime_function
 from ..shape_folding import Folded, product, transpose
 from .attributes import attributes
-from .context import Value
+from .float32_path import float32_result
 from .layout import onnx_shape
-from .quantization import float_tail, new_output, quantized_output
+from .quantization import float_tail, new_output, quantized_output, read_in_float
 from .registry import arity_problem, handle_node
 from .skip import Skip
 
@@ -118,19 +119,18 @@ def normalization_input(ctx, name, moves, source, op_type, options):
 
 def tabulated(ctx, node, name, moves, op_type, inputs, nhwc, input_params=None, source=None, **options):
     """The one op whose tables compute float run `name` (started by `node`): float32 where the
-    QOperator form leaves the model's last activation in float, else quantized as the
-    QuantizeLinear after the run says, a Relu / Clip after it (two activations in a row) clamping
-    in the same table. The moves the run passed (`moves`) follow the table's output. Where the run
-    only moves on to a LayerNormalization, the tables are its input values (`source`: the ONNX name
-    of the int8 tensor the tables read, in ONNX's layout; normalization_input)."""
+    QOperator form leaves the model's last activation in float, or where another float op reads the
+    result in float (read_in_float; not an int8 view, `input_params`: quantization.dequantized_view),
+    else quantized as the QuantizeLinear after the run says, a Relu / Clip after it (two activations in
+    a row) clamping in the same table. The moves the run passed (`moves`) follow the table's output.
+    Where the run only moves on to a LayerNormalization, the tables are its input values (`source`: the
+    ONNX name of the int8 tensor the tables read, in ONNX's layout; normalization_input)."""
     if normalization_input(ctx, name, moves, source, op_type, options):
         return
     composed = f"{node.output[0]}/composed"
     shape = ctx.tensors[inputs[0]].shape
-    if float_tail(ctx, name):
-        table_name = composed if moves else name
-        out = ctx.add_tensor(table_name, shape, "float32")
-        ctx.values[table_name] = Value(out, nhwc)
+    if float_tail(ctx, name) or (input_params is None and read_in_float(ctx, name)):
+        out = float32_result(ctx, composed if moves else name, shape, nhwc)
         ctx.add_op(op_type, inputs, [out], **options)
         if moves:
             replay_moves(ctx, composed, moves, [name])

@@ -8,32 +8,34 @@ from ...numerics.float32 import float32, float32_bytes
 from ...numerics.onnxruntime import float_table, onnxruntime_function, prelu_function
 from .context import Value
 from .element_steps import FLOAT_FUNCTIONS, element_step
+from .float32_path import element_f32
 from .float_region import float_region
 from .layout import nhwc_index, onnx_shape
 from .pooling import add_pool
-from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, float_tail, params_of, qlinear_input,
-                           qparams, quantization_ahead, quantized_output, unary_op)
+from .quantization import (EXACT_ON_DEQUANTIZED, LAYOUT_OPS, activation_input, float_tail, float_value, params_of,
+                           qlinear_input, qparams, quantization_ahead, quantized_output, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
 from .tabulated import VALUE_MOVES, replay_moves, tabulated
 
 
-def float_chain(ctx, name):
+def float_chain(ctx, name, mark_done=True):
     """(ONNX name of its last output, [(op type, options)], [moving nodes]) of the float unary ops
     that follow the float tensor `name` one after another before it is quantized or used (QOperator
     leaves such runs unquantized), moves between them (VALUE_MOVES) included: the unary ops become one
-    table of the composed functions (ops/unary.py), computed before the moves (replay_moves)."""
-    chain, moves = [], []
+    table of the composed functions (ops/unary.py), computed before the moves (replay_moves). The nodes
+    it takes are marked done (handled here), unless ``mark_done`` is False (a look ahead)."""
+    chain, moves, written = [], [], {name}
     while True:
         follower, passed = next_float_op(ctx, name)
         step = element_step(ctx, follower, passed[-1].output[0] if passed else name) if follower else None
-        if step is None:
-            break
+        if step is None or any(o in written or o in ctx.values or o in ctx.views for o in follower.output):
+            break   # (a follower writing a known value: a malformed graph whose run feeds back into itself)
+        written.add(follower.output[0])
         moves += passed
-        for node in passed:
+        for node in [*passed, follower] if mark_done else []:
             ctx.mark_done(node)
         chain.append(step)
-        ctx.mark_done(follower)
         name = follower.output[0]
     return name, chain, moves
 
@@ -99,13 +101,16 @@ def non_decreasing(ctx, x, steps):
 def qdq_unary(ctx, node, attrs):
     """A float element-wise op on a dequantized int8 tensor (element_steps.py; Add / Sub / Mul / Div with a
     constant scalar come here from binary.py when a further element op follows) and the run of such ops
-    after it: one table."""
+    after it: one table. On a float32 value read in float (float32_path.py): the op alone, in float32."""
     source = next((n for n in node.input[:2] if n not in ctx.constants), node.input[0])
     step = element_step(ctx, node, source)
     if step is None:
         raise Skip("Pow with an exponent that is not a constant 1, 2 or 3 (onnxruntime computes the others with "
                    "std::pow, which has no exact model here)")
-    x = activation_input(ctx, source)
+    x = activation_input(ctx, source, float32=True)
+    if float_value(ctx, x):
+        element_f32(ctx, node, step, x)
+        return
     if source in ctx.views and float_region(ctx, node, source, x):
         return
     op_type, options = step
@@ -159,7 +164,8 @@ def float_branches(ctx, name, branch_table):
     op): each such reader, with the float unary ops after it, becomes a table of its own on the run's
     int8 input, quantized as the QuantizeLinear after it says (``branch_table(reader, its run's last
     output, [(op type, options)] of the reader and the ops after it)`` adds it), and leaves the readers
-    of `name`. Returns False when such ops were all that read the run."""
+    of `name`. A reader whose run moves on in float (Transpose ...) stays: it reads the run's float32 values
+    (float32_path.py). Returns False when such ops were all that read the run."""
     readers = ctx.consumers.get(name, [])
     if name in ctx.outputs or len(readers) < 2:
         return True
@@ -168,9 +174,9 @@ def float_branches(ctx, name, branch_table):
         if step is None:
             continue
         branch_type, branch_options = step
-        branch, chain, moves = float_chain(ctx, reader.output[0])
-        if moves:
-            raise Skip(f"its float output '{name}' is read by a {reader.op_type} whose result moves on in float")
+        if float_chain(ctx, reader.output[0], mark_done=False)[2]:
+            continue
+        branch, chain, _ = float_chain(ctx, reader.output[0])
         branch_table(reader, branch, [(branch_type, branch_options), *chain])
         ctx.mark_done(reader)
         readers = [c for c in readers if c is not reader]

@@ -11,7 +11,8 @@ tests/kernels/test_layer_norm.py and test_reduce_f32.py check these bit-exact wi
 
 import numpy as np
 
-__all__ = ["layer_norm_onnxruntime", "layer_norm_float", "instance_norm_onnxruntime", "reduce_onnxruntime"]
+__all__ = ["layer_norm_onnxruntime", "layer_norm_float", "instance_norm_onnxruntime", "instance_norm_float",
+           "quantize_linear", "reduce_onnxruntime"]
 
 F = np.float32
 
@@ -20,7 +21,8 @@ def _dequantized(x, scale, zp):
     return (x.astype(np.int32) - zp).astype(F) * F(scale)
 
 
-def _quantized(y, scale, zp):
+def quantize_linear(y, scale, zp):
+    """onnxruntime's QuantizeLinear of float32 y to int8: rint(clamp(y / scale)) + zp."""
     q = np.rint(np.clip(y / F(scale), F(-128 - zp), F(127 - zp))) + zp
     return q.astype(np.int8)
 
@@ -88,14 +90,14 @@ def _layer_norm_row(v, gamma, beta, epsilon, has_bias):
 def layer_norm_float(x, gamma, beta, epsilon, has_bias=True):
     """onnxruntime's float32 LayerNormalization over the last axis of float32 x [rows, columns]."""
     gamma, beta = np.asarray(gamma, F), np.asarray(beta, F)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         return np.array([_layer_norm_row(row, gamma, beta, epsilon, has_bias) for row in np.asarray(x, F)], F)
 
 
 def layer_norm_onnxruntime(x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp, has_bias=True):
     """x: int8 [rows, columns]; gamma / beta: float32 [columns]: DequantizeLinear, LayerNormalization,
     QuantizeLinear."""
-    return _quantized(layer_norm_float(_dequantized(x, x_scale, x_zp), gamma, beta, epsilon, has_bias), y_scale, y_zp)
+    return quantize_linear(layer_norm_float(_dequantized(x, x_scale, x_zp), gamma, beta, epsilon, has_bias), y_scale, y_zp)
 
 
 def _eigen_sum(values, start):
@@ -135,17 +137,24 @@ def reduce_onnxruntime(x, mean=True):
     return np.array([F(s / F(n)) if mean else s for s in sums], F)
 
 
+def instance_norm_float(v, gamma, beta, epsilon):
+    """onnxruntime's float32 InstanceNormalization of float32 v [rows, columns], rows = N * C in order;
+    gamma / beta: float32 [C]."""
+    v = np.asarray(v, F)
+    out = np.empty_like(v)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for r, row in enumerate(v):
+            start = _aligned_start(r, len(row))
+            mean = F(_eigen_sum(row, start) / F(len(row)))
+            centered = row - mean
+            # squaredNorm of the expression (x - mean): no address to align, so its packets start at element 0
+            inverse = F(F(1) / np.sqrt(F(_eigen_sum(centered * centered, 0) / F(len(row))) + F(epsilon)))
+            scale = F(inverse * F(gamma[r % len(gamma)]))
+            shift = F(F(beta[r % len(beta)]) - F(mean * scale))
+            out[r] = row * scale + shift
+    return out
+
+
 def instance_norm_onnxruntime(x, x_scale, x_zp, gamma, beta, epsilon, y_scale, y_zp):
     """x: int8 [rows, columns], rows = N * C in order; gamma / beta: float32 [C]."""
-    v = _dequantized(x, x_scale, x_zp)
-    rows, n = v.shape
-    out = np.empty_like(v)
-    for r in range(rows):
-        start = _aligned_start(r, n)
-        mean = F(_eigen_sum(v[r], start) / F(n))
-        centered = v[r] - mean
-        inverse = F(F(1) / np.sqrt(F(_eigen_sum(centered * centered, start) / F(n)) + F(epsilon)))
-        scale = F(inverse * F(gamma[r % len(gamma)]))
-        shift = F(F(beta[r % len(beta)]) - F(mean * scale))
-        out[r] = v[r] * scale + shift
-    return _quantized(out, y_scale, y_zp)
+    return quantize_linear(instance_norm_float(_dequantized(x, x_scale, x_zp), gamma, beta, epsilon), y_scale, y_zp)
