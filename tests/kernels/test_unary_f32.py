@@ -40,7 +40,7 @@ CASE_IDS = [f"{f}-{'-'.join(f'{k}={v}' for k, v in o.items())}" if o else f for 
 
 # where the functions change form: the erf split, MLAS's exp clamps and erf's, Eigen's exp limits, the
 # logistic / tanh / hard-swish clamps, exp's denormal border (ln 2^-126)
-CENTRES = [0.921875, 88.3762626647949, 103.9720840454, 88.7762626647950, 88.723, 104.0, 87.33654, 86.6, 18.0, 9.0,
+CENTRES = [17.7, 0.921875, 88.3762626647949, 103.9720840454, 88.7762626647950, 88.723, 104.0, 87.33654, 86.6, 18.0, 9.0,
            3.0, 6.0, 1.0, 0.5, 2.0, 0.3, 1e-3, 5e-5, 1e30, 1e-30]
 
 
@@ -221,3 +221,16 @@ def test_sweep_matches_onnxruntime(case_index):
         finite = np.isfinite(x)
         x, got, want = x[finite], got[finite], want[finite]
     H.assert_same_floats(got, want, x)
+
+
+def test_logistic_above_one_as_onnxruntime():
+    """MLAS's FMA3 Sigmoid clamps its result below at 0 only: these inputs give 1.0000001 there (every one of
+    the float32 values where it exceeds 1), and here."""
+    x = bits_to_floats([0x418BDB45, 0x418D0C5A, 0x418D90BF, 0x418E1C52, 0x418E768E, 0x418E8B20, 0x418EA6A2,
+                        0x418EC083, 0x418EDBFB, 0x418EF38E, 0x418EFBC8, 0x418F22BC, 0x418F2CBA, 0x418F7A0D,
+                        0x418F8A40, 0x418F9D39, 0x418FA72F, 0x418FAB3D, 0x418FAD44, 0x418FF2CC])
+    want = onnxruntime_function("LOGISTIC", {}, x)
+    assert (want == np.float32(1.0000001)).all()
+    H.assert_same_floats(expected(CASES.index(("LOGISTIC", {})), x), want, x)
+    for variant in H.VARIANTS:
+        H.assert_same_floats(run(variant, "LOGISTIC", {}, x), want, x)

@@ -42,8 +42,10 @@ def _mlas_rational(x, alpha, beta):
 
 
 def _mlas_logistic(x):
+    """MlasLogisticKernelFma3 (mlas/lib/x86_64/LogisticKernelFma3.S): the result is clamped below at 0 only,
+    so 20 inputs between 17.48 and 17.99 give 1.0000001, as onnxruntime's Sigmoid does."""
     x = min(max(x, -18.0), 18.0)
-    return min(max(_f32(_mlas_rational(x, _LOGISTIC_ALPHA, _LOGISTIC_BETA) + 0.5), 0.0), 1.0)
+    return max(_f32(_mlas_rational(x, _LOGISTIC_ALPHA, _LOGISTIC_BETA) + 0.5), 0.0)
 
 
 _TANH_ALPHA = [-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,

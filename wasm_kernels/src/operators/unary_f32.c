@@ -122,8 +122,8 @@ static float mlas_logistic(float x) {
                                  F32(8.51377133304701e-03), F32(2.48287947061529e-01)};
   static const float beta[6] = {F32(6.10247389755681e-13), F32(5.76102136993427e-09), F32(6.29106785017040e-06),
                                 F32(1.70198817374094e-03), F32(1.16817656904453e-01), F32(9.93151921023180e-01)};
-  const float r = mlas_rational(py_min(py_max(x, -18.0f), 18.0f), alpha, 5, beta, 6) + 0.5f;
-  return py_min(py_max(r, 0.0f), 1.0f);
+  /* clamped below only (LogisticKernelFma3.S): a few inputs near 17.5 give 1.0000001, as in onnxruntime */
+  return py_max(mlas_rational(py_min(py_max(x, -18.0f), 18.0f), alpha, 5, beta, 6) + 0.5f, 0.0f);
 }
 
 static float mlas_tanh(float x) {
