@@ -1,33 +1,17 @@
 """A float ReduceMean / ReduceSum over the last axes of a float32 activation (here the model's float input, which
 quantize_static leaves in float before the first QuantizeLinear): importers/onnx/float_reduce.py's
 import_float_reduction emits the IR MEAN / SUM on float32 tensors with onnxruntime's arithmetic (reduce_f32):
-the float result bit-exact with onnxruntime's in every variant, and what is computed from it within a quantum.
-
-The ReduceMean / ReduceSum handler does not call import_float_reduction yet; the fixture below wraps it as
-that call will (then the fixture goes)."""
+the float result bit-exact with onnxruntime's in every variant, and what is computed from it within a quantum."""
 
 import numpy as np
 import pytest
 import qnnweb
 from onnx import helper
-from qnnweb.importers.onnx import registry
-from qnnweb.importers.onnx.float_reduce import import_float_reduction
 from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
 from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 F = np.float32
 RNG = np.random.default_rng(2026_12_07)
-
-
-@pytest.fixture(autouse=True)
-def float_reduction_first(monkeypatch):
-    for op_type in ("ReduceMean", "ReduceSum"):
-        handler = registry.HANDLERS[op_type]
-
-        def float_first(ctx, node, attrs, handler=handler):
-            if not import_float_reduction(ctx, node, attrs):
-                handler(ctx, node, attrs)
-        monkeypatch.setitem(registry.HANDLERS, op_type, float_first)
 
 
 def aligned(x):

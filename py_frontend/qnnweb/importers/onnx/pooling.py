@@ -2,7 +2,7 @@
 
 from .attributes import window_pads
 from .constants import int32_constant
-from .float_reduce import reduced_shape, reduction_axes
+from .float_reduce import import_float_reduction, reduced_shape, reduction_axes
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
 from .decomposed_norm import decomposed_layer_norm
 from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
@@ -95,8 +95,11 @@ def import_reduce_mean(ctx, node, attrs):
     next QuantizeLinear: squeeze-excite blocks, pooled heads, MobileViTv2's linear attention) over any axes:
     the IR MEAN / SUM, as onnxruntime's float kernels compute them (dequantized taps summed in float32,
     divided for the mean, quantized half to even; within one quantum where its float sum rounds
-    otherwise)."""
+    otherwise). A reduction of a float32 activation (a float op's result, the model's float input) runs in
+    float32 instead (float_reduce.py)."""
     decomposed_layer_norm(ctx, node)
+    if import_float_reduction(ctx, node, attrs):
+        return
     x = activation_input(ctx, node.input[0])
     out_names, params, activation = quantized_output(ctx, node)
     if activation != "NONE":
