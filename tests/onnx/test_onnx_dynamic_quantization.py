@@ -152,6 +152,22 @@ def test_model_saved_optimized_by_onnxruntime(tmp_path, weight_type):
     assert_matches(optimized, inputs_for([1, 4, 24], seed=6))
 
 
+@pytest.mark.parametrize("activation", ["Relu", "Sigmoid", "Tanh", "Erf"])
+def test_float_activation_between_layers(tmp_path, activation):
+    """A float op between two quantized layers runs on the float32 data path (ELEMENT_F32, onnxruntime's
+    float arithmetic). reduce_range's weights: onnxruntime sums exactly on every machine, so every variant
+    equals it bit for bit."""
+    data = dynamic(mlp([1, 5, 24], [24, 32, 32, 6], seed=4, activation=activation), tmp_path,
+                   weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+    session = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        loaded = qnnweb.load(data, variant=variant)
+        assert "ELEMENT_F32" in {o.type for o in loaded._graph.ops}
+        for x in inputs_for([1, 5, 24], seed=7):
+            for ours, theirs in zip(loaded.run(x), session.run({"x": x}), strict=True):
+                np.testing.assert_array_equal(ours, theirs, err_msg=f"{activation} {variant}")
+
+
 def test_float_op_between_layers_is_named(tmp_path):
     """A float op qnnweb does not run between two quantized layers (Hardmax) is reported by name, not as a
     quantization mode qnnweb refuses."""
