@@ -57,7 +57,8 @@ build() {  # variant, compiler command..., -- sources...
     esac
     objs+=("$obj")
   done
-  "$wasm_ld" --no-entry --stack-first -z stack-size=65536 "${link[@]}" \
+  # --strip-all: no name section (function names for debuggers only: 3 KB of the size budget)
+  "$wasm_ld" --no-entry --stack-first --strip-all -z stack-size=65536 "${link[@]}" \
     --initial-memory=1048576 --max-memory=2147483648 "${objs[@]}" -o "$out/qnnweb-$variant.wasm"
   wasm-tools validate --features all "$out/qnnweb-$variant.wasm"
 }

@@ -9,8 +9,8 @@
 #define QNN_EXPORT(name) __attribute__((export_name(#name))) name
 
 /* Load-time code (an operator's create: checks, indirection, packing set-up), compiled for size: its
- * loops run once per model, and the relaxed module has a size budget (160 KiB), which unrolled and
- * vectorized copies of them spent. */
+ * loops run once per model, and every module has a size budget (128 KiB, tests/kernels/test_module_size.py),
+ * which unrolled and vectorized copies of them spent. */
 #define QNN_PLAN_CODE __attribute__((minsize))
 
 /* Kernels may read up to this many bytes past the end of any activation buffer (never write). */

@@ -106,7 +106,7 @@ static struct qnn_gemm_config simd128_gemm_config(void) {
 }
 #endif
 
-static void init_configs(void) {
+QNN_PLAN_CODE static void init_configs(void) {
 #if QNN_VARIANT == 2
   /* -DQNN_RELAXED_DOT_KIND=0..3 overrides the probe: only for testing every kernel on one engine. */
   enum relaxed_dot_kind kind = probe_relaxed_dot();

@@ -1,6 +1,7 @@
 #include "indirection.h"
+#include "common.h"
 
-void qnn_indirection_init(const struct qnn_window* win, const int8_t* input, const int8_t* zero,
+QNN_PLAN_CODE void qnn_indirection_init(const struct qnn_window* win, const int8_t* input, const int8_t* zero,
                           const int8_t** indirection) {
   for (size_t b = 0; b < win->batch; b++) {
     for (size_t oy = 0; oy < win->output_height; oy++) {

@@ -16,7 +16,7 @@ static int64_t extent(const int32_t* dims, const int32_t* strides) {
   return last + 1;
 }
 
-int32_t binary_shape_init(
+QNN_PLAN_CODE int32_t binary_shape_init(
     struct qnn_plan* plan, int32_t input_a, int32_t input_b, int32_t output, int32_t b_constant,
     const int32_t* dims, const int32_t* a_strides, const int32_t* b_strides,
     const char* what, const char* what_a, const char* what_b, const char* what_out, size_t input_bytes,

@@ -16,6 +16,10 @@
 #include "common.h"
 #include "operators.h"
 
+/* Runs once per inference on a few thousand anchors, next to convolutions that take 100x longer:
+ * compiled for size (the relaxed module's 128 KiB budget). minsize changes no float arithmetic. */
+#pragma clang attribute push(__attribute__((minsize)), apply_to = function)
+
 struct detection_postprocess_op {
   struct qnn_op base;
   const float* boxes;       /* [anchors, box_stride] */
@@ -356,3 +360,5 @@ void qnn_run_detection_postprocess(const struct qnn_op* base) {
   if (op->regular_nms) regular_nms(op);
   else fast_nms(op);
 }
+
+#pragma clang attribute pop

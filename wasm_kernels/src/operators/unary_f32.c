@@ -19,6 +19,10 @@
 #include "operators.h"
 #include "threadpool.h"
 
+/* Scalar, one function call per element whatever the flags: compiled for size (the relaxed module's
+ * 128 KiB budget); minsize changes no float arithmetic. */
+#pragma clang attribute push(__attribute__((minsize)), apply_to = function)
+
 /* every product and sum rounded as written: no multiply-add fused by the compiler (a relaxed madd may be) */
 #pragma clang fp contract(off)
 
@@ -233,3 +237,5 @@ void qnn_run_unary_f32(const struct qnn_op* base) {
                         : op->operation >= QNN_UNARY_F32_ELU && op->operation <= QNN_UNARY_F32_TANH ? 24 : 1;
   qnn_parallelize_ranges(unary_f32_range, op, op->size, 16, 4, work, QNN_TASK_ELEMENTS);
 }
+
+#pragma clang attribute pop
