@@ -12,6 +12,7 @@ from ..numerics.float32 import float32_bytes
 from .quantize import XOR_0x80_TABLE
 from .registry import Step, Unsupported, lowering
 
+
 @lowering("DYNAMIC_QUANTIZE")
 def lower_dynamic_quantize(graph, op):
     x, q, parameters = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]], graph.tensors[op.outputs[1]]
