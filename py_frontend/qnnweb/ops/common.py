@@ -110,14 +110,18 @@ def broadcast_shape(a, b):
 REDUCTIONS = ("MEAN", "SUM", "REDUCE_MAX")   # input, axes (a constant), keep_dims
 
 
-def reduction_axes(graph, op):
-    """The axes a reduction (REDUCTIONS) reduces, sorted and distinct, without those of size 1 (the batch
-    of a [1, tokens, channels] layer norm's MEAN over [0, 2]: reducing them changes nothing), or the
-    first axis when every one has size 1."""
-    x = graph.tensors[op.inputs[0]]
-    rank = max(len(x.shape), 1)
+def given_axes(graph, op):
+    """The axes a reduction (REDUCTIONS) names, non-negative, sorted and distinct (a scalar's one axis: 0)."""
+    rank = max(len(graph.tensors[op.inputs[0]].shape), 1)
     given = constant_ints(graph, op.inputs[1], "reduction axes")
     if not given or not all(-rank <= a < rank for a in given):
         raise Unsupported(f"reduction axes {given} for an input of rank {rank}")
-    axes = sorted({a % rank for a in given})
+    return sorted({a % rank for a in given})
+
+
+def reduction_axes(graph, op):
+    """The axes a reduction reduces (given_axes) without those of size 1 (the batch of a [1, tokens,
+    channels] layer norm's MEAN over [0, 2]: reducing them changes nothing), or the first axis when every
+    one has size 1."""
+    x, axes = graph.tensors[op.inputs[0]], given_axes(graph, op)
     return [a for a in axes if len(x.shape) > a and x.shape[a] != 1] or axes[:1]

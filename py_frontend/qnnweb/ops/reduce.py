@@ -9,7 +9,7 @@ int8 reductions are pooling.py's; pooling.lower_mean / lower_sum hand float32 on
 
 import math
 
-from .common import constant_ints
+from .common import given_axes
 from .registry import Step, Unsupported
 
 OPERATIONS = {"MEAN": 0, "SUM": 1}   # the reduce_f32 record's operation (2, max, is reserved)
@@ -31,10 +31,7 @@ def lower_float32_reduction(graph, op):
         raise Unsupported(f"a float32 {name} is computed as onnxruntime's float kernel only (option arithmetic "
                           f"'onnxruntime', an ONNX model's); this one asks for {op.options.get('arithmetic')!r}")
     rank = max(len(x.shape), 1)    # a scalar's one axis: itself
-    given = constant_ints(graph, op.inputs[1], "reduction axes")
-    if not given or not all(-rank <= a < rank for a in given):
-        raise Unsupported(f"reduction axes {given} for an input of rank {len(x.shape)}")
-    axes = sorted({a % rank for a in given})
+    axes = given_axes(graph, op)   # all of them: a size-1 axis changes onnxruntime's order
     if axes != list(range(axes[0], rank)):
         raise Unsupported(f"a float32 {name} over axes {axes} of {list(x.shape)}: only over the last axes (each row "
                           "summed in onnxruntime's order); onnxruntime sums other axes in other orders")

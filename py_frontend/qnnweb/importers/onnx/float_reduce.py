@@ -8,6 +8,7 @@ ReduceSum handler (pooling.py) is to call it first."""
 from .constants import int32_constant, int_values
 from .context import Value
 from .layout import onnx_shape, plain_index
+from .quantization import float_value
 from .skip import Skip
 
 
@@ -35,17 +36,11 @@ def reduced_shape(shape, axes, keep):
     return [d for k, d in enumerate(shape) if k not in axes] or [1]
 
 
-def float_activation(ctx, name):
-    """Whether ONNX tensor `name` is held as a float32 activation (the model's float input, or a float op's
-    result), not as the int8 tensor a DequantizeLinear reads."""
-    return name in ctx.values and name not in ctx.views and ctx.tensors[ctx.values[name].index].dtype == "float32"
-
-
 def import_float_reduction(ctx, node, attrs):
     """ReduceMean / ReduceSum `node` in float32 when its input is a float32 activation: the IR MEAN / SUM
     of the tensor in ONNX's layout, its float32 output a new float activation. Whether it did."""
     x = node.input[0]
-    if not float_activation(ctx, x):
+    if not float_value(ctx, x):
         return False
     shape = onnx_shape(ctx, x)
     axes = reduction_axes(ctx, node, attrs, len(shape))
