@@ -1,10 +1,11 @@
 """A LayerNorm written out as float ops (ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div -> Mul ->
 Add: torch.onnx before opset 17, timm's channels-first LayerNorm2d) in the forms quantize_static writes (QDQ u8s8
 and s8s8, QOperator u8, a DequantizeLinear per reader, the chain left whole in float): onnxruntime's reference
-session never runs it as its LayerNormalization kernel, so qnnweb cannot run it as LAYER_NORM, and refuses it
-naming the LayerNorm (importers/onnx/decomposed_norm.py). The forms: over the last axis of tokens, over the
-channels of an NHWC-permuted feature map (LayerNorm2d at opset < 17), over axis 1 of an NCHW feature map, without
-beta, with the duplicated Sub of older torch exports, with a Cast before the Pow; opsets 11 to 18."""
+session never runs it as its LayerNormalization kernel but op by op, and so does qnnweb
+(importers/onnx/float_reduce.py): float32 MEAN / SUB / POW, then the int8 ops quantize_static made. The forms:
+over the last axis of tokens, over the channels of an NHWC-permuted feature map (LayerNorm2d at opset < 17), over
+axis 1 of an NCHW feature map (refused: onnxruntime sums it in another order), without beta, with the duplicated
+Sub of older torch exports, with a Cast before the Pow; opsets 11 to 18."""
 
 import functools
 import os
@@ -15,8 +16,8 @@ import onnx
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper
-from qnnweb_dev.onnx_quantized import float_model, quantized
-from qnnweb_dev.reference.onnxruntime_session import int8_twin, session_options, uses_uint8
+from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession, int8_twin, session_options, uses_uint8
 
 import qnnweb
 
@@ -144,11 +145,53 @@ def test_reference_fuses_without_its_qdq_handling(form):
     assert "LayerNormalization" in ops and "ReduceMean" not in ops, ops
 
 
-@pytest.mark.parametrize("form, mode, opset", CASES)
-def test_decomposed_layer_norm_refused_by_name(form, mode, opset):
-    """Refused, the error naming the LayerNorm at its first ReduceMean (the ops after it are not reported
-    again)."""
-    with pytest.raises(qnnweb.UnsupportedModelError, match="LayerNorm decomposed into float ops") as caught:
-        qnnweb.load(quantized_form(form, mode, opset))
-    named = [label for _position, label, reason in caught.value.problems if "LayerNorm decomposed" in reason]
-    assert named and all(label.startswith("ReduceMean") for label in named), caught.value.problems
+def inputs(form, count=4):
+    return [np.random.default_rng(seed).normal(0, 1, FORMS[form][0]).astype(np.float32) for seed in range(count)]
+
+
+def assert_float32_chain(loaded):
+    """The chain's statistics run as float32 MEANs (no LAYER_NORM: onnxruntime runs no LayerNormalization)."""
+    graph = loaded._graph
+    means = [op for op in graph.ops if op.type == "MEAN"]
+    assert len(means) == 2 and all(graph.tensors[op.outputs[0]].dtype == "float32" for op in means), graph.ops
+    assert "LAYER_NORM" not in {op.type for op in graph.ops}
+
+
+OP_BY_OP = [case for case in CASES if case[0] != "channels-first" and case[1] != "qdq-float-chain"]
+
+
+@pytest.mark.parametrize("form, mode, opset", OP_BY_OP)
+def test_decomposed_layer_norm_bit_exact_op_by_op(form, mode, opset):
+    """Where quantize_static quantized the Add, Div and Mul of the chain, onnxruntime's ops are each followed
+    exactly: bit-exact in every variant."""
+    data = quantized_form(form, mode, opset)
+    assert_float32_chain(qnnweb.load(data))
+    for x in inputs(form):
+        assert_matches_onnxruntime(data, x, ["MEAN"], exact=True)
+
+
+FLOAT_CHAIN = [case for case in CASES if case[0] != "channels-first" and case[1] == "qdq-float-chain"]
+
+
+@pytest.mark.parametrize("form, mode, opset", FLOAT_CHAIN)
+def test_decomposed_layer_norm_left_in_float_within_rounding(form, mode, opset):
+    """The chain left whole in float up to the model's float output: onnxruntime fuses its Pow ... Mul part into
+    SimplifiedLayerNormalization (tokens) or moves the transposes around it through the chain (layer-norm-2d,
+    then reducing over another axis), qnnweb runs the ops as written: within 1e-5 (absolute, or relative where
+    larger) of onnxruntime's float output in every variant."""
+    data = quantized_form(form, mode, opset)
+    assert_float32_chain(qnnweb.load(data))
+    session = ReferenceSession(data)
+    for x in inputs(form):
+        want = session.run({"x": x})[0]
+        for variant in qnnweb.VARIANTS:
+            got = qnnweb.load(data, variant=variant).run(x)[0]
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=variant)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_channels_first_decomposed_layer_norm_refused_by_name(mode):
+    """Over axis 1 of an NCHW feature map onnxruntime's float ReduceMean sums in another order than a row's:
+    refused, the error naming the float32 MEAN over axes [1]."""
+    with pytest.raises(qnnweb.UnsupportedModelError, match=r"float32 mean over axes \[1\]"):
+        qnnweb.load(quantized_form("channels-first", mode))

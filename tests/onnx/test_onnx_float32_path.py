@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from onnx import helper
 from qnnweb_dev.onnx_quantized import assert_matches_onnxruntime, float_model, quantized
+from qnnweb_dev.reference.onnxruntime_session import ReferenceSession
 
 import qnnweb
 
@@ -175,3 +176,22 @@ def test_element_op_on_the_float_input(mode, op):
     for x in feeds(3, seed=8):
         assert_matches_onnxruntime(data, x["x"], ["ELEMENT_F32"], exact=True)
 
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_clip_without_max_clamps_infinity_to_float32_max(mode):
+    """LayerNormalization (gamma 60) -> Exp -> Clip(min 0) as the model's float output: Exp overflows to
+    infinity, and onnxruntime's Clip takes an absent max as float32's largest value, so the output holds
+    3.4028235e38 there, not infinity -- as qnnweb's ELEMENT_F32 CLIP does."""
+    init = {"w": normal(0, 0.5, (C, 3, 1, 1)), "tokens": np.array([1, C, H * W], np.int64),
+            "g": np.full(C, 60, np.float32), "b": normal(0, 0.3, C), "lo": np.array(0, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Reshape", ["c", "tokens"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]), layer_norm("t", "l"),
+             helper.make_node("Exp", ["l"], ["e"]), helper.make_node("Clip", ["e", "lo"], ["y"])]
+    data = quantized(float_model(nodes, [("x", SHAPE)], [("y", TOKENS)], init, opset=20), feeds(), **MODES[mode])
+    assert [t for t, _, _ in float32_ops(data)] == ["LAYER_NORM", "ELEMENT_F32", "ELEMENT_F32"]
+    x = feeds(1, seed=3)[0]["x"]
+    want = ReferenceSession(data).run({"x": x})[0]
+    assert want.max() == np.finfo(np.float32).max   # the premise: some element overflowed
+    for variant in qnnweb.VARIANTS:
+        np.testing.assert_array_equal(qnnweb.load(data, variant=variant).run(x)[0], want, err_msg=variant)

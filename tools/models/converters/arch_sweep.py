@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where qnnweb stands on the vision models people choose today: each architecture of
 arch_sweep_models.ARCHITECTURES (timm's efficient families, ultralytics' YOLO11n / YOLOv8n) with realistic
-random weights, exported to ONNX (opset 17), quantized by onnxruntime's quantize_static in each mode of
+random weights, exported to ONNX (opset 17, or --opset), quantized by onnxruntime's quantize_static in each mode of
 arch_sweep_onnx.MODES, calibrated on the sample photos, then loaded by qnnweb: either it refuses (its
 UnsupportedModelError's problems, counted by op kind) or it runs and is compared with onnxruntime on the
 photos (bit-exact share, worst difference in quanta of the output).
@@ -83,6 +83,9 @@ def parse_args(argv=None):
                         help="instead of sweeping, remake the CI sample (reduced-width copies of the architectures, "
                              "tools/models/converters/arch_sample.py) in DIR, e.g. tests/data/onnx/arch_sample")
     parser.add_argument("--variant", choices=list(qnnweb.VARIANTS), help="qnnweb kernel variant (default: the best)")
+    parser.add_argument("--opset", type=int, default=ox.OPSET, choices=range(13, 21), metavar="N",
+                        help=f"the ONNX opset to export at, 13 to 20 (default {ox.OPSET}; before 17 torch writes "
+                             "LayerNorm out as float ops)")
     args = parser.parse_args(argv)
     if args.archs is not None and args.archs < 1:
         parser.error("--archs takes a count of 1 or more")
@@ -154,7 +157,7 @@ def sweep_mode(arch_name, mode, float_path, calibration, inputs, variant) -> dic
     return {**base, "status": "ran", "variant": used_variant, **result, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def sweep_arch(arch, modes, photos, small, variant, tmp: Path) -> list[dict]:
+def sweep_arch(arch, modes, photos, small, variant, opset, tmp: Path) -> list[dict]:
     t0 = time.perf_counter()
     try:
         built = models.build(arch, photos, small)
@@ -164,7 +167,7 @@ def sweep_arch(arch, modes, photos, small, variant, tmp: Path) -> list[dict]:
     size = built.input_shape[-1]
     float_path = tmp / f"{arch.name}.onnx"
     try:
-        ox.export(built.model, built.input_shape, float_path)
+        ox.export(built.model, built.input_shape, float_path, opset)
     except Exception as exc:  # noqa: BLE001
         log(f"{arch.name}: export failed: {exc!r}")
         return [_error_row(arch.name, m.name, "export", exc, model=built.timm_name) for m in modes]
@@ -191,7 +194,7 @@ def header(args) -> dict:
     return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": cpu_model(),
             "command": "./build.sh arch-sweep " + " ".join(sys.argv[1:]),
             "inputs": f"{models.SMALL_SIZE}x{models.SMALL_SIZE} (--small)" if args.small else "each model's default",
-            "photos": os.path.relpath(args.samples, ROOT),
+            "photos": os.path.relpath(args.samples, ROOT), "opset": str(args.opset),
             "versions": ", ".join(f"{k} {v}" for k, v in versions.items()),
             "modes": "; ".join(f"{m}: {ox.MODES_BY_NAME[m].about}" for m in args.modes)}
 
@@ -223,7 +226,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for arch in args.architectures:
             try:
-                rows += sweep_arch(arch, modes, photos, args.small, args.variant, Path(tmp))
+                rows += sweep_arch(arch, modes, photos, args.small, args.variant, args.opset, Path(tmp))
             except Exception as exc:  # noqa: BLE001  (a bug of the sweep itself: keep going, keep the trace)
                 traceback.print_exc()
                 rows += [_error_row(arch.name, m.name, "sweep", exc) for m in modes]

@@ -42,12 +42,13 @@ MODES = [
 MODES_BY_NAME = {m.name: m for m in MODES}
 
 
-def export(model, input_shape, path: Path) -> None:
-    """torch.onnx.export at opset 17 with the TorchScript exporter (dynamo=False), constants folded."""
+def export(model, input_shape, path: Path, opset: int = OPSET) -> None:
+    """torch.onnx.export at `opset` (17: LayerNormalization; before it torch writes layer_norm out as
+    ReduceMean -> Sub -> Pow ... -> Div) with the TorchScript exporter (dynamo=False), constants folded."""
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (torch.zeros(input_shape),), str(path), input_names=[INPUT_NAME],
-                          opset_version=OPSET, do_constant_folding=True, dynamo=False)
+                          opset_version=opset, do_constant_folding=True, dynamo=False)
 
 
 class _Reader(CalibrationDataReader):

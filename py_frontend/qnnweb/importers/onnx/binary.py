@@ -1,14 +1,14 @@
 """Add / Mul / Sub / Div / Max / Min (QDQ and QLinear), with broadcasting and constant operands (the
 unary ops: unary.py)."""
 
-from ...numerics.float32 import F32_OPERATIONS, float32, float32_bytes
+from ...numerics.float32 import F32_OPERATIONS, float32
 from ...numerics.onnxruntime import make_table_onnxruntime
 from .constants import int8_data
 from .context import Value
 from .float_region import float_region
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index, reshaped, transpose
-from .quantization import (activation_input, float_tail, float_value, new_output, qlinear_input, qparams,
-                           quantize_like_onnxruntime, quantized_output, read_in_float, requantize_to)
+from .quantization import (activation_input, float32_operand, float_tail, float_value, new_output, qlinear_input,
+                           qparams, quantize_like_onnxruntime, quantized_output, read_in_float, requantize_to)
 from .registry import onnx_op
 from .skip import Skip
 from .unary import qdq_unary, starts_float_run
@@ -113,33 +113,6 @@ def float_operands(ctx, node):
     if len(operands) != 2 or not any(float_value(ctx, n) for n in operands):
         return None
     return [float32_operand(ctx, n) for n in operands]
-
-
-def float32_operand(ctx, n):
-    """ONNX name of operand `n` as the float32 values onnxruntime's float op reads: a float activation
-    itself; a float32 constant; a dequantized int8 constant or activation, as DequantizeLinear gives it
-    ((q - zero point) * scale in float32; the activation through a DEQUANTIZE op)."""
-    if float_value(ctx, n):
-        return n
-    name = n + "/float32"
-    if name in ctx.values:
-        return name
-    if n in ctx.constants and ctx.constants[n].dtype == "float32":
-        c = ctx.constants[n]
-        ctx.values[name] = Value(ctx.add_tensor(name, c.shape, "float32", data=c.data))
-    elif n in ctx.quantized_constants:
-        q = ctx.quantized_constants[n]
-        values = q.dequantized() if q.constant.dtype in ("int8", "uint8") else None
-        if values is None:
-            raise Skip(f"constant '{n}' is quantized per axis or is {q.constant.dtype}")
-        ctx.values[name] = Value(ctx.add_tensor(name, q.constant.shape, "float32", data=float32_bytes(values)))
-    else:
-        x = activation_input(ctx, n)
-        value = ctx.values[x]
-        index = ctx.add_tensor(name, ctx.tensors[value.index].shape, "float32")
-        ctx.add_op("DEQUANTIZE", [value.index], [index])
-        ctx.values[name] = Value(index, value.nhwc)
-    return name
 
 
 def float_island_binary(ctx, op_type, node):

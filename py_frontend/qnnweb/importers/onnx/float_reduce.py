@@ -1,14 +1,26 @@
 """ReduceMean / ReduceSum axes (ONNX's attribute or, from opset 18, input), and the float form of the two
-ops: import_float_reduction, for a float32 activation's reduction, which onnxruntime computes with its
-float kernel (a LayerNorm written out in float ops: ReduceMean -> Sub -> Pow -> ReduceMean ...). It emits
-the IR MEAN / SUM on float32 tensors in ONNX's own layout with the option arithmetic "onnxruntime"
-(ops/reduce.py: the reduce_f32 step, over the last axes only). Not registered by itself: the ReduceMean /
-ReduceSum handler (pooling.py) is to call it first."""
+ops: import_float_reduction, for a reduction onnxruntime computes with its float kernel on float values it
+goes on with in float. It emits the IR MEAN / SUM on float32 tensors in ONNX's own layout with the option
+arithmetic "onnxruntime" (ops/reduce.py: the reduce_f32 step, over the last axes only). Not registered by
+itself: the ReduceMean / ReduceSum handler (pooling.py) is to call it first.
+
+The case that needs it: a LayerNorm written out in float ops, ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
+Sqrt -> Div [-> Mul -> Add] (torch's layer_norm exported before opset 17; a channels-first LayerNorm written
+in a model's code at any opset). It is not one LAYER_NORM, because onnxruntime does not compute it as its
+LayerNormalization kernel in a quantized model: its LayerNormFusion needs one tensor feeding both the first
+ReduceMean and the Sub, and in a quantized model that tensor is a DequantizeLinear's output, of which
+onnxruntime first gives each reader its own copy (its QDQ node units), so the fusion never matches. It runs
+the chain op by op: the first ReduceMean on the dequantized input, Sub and Pow (x * x) in float32, the second
+ReduceMean, then the ops quantize_static quantized (the Add of epsilon, the Div, the Mul: int8 between
+QuantizeLinear nodes) -- which is what qnnweb's float32 path and int8 ops compute, bit-exact. A chain left whole
+in float (Add and Mul not quantized) onnxruntime partly fuses into SimplifiedLayerNormalization, or runs with
+transposes moved through it (over another axis); qnnweb runs it op by op there too, within float rounding of
+onnxruntime's float output (docs/supported-models.md)."""
 
 from .constants import int32_constant, int_values
 from .context import Value
 from .layout import onnx_shape, plain_index
-from .quantization import float_value
+from .quantization import float32_operand, float_value, read_in_float
 from .skip import Skip
 
 
@@ -37,11 +49,13 @@ def reduced_shape(shape, axes, keep):
 
 
 def import_float_reduction(ctx, node, attrs):
-    """ReduceMean / ReduceSum `node` in float32 when its input is a float32 activation: the IR MEAN / SUM
-    of the tensor in ONNX's layout, its float32 output a new float activation. Whether it did."""
-    x = node.input[0]
-    if not float_value(ctx, x):
+    """ReduceMean / ReduceSum `node` in float32 when its input is a float32 activation, or when its result is
+    read in float (the mean of a LayerNorm written out, which Sub reads): the IR MEAN / SUM of the tensor in
+    ONNX's layout (a dequantized int8 input through DEQUANTIZE, as onnxruntime's float kernel reads it), its
+    float32 output a new float activation. Whether it did."""
+    if not (float_value(ctx, node.input[0]) or read_in_float(ctx, node.output[0])):
         return False
+    x = float32_operand(ctx, node.input[0])
     shape = onnx_shape(ctx, x)
     axes = reduction_axes(ctx, node, attrs, len(shape))
     keep = attrs.get("keepdims", 1)

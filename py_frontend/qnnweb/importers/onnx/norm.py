@@ -5,7 +5,8 @@ layout (a feature map held NHWC is moved back to NCHW first: the sums run in ONN
 Its input may be a float op's tables of an int8 tensor (tabulated.normalization_input: BatchNormalization
 or GELU left in float before it), or a float32 value (float32_path.py: another normalization's result, read in
 float); its output the model's float output, through moves, or a result read in float: float32 then.
-A LayerNorm written out as float ops (exports before opset 17) is refused: decomposed_norm.py says why."""
+A LayerNorm written out as float ops (exports before opset 17) is not one LAYER_NORM: onnxruntime runs it op by
+op in a quantized model, and so does qnnweb (float_reduce.py says why)."""
 
 from ...numerics.float32 import float32, float32_bytes
 from ..shape_folding import product

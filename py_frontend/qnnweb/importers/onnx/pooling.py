@@ -4,7 +4,6 @@ from .attributes import window_pads
 from .constants import int32_constant
 from .float_reduce import import_float_reduction, reduced_shape, reduction_axes
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
-from .decomposed_norm import decomposed_layer_norm
 from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
                            requantize_to)
 from .registry import onnx_op
@@ -97,7 +96,6 @@ def import_reduce_mean(ctx, node, attrs):
     divided for the mean, quantized half to even; within one quantum where its float sum rounds
     otherwise). A reduction of a float32 activation (a float op's result, the model's float input) runs in
     float32 instead (float_reduce.py)."""
-    decomposed_layer_norm(ctx, node)
     if import_float_reduction(ctx, node, attrs):
         return
     x = activation_input(ctx, node.input[0])

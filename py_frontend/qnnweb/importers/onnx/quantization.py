@@ -2,7 +2,8 @@
 
 import math
 
-from ...numerics.float32 import float32
+from ...numerics.float32 import float32, float32_bytes
+from ...records import FLOAT32_MAX
 from .attributes import attributes
 from .constants import required_constant
 from .context import Value
@@ -103,6 +104,33 @@ def float_value(ctx, name):
     """Whether `name` is a float32 activation (the model's float input, or a float op's float32 result: the
     float32 data path), not a dequantized int8 one."""
     return name in ctx.values and name not in ctx.views and ctx.tensors[ctx.values[name].index].dtype == "float32"
+
+
+def float32_operand(ctx, n):
+    """ONNX name of operand `n` as the float32 values onnxruntime's float op reads: a float activation
+    itself; a float32 constant; a dequantized int8 constant or activation, as DequantizeLinear gives it
+    ((q - zero point) * scale in float32; the activation through a DEQUANTIZE op)."""
+    if float_value(ctx, n):
+        return n
+    name = n + "/float32"
+    if name in ctx.values:
+        return name
+    if n in ctx.constants and ctx.constants[n].dtype == "float32":
+        c = ctx.constants[n]
+        ctx.values[name] = Value(ctx.add_tensor(name, c.shape, "float32", data=c.data))
+    elif n in ctx.quantized_constants:
+        q = ctx.quantized_constants[n]
+        values = q.dequantized() if q.constant.dtype in ("int8", "uint8") else None
+        if values is None:
+            raise Skip(f"constant '{n}' is quantized per axis or is {q.constant.dtype}")
+        ctx.values[name] = Value(ctx.add_tensor(name, q.constant.shape, "float32", data=float32_bytes(values)))
+    else:
+        x = activation_input(ctx, n)
+        value = ctx.values[x]
+        index = ctx.add_tensor(name, ctx.tensors[value.index].shape, "float32")
+        ctx.add_op("DEQUANTIZE", [value.index], [index])
+        ctx.values[name] = Value(index, value.nhwc)
+    return name
 
 
 def activation_input(ctx, name, float32=False):
@@ -268,7 +296,7 @@ def fusable_activation(ctx, node):
     low, high = clip_bounds(ctx, node)
     if low == 0.0 and high == 6.0:
         return "RELU6"
-    if low == 0.0 and high == math.inf:
+    if low == 0.0 and high == FLOAT32_MAX:
         return "RELU"
     if low == -1.0 and high == 1.0:
         return "RELU_N1_TO_1"
@@ -276,8 +304,10 @@ def fusable_activation(ctx, node):
 
 
 def clip_bounds(ctx, node):
+    """Clip's (min, max): a bound it does not give is float32's lowest / largest value, as onnxruntime's Clip
+    takes it (an infinite input comes out finite)."""
     attrs = attributes(node)
-    low, high = attrs.get("min", -math.inf), attrs.get("max", math.inf)
+    low, high = attrs.get("min", -FLOAT32_MAX), attrs.get("max", FLOAT32_MAX)
     for position, default in ((1, low), (2, high)):
         if len(node.input) > position and node.input[position]:
             constant = required_constant(ctx, node.input[position], "Clip bound")
