@@ -1,9 +1,11 @@
 """QUANTIZE (float32 -> int8), DEQUANTIZE (int8 -> float32) and QUANTIZE int8 -> int8 (requantize)."""
 
 import numpy as np
+import onnxruntime
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 
 import harness as H
 from qnnweb_dev.reference import int8 as ref
@@ -91,9 +93,30 @@ def test_requantize_every_int8_value(variant):
 
 
 def test_quantize_nan_same_in_every_variant():
-    """NaN has no int8 value; whatever the kernels give, every variant gives the same (and no trap)."""
+    """NaN has no int8 value; whatever the kernels give, every variant gives the same (and no trap): the zero
+    point for TFLite's (XNNPACK's conversion), -128 for ONNX's, as onnxruntime's QuantizeLinear gives (an x / 0
+    of 0 in a LayerNorm written out: tiny_vit's zero-padded windows)."""
     x = np.array([np.nan, -np.nan, 1.0, np.nan] * 9, dtype=np.float32)
-    results = {v: H.quantize(v, x, 0.1, 7) for v in H.VARIANTS}
-    for v in H.VARIANTS:
-        np.testing.assert_array_equal(results[v], results[H.VARIANTS[0]], err_msg=v)
-        np.testing.assert_array_equal(results[v], ref.quantize_litert(x, 0.1, 7), err_msg=v)
+    for fmt, reference in (("tflite", ref.quantize_litert), ("onnx", ref.quantize)):
+        results = {v: H.quantize(v, x, 0.1, 7, fmt=fmt) for v in H.VARIANTS}
+        for v in H.VARIANTS:
+            np.testing.assert_array_equal(results[v], results[H.VARIANTS[0]], err_msg=v)
+            np.testing.assert_array_equal(results[v], reference(x, 0.1, 7), err_msg=v)
+    assert (ref.quantize(x, 0.1, 7)[np.isnan(x)] == -128).all()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_quantize_nan_as_onnxruntime(dtype):
+    """onnxruntime's QuantizeLinear of NaN gives the type's lowest value (-128, or 0 for uint8: -128 in its int8
+    twin), which the ONNX reference above assumes."""
+    kind = TensorProto.INT8 if dtype == np.int8 else TensorProto.UINT8
+    graph = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [36])],
+                              [helper.make_tensor_value_info("y", kind, [36])],
+                              [helper.make_tensor("s", TensorProto.FLOAT, [], [0.1]), helper.make_tensor("z", kind, [], [7])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.array([np.nan, -np.nan, 1.0, np.nan] * 9, dtype=np.float32)
+    got = session.run(None, {"x": x})[0]
+    assert (got[np.isnan(x)] == np.iinfo(dtype).min).all() and (got[~np.isnan(x)] == 17).all()

@@ -61,16 +61,20 @@ QNN_PLAN_CODE int32_t qnn_create_quantize(struct qnn_plan* plan, const void* rec
 }
 
 void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, int32_t zero_point, int32_t reciprocal) {
+  /* NaN: onnxruntime's QuantizeLinear (MLAS: maxps with the low bound first) gives -128; XNNPACK's
+   * conversion (reciprocal) gives the zero point. */
+  const float nan_scaled = reciprocal ? 0.0f : (float) (-128 - zero_point);
   size_t i = 0;
 #if defined(__wasm_simd128__)
-  /* The scalar operations lane by lane: the same division, pmax/pmin as the scalar clamps (NaN lanes
-   * zeroed first: the scalar cast makes them 0), rintf by the magic bias (requantization-simd128.h; the
-   * clamped values are within [-255, 255]) with the zero point folded in; values end in [-128, 127],
-   * so the narrows are exact. (Not nearest + trunc_sat: trunc_sat is a sequence on x86 engines, and
-   * clang 14 splits nearest lane by lane.) */
+  /* The scalar operations lane by lane: the same division, NaN lanes replaced as the scalar loop does,
+   * pmax/pmin as the scalar clamps, rintf by the magic bias (requantization-simd128.h; the clamped values
+   * are within [-255, 255]) with the zero point folded in; values end in [-128, 127], so the narrows are
+   * exact. (Not nearest + trunc_sat: trunc_sat is a sequence on x86 engines, and clang 14 splits nearest
+   * lane by lane.) */
   const v128_t vscale = wasm_f32x4_splat(scale);
   const v128_t vlo = wasm_f32x4_splat((float) (-128 - zero_point));
   const v128_t vhi = wasm_f32x4_splat((float) (127 - zero_point));
+  const v128_t vnan = wasm_f32x4_splat(nan_scaled);
   const v128_t vmagic = wasm_f32x4_splat(12582912.0f);
   const v128_t vmagic_less_zp = wasm_i32x4_splat(INT32_C(0x4B400000) - zero_point);
   for (; i + 16 <= count; i += 16) {
@@ -78,7 +82,7 @@ void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, i
     for (int j = 0; j < 4; j++) {
       const v128_t vx = wasm_v128_load(x + i + 4 * j);
       v128_t f = reciprocal ? wasm_f32x4_mul(vx, vscale) : wasm_f32x4_div(vx, vscale);
-      f = wasm_v128_and(f, wasm_f32x4_eq(f, f));
+      f = wasm_v128_bitselect(f, vnan, wasm_f32x4_eq(f, f));
       f = wasm_f32x4_pmin(wasm_f32x4_pmax(f, vlo), vhi);
       q[j] = wasm_i32x4_sub(wasm_f32x4_add(f, vmagic), vmagic_less_zp);
     }
@@ -87,7 +91,7 @@ void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, i
 #endif
   for (; i < count; i++) {
     const float scaled = reciprocal ? x[i] * scale : x[i] / scale;
-    y[i] = qnn_qs8_quantize_clamped(scaled, zero_point, -128, 127);
+    y[i] = qnn_qs8_quantize_clamped(scaled == scaled ? scaled : nan_scaled, zero_point, -128, 127);
   }
 }
 

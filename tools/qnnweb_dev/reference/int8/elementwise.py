@@ -144,8 +144,10 @@ def add_float(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, activation="NON
 
 
 def quantize(x, scale, zero_point):
-    """float32 -> int8: rint(x / scale) + zero point in float32 (ONNX's and TFLite's reference kernels)."""
-    return quantize_clamped(np.asarray(x, dtype=np.float32) / np.float32(scale), zero_point)
+    """float32 -> int8: rint(x / scale) + zero point in float32 (ONNX's and TFLite's reference kernels); NaN
+    -128, as onnxruntime's QuantizeLinear (MLAS clamps with maxps(x, low) first, which gives the low bound)."""
+    scaled = np.asarray(x, dtype=np.float32) / np.float32(scale)
+    return quantize_clamped(np.where(np.isnan(scaled), np.float32(-128 - zero_point), scaled), zero_point)
 
 
 def quantize_litert(x, scale, zero_point):
