@@ -43,6 +43,9 @@ QNN_DECLARE_OPERATOR(dynamic_matmul)
 /* QUANTIZE's arithmetic over `count` values (quantize.c): y = rint(clamp(x / scale)) + zero_point (x * scale
  * with reciprocal 1), clamped to int8; DYNAMIC_QUANTIZE runs it with the scale it finds. */
 void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, int32_t zero_point, int32_t reciprocal);
+
+/* LUT's loop (lut.c): y[i] = table[x[i]] for `count` bytes; COPY_SLICE requantizes through it. */
+void qnn_lut_bytes(const uint8_t* table, const uint8_t* x, uint8_t* y, size_t count);
 QNN_DECLARE_OPERATOR(reduce_f32)
 
 #endif

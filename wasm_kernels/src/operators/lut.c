@@ -40,16 +40,11 @@ QNN_PLAN_CODE int32_t qnn_create_lut(struct qnn_plan* plan, const void* record, 
   return QNN_OK;
 }
 
-/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
-static void lut_range(const void* context, size_t first, size_t count, uint32_t thread) {
-  (void) thread;
-  const struct lut_op* op = context;
-  const uint8_t* x = op->input + first;
-  uint8_t* y = op->output + first;
+__attribute__((noinline)) void qnn_lut_bytes(const uint8_t* table, const uint8_t* x, uint8_t* y, size_t count) {
   size_t i = 0;
 #if defined(__wasm_simd128__)
   v128_t t[16];
-  for (int j = 0; j < 16; j++) t[j] = wasm_v128_load(op->table + 16 * j);
+  for (int j = 0; j < 16; j++) t[j] = wasm_v128_load(table + 16 * j);
   const v128_t sixteen = wasm_i8x16_splat(16);
   for (; i + 16 <= count; i += 16) {
     v128_t index = wasm_v128_load(x + i);
@@ -61,7 +56,14 @@ static void lut_range(const void* context, size_t first, size_t count, uint32_t 
     wasm_v128_store(y + i, out);
   }
 #endif
-  for (; i < count; i++) y[i] = op->table[x[i]];
+  for (; i < count; i++) y[i] = table[x[i]];
+}
+
+/* Tasks are ranges of whole 64-element runs (the SIMD loop takes 16). */
+static void lut_range(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct lut_op* op = context;
+  qnn_lut_bytes(op->table, op->input + first, op->output + first, count);
 }
 
 void qnn_run_lut(const struct qnn_op* base) {
