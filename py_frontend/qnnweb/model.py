@@ -11,7 +11,7 @@ from .compiled import compile_steps
 from .graph import DTYPE_SIZES
 from .host import host_class
 from .ops import lower
-from .ops.table_products import fuse_table_products
+from .ops.byte_functions import fuse_byte_functions
 from .passes import fold_pads, reductions_over_adjacent_axes, transpose_convs_as_convs, transposed_matmul_operands
 from .planner import plan_memory
 from .records import ABI_VERSION
@@ -43,7 +43,7 @@ def compile_graph(graph, keep_intermediates=False, metadata=None):
     """Lower, plan and record a graph: the CompiledModel every Model is loaded from."""
     # each pass returns a new graph, with tensors of its own
     rewritten = transposed_matmul_operands(fold_pads(reductions_over_adjacent_axes(transpose_convs_as_convs(graph))))
-    steps = fuse_table_products(rewritten, lower(rewritten), keep_intermediates)
+    steps = fuse_byte_functions(rewritten, lower(rewritten), keep_intermediates)
     offsets, arena_bytes = plan_memory(steps, rewritten, keep_all=keep_intermediates)
     if arena_bytes > MAX_ARENA_BYTES:
         raise ModelError(_arena_message(rewritten, offsets, arena_bytes))
