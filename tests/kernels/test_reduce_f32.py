@@ -145,6 +145,24 @@ def test_reduce_f32_over_every_axis_or_the_last_ones_matches_onnxruntime(shape, 
         assert_same_bits(run_reduce(variant, x, axes, True), want)
 
 
+# a LayerNorm over the channels of an NCHW feature map written out (ConvNeXt's channels_first LayerNorm): small
+# shapes (onnxruntime's generic loop), large ones (its FastReduceRK), size-1 axes, several leading axes
+LEADING = [([1, 8, 4, 5], [1]), ([1, 300, 2, 2], [1]), ([1, 8, 30, 30], [1]), ([1, 64, 56, 56], [1]),
+           ([1, 24, 1, 7], [1]), ([1, 6, 5, 7], [1, 2]), ([9, 40], [0]), ([1, 1, 12, 33], [1, 2])]
+
+
+@pytest.mark.parametrize("op_type", ["MEAN", "SUM"])
+@pytest.mark.parametrize("keep_dims", [True, False])
+@pytest.mark.parametrize("shape, axes", LEADING)
+def test_reduce_f32_over_leading_axes_matches_onnxruntime(shape, axes, keep_dims, op_type):
+    """A mean / sum over leading axes (only size-1 axes before them) is onnxruntime's column by column, rows
+    added in order, bit for bit in every variant, on values whose sums change with the order."""
+    x = float_values(np.random.default_rng(sum(shape)), shape, "mixed")
+    want = onnxruntime_reduce(x, axes, keep_dims, "ReduceMean" if op_type == "MEAN" else "ReduceSum")
+    for variant in H.VARIANTS:
+        assert_same_bits(run_reduce(variant, x, axes, keep_dims, op_type), want)
+
+
 @pytest.mark.parametrize("shape, axes, options, problem", [
     ([4, 9, 3], [1], {}, "last axes"),                       # onnxruntime: another order (KRK)
     ([4, 9, 1], [1], {}, "last axes"),                       # a size-1 axis after it: still KRK there

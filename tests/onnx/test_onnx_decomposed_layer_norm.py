@@ -4,8 +4,8 @@ and s8s8, QOperator u8, a DequantizeLinear per reader, the chain left whole in f
 session never runs it as its LayerNormalization kernel but op by op, and so does qnnweb
 (importers/onnx/float_reduce.py): float32 MEAN / SUB / POW, then the int8 ops quantize_static made. The forms:
 over the last axis of tokens, over the channels of an NHWC-permuted feature map (LayerNorm2d at opset < 17), over
-axis 1 of an NCHW feature map (refused: onnxruntime sums it in another order), without beta, with the duplicated
-Sub of older torch exports, with a Cast before the Pow; opsets 11 to 18."""
+axis 1 of an NCHW feature map (ConvNeXt's channels_first LayerNorm: its means summed row after row), without beta,
+with the duplicated Sub of older torch exports, with a Cast before the Pow; opsets 11 to 18."""
 
 import functools
 import os
@@ -161,7 +161,7 @@ def assert_float32_chain(loaded):
     assert "LAYER_NORM" not in {op.type for op in graph.ops}
 
 
-OP_BY_OP = [case for case in CASES if case[0] != "channels-first" and case[1] != "qdq-float-chain"]
+OP_BY_OP = [case for case in CASES if case[1] != "qdq-float-chain"]
 
 
 @pytest.mark.parametrize("form, mode, opset", OP_BY_OP)
@@ -174,7 +174,7 @@ def test_decomposed_layer_norm_bit_exact_op_by_op(form, mode, opset):
         assert_matches_onnxruntime(data, x, ["MEAN"], exact=True)
 
 
-FLOAT_CHAIN = [case for case in CASES if case[0] != "channels-first" and case[1] == "qdq-float-chain"]
+FLOAT_CHAIN = [case for case in CASES if case[1] == "qdq-float-chain"]
 
 
 @pytest.mark.parametrize("form, mode, opset", FLOAT_CHAIN)
@@ -191,11 +191,3 @@ def test_decomposed_layer_norm_left_in_float_within_rounding(form, mode, opset):
         for variant in qnnweb.VARIANTS:
             got = qnnweb.load(data, variant=variant).run(x)[0]
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=variant)
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_channels_first_decomposed_layer_norm_refused_by_name(mode):
-    """Over axis 1 of an NCHW feature map onnxruntime's float ReduceMean sums in another order than a row's:
-    refused, the error naming the float32 MEAN over axes [1]."""
-    with pytest.raises(qnnweb.UnsupportedModelError, match=r"float32 mean over axes \[1\]"):
-        qnnweb.load(quantized_form("channels-first", mode))

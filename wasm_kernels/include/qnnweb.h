@@ -411,11 +411,12 @@ struct qnn_unary_f32_record {
   float alpha, beta;
 };
 
-/* The mean (operation 0) or sum (1; 2, max, is reserved) of each row of float32 [rows][columns], written
- * to float32 [rows]: a model's float ReduceMean / ReduceSum over its last axes. arithmetic 0, onnxruntime's
- * (src/operators/reduce_f32.c): Eigen's four-lane SSE sum, its packets from the row's first element that is
- * 16-byte aligned in onnxruntime's buffer (row r begins at element r * columns of a 64-byte-aligned
- * tensor: wherever the arena holds it, the order follows r * columns), then divided by the count. */
+/* The mean (operation 0) or sum (1; 2, max, is reserved) of float32 [rows][columns] as onnxruntime's float
+ * ReduceMean / ReduceSum (src/operators/reduce_f32.c). arithmetic 0, over its last axes: of each row, to
+ * float32 [rows]: Eigen's four-lane SSE sum, its packets from the row's first element that is 16-byte
+ * aligned in onnxruntime's buffer (row r begins at element r * columns of a 64-byte-aligned tensor:
+ * wherever the arena holds it, the order follows r * columns), then divided by the count. arithmetic 1,
+ * over its leading axes: of each column, to float32 [columns]: the rows added in order, then divided. */
 struct qnn_reduce_f32_record {
   int32_t op, words;
   int32_t input, output;

@@ -3,9 +3,11 @@ LayerNorm written out in float ops): the reduce_f32 step, onnxruntime's float ar
 (src/operators/reduce_f32.c), which the op's option ``arithmetic: "onnxruntime"`` asks for.
 
 onnxruntime sums each row of the input viewed as [kept, reduced] in Eigen's order when the reduced axes
-are the last ones (its FastReduceKR, or every axis: its mean() of the whole tensor); other axes take
-other paths (a matrix product over the reduced rows, an element loop), so they are refused by name. The
-int8 reductions are pooling.py's; pooling.lower_mean / lower_sum hand float32 ones here."""
+are the last ones (its FastReduceKR, or every axis: its mean() of the whole tensor), and each column of
+[reduced, kept] row after row when they lead (its FastReduceRK: a LayerNorm over the channels of an NCHW
+feature map, written out); other patterns (kept axes on both sides: Eigen's blocked rowwise sums) are
+refused by name. The int8 reductions are pooling.py's; pooling.lower_mean / lower_sum hand float32 ones
+here."""
 
 import math
 
@@ -13,7 +15,7 @@ from .common import given_axes
 from .registry import Step, Unsupported
 
 OPERATIONS = {"MEAN": 0, "SUM": 1}   # the reduce_f32 record's operation (2, max, is reserved)
-ARITHMETIC_ONNXRUNTIME = 0
+ARITHMETIC_ROWS, ARITHMETIC_COLUMNS = 0, 1   # the reduce_f32 record's: onnxruntime's two orders
 
 
 def is_float32_reduction(graph, op):
@@ -22,7 +24,9 @@ def is_float32_reduction(graph, op):
 
 
 def lower_float32_reduction(graph, op):
-    """The reduce_f32 step of a float32 MEAN / SUM over the input's last axes, as onnxruntime computes it."""
+    """The reduce_f32 step of a float32 MEAN / SUM as onnxruntime computes it: over the input's last axes
+    (each row in Eigen's order), or over leading axes with only size-1 axes before them and more than one
+    element after (each column, row after row)."""
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
     name = op.type.lower()
     if (x.dtype, y.dtype) != ("float32", "float32"):
@@ -31,14 +35,21 @@ def lower_float32_reduction(graph, op):
         raise Unsupported(f"a float32 {name} is computed as onnxruntime's float kernel only (option arithmetic "
                           f"'onnxruntime', an ONNX model's); this one asks for {op.options.get('arithmetic')!r}")
     rank = max(len(x.shape), 1)    # a scalar's one axis: itself
+    shape = list(x.shape) or [1]
     axes = given_axes(graph, op)   # all of them: a size-1 axis changes onnxruntime's order
-    if axes != list(range(axes[0], rank)):
+    after = axes[-1] + 1
+    if axes == list(range(axes[0], rank)):
+        arithmetic, rows, columns, count = ARITHMETIC_ROWS, math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:]), None
+    elif axes == list(range(axes[0], after)) and math.prod(shape[:axes[0]]) == 1 and math.prod(shape[after:]) > 1:
+        arithmetic, rows, columns = ARITHMETIC_COLUMNS, math.prod(shape[axes[0]:after]), math.prod(shape[after:])
+        count = columns
+    else:
         raise Unsupported(f"a float32 {name} over axes {axes} of {list(x.shape)}: only over the last axes (each row "
-                          "summed in onnxruntime's order); onnxruntime sums other axes in other orders")
-    rows, columns = math.prod(x.shape[:axes[0]]), math.prod(x.shape[axes[0]:])
+                          "summed in onnxruntime's order) or over leading ones (each column); onnxruntime sums "
+                          "other axes in other orders")
     if rows == 0 or columns == 0:
         raise Unsupported(f"a float32 {name} of the empty tensor {list(x.shape)}")
-    if y.size != rows:
+    if y.size != (rows if count is None else count):
         raise Unsupported(f"output {list(y.shape)} does not fit a {name} of {list(x.shape)} over axes {axes}")
     return [Step("reduce_f32", dict(input=op.inputs[0], output=op.outputs[0], rows=rows, columns=columns,
-                                    operation=OPERATIONS[op.type], arithmetic=ARITHMETIC_ONNXRUNTIME))]
+                                    operation=OPERATIONS[op.type], arithmetic=arithmetic))]
