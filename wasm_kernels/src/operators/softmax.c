@@ -13,6 +13,7 @@
 #include "common.h"
 #include "operators.h"
 #include "requantization.h"
+#include "threadpool.h"
 
 struct softmax_op {
   struct qnn_op base;
@@ -65,53 +66,62 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   return QNN_OK;
 }
 
-static void run_softmax_onnx(const struct softmax_op* op) {
+/* One row as onnxruntime's QLinearSoftmax (arithmetic 1). */
+static void softmax_onnx_row(const struct softmax_op* op, const int8_t* x, int8_t* y) {
   const size_t columns = op->columns;
   const double inverse_output_scale = (double) op->inverse_output_scale;
   const double zero_point = (double) op->output_zero_point;
-  for (size_t row = 0; row < op->rows; row++) {
-    const int8_t* x = op->input + row * columns;
-    int8_t* y = op->output + row * columns;
-    int32_t max = -128;
-    for (size_t i = 0; i < columns; i++) max = qnn_max_i32(max, x[i]);
-    float sum = 0.0f;
-    for (size_t i = 0; i < columns; i++) sum += op->table[max - x[i]];
-    if (!(sum > 0.0f)) {  /* onnxruntime leaves such a row unwritten: write the zero point */
-      for (size_t i = 0; i < columns; i++) y[i] = (int8_t) op->output_zero_point;
-      continue;
-    }
-    const double divisor = (double) sum;
-    for (size_t i = 0; i < columns; i++) {
-      double q = __builtin_nearbyint((double) op->table[max - x[i]] * inverse_output_scale / divisor) + zero_point;
-      q = q < -128.0 ? -128.0 : q;
-      q = q > 127.0 ? 127.0 : q;
-      y[i] = (int8_t) (int32_t) q;
+  int32_t max = -128;
+  for (size_t i = 0; i < columns; i++) max = qnn_max_i32(max, x[i]);
+  float sum = 0.0f;
+  for (size_t i = 0; i < columns; i++) sum += op->table[max - x[i]];
+  if (!(sum > 0.0f)) {  /* onnxruntime leaves such a row unwritten: write the zero point */
+    for (size_t i = 0; i < columns; i++) y[i] = (int8_t) op->output_zero_point;
+    return;
+  }
+  const double divisor = (double) sum;
+  for (size_t i = 0; i < columns; i++) {
+    double q = __builtin_nearbyint((double) op->table[max - x[i]] * inverse_output_scale / divisor) + zero_point;
+    q = q < -128.0 ? -128.0 : q;
+    q = q > 127.0 ? 127.0 : q;
+    y[i] = (int8_t) (int32_t) q;
+  }
+}
+
+/* One row as LiteRT's builtin kernel (arithmetic 0). */
+static void softmax_tflite_row(const struct softmax_op* op, const int8_t* x, int8_t* y) {
+  int32_t max = -128;
+  for (size_t i = 0; i < op->columns; i++) max = qnn_max_i32(max, x[i]);
+  float sum = 0.0f;
+  for (size_t i = 0; i < op->columns; i++) sum += op->table[max - x[i]];
+  const float multiplier = 1.0f / (sum * op->output_scale);
+  for (size_t i = 0; i < op->columns; i++) {
+    /* e * multiplier >= 0 (or NaN for a table of zeros); from 256 on every output is 127, and the
+     * cast below stays in range */
+    const float rescaled = op->table[max - x[i]] * multiplier;
+    const float p = rescaled < 256.0f ? rescaled : 256.0f;
+    const float whole = __builtin_truncf(p);
+    const int32_t q = (int32_t) whole + (p - whole >= 0.5f) + op->output_zero_point;
+    y[i] = (int8_t) (q > 127 ? 127 : q);
+  }
+}
+
+/* Rows are independent: split across threads (attention's softmax has one row per query and head). */
+static void softmax_rows(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct softmax_op* op = context;
+  for (size_t row = first; row < first + count; row++) {
+    const int8_t* x = op->input + row * op->columns;
+    int8_t* y = op->output + row * op->columns;
+    if (op->arithmetic == 1) {
+      softmax_onnx_row(op, x, y);
+    } else {
+      softmax_tflite_row(op, x, y);
     }
   }
 }
 
 void qnn_run_softmax(const struct qnn_op* base) {
   const struct softmax_op* op = (const struct softmax_op*) base;
-  if (op->arithmetic == 1) {
-    run_softmax_onnx(op);
-    return;
-  }
-  for (size_t row = 0; row < op->rows; row++) {
-    const int8_t* x = op->input + row * op->columns;
-    int8_t* y = op->output + row * op->columns;
-    int32_t max = -128;
-    for (size_t i = 0; i < op->columns; i++) max = qnn_max_i32(max, x[i]);
-    float sum = 0.0f;
-    for (size_t i = 0; i < op->columns; i++) sum += op->table[max - x[i]];
-    const float multiplier = 1.0f / (sum * op->output_scale);
-    for (size_t i = 0; i < op->columns; i++) {
-      /* e * multiplier >= 0 (or NaN for a table of zeros); from 256 on every output is 127, and the
-       * cast below stays in range */
-      const float rescaled = op->table[max - x[i]] * multiplier;
-      const float p = rescaled < 256.0f ? rescaled : 256.0f;
-      const float whole = __builtin_truncf(p);
-      const int32_t q = (int32_t) whole + (p - whole >= 0.5f) + op->output_zero_point;
-      y[i] = (int8_t) (q > 127 ? 127 : q);
-    }
-  }
+  qnn_parallelize_ranges(softmax_rows, op, op->rows, 1, 4, (uint64_t) op->columns * 3, QNN_TASK_ELEMENTS);
 }
