@@ -1,8 +1,8 @@
 """ReduceMean / ReduceSum axes (ONNX's attribute or, from opset 18, input), and the float form of the two
 ops: import_float_reduction, for a reduction onnxruntime computes with its float kernel on float values it
 goes on with in float. It emits the IR MEAN / SUM on float32 tensors in ONNX's own layout with the option
-arithmetic "onnxruntime" (ops/reduce.py: the reduce_f32 step, over the last axes only). Not registered by
-itself: the ReduceMean / ReduceSum handler (pooling.py) is to call it first.
+arithmetic "onnxruntime" (ops/reduce.py: the reduce_f32 step, over the last or the leading axes). Not
+registered by itself: the ReduceMean / ReduceSum handler (pooling.py) is to call it first.
 
 The case that needs it: a LayerNorm written out in float ops, ReduceMean -> Sub -> Pow -> ReduceMean -> Add ->
 Sqrt -> Div [-> Mul -> Add] (torch's layer_norm exported before opset 17; a channels-first LayerNorm written
