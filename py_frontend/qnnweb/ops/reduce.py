@@ -37,19 +37,20 @@ def lower_float32_reduction(graph, op):
     rank = max(len(x.shape), 1)    # a scalar's one axis: itself
     shape = list(x.shape) or [1]
     axes = given_axes(graph, op)   # all of them: a size-1 axis changes onnxruntime's order
-    after = axes[-1] + 1
-    if axes == list(range(axes[0], rank)):
-        arithmetic, rows, columns, count = ARITHMETIC_ROWS, math.prod(shape[:axes[0]]), math.prod(shape[axes[0]:]), None
-    elif axes == list(range(axes[0], after)) and math.prod(shape[:axes[0]]) == 1 and math.prod(shape[after:]) > 1:
+    before, after = math.prod(shape[:axes[0]]), axes[-1] + 1
+    if axes == list(range(axes[0], rank)):          # [rows][columns], each row reduced: `rows` results
+        arithmetic, rows, columns = ARITHMETIC_ROWS, before, math.prod(shape[axes[0]:])
+        results = rows
+    elif axes == list(range(axes[0], after)) and before == 1 and math.prod(shape[after:]) > 1:
         arithmetic, rows, columns = ARITHMETIC_COLUMNS, math.prod(shape[axes[0]:after]), math.prod(shape[after:])
-        count = columns
+        results = columns                           # [rows][columns], each column reduced
     else:
         raise Unsupported(f"a float32 {name} over axes {axes} of {list(x.shape)}: only over the last axes (each row "
                           "summed in onnxruntime's order) or over leading ones (each column); onnxruntime sums "
                           "other axes in other orders")
     if rows == 0 or columns == 0:
         raise Unsupported(f"a float32 {name} of the empty tensor {list(x.shape)}")
-    if y.size != (rows if count is None else count):
+    if y.size != results:
         raise Unsupported(f"output {list(y.shape)} does not fit a {name} of {list(x.shape)} over axes {axes}")
     return [Step("reduce_f32", dict(input=op.inputs[0], output=op.outputs[0], rows=rows, columns=columns,
                                     operation=OPERATIONS[op.type], arithmetic=arithmetic))]
