@@ -121,7 +121,8 @@ def _bytes_alike(graph, tensors):
 
 def mul_byte(a, b, fields):
     """The int8 value mul.c writes for inputs a and b: onnxruntime's rint(product * scale + zero point)
-    less the offset, or the fp32 requantization; None where its float would leave int32."""
+    less the offset (None where that float would leave int32), or the fp32 requantization (clamped in float
+    first: always in range)."""
     product = (a - fields["a_zero_point"]) * (b - fields["b_zero_point"])
     scale, zero_point = float32(fields["scale"]), fields["output_zero_point"]
     low, high = fields["output_min"], fields["output_max"]
@@ -132,8 +133,7 @@ def mul_byte(a, b, fields):
         if not abs(f) < INT32_LIMIT:
             return None
         return min(max(round(f) - offset, low), high)
-    f = min(max(scaled, float(low - zero_point)), float(high - zero_point))
-    return round(f) + zero_point if math.isfinite(f) else None
+    return round(min(max(scaled, float(low - zero_point)), float(high - zero_point))) + zero_point
 
 
 def add_byte(a, b, fields):
