@@ -3,16 +3,17 @@
 
 /** A kernel variant, best first: relaxed SIMD, SIMD128, plain scalar WebAssembly. */
 export type Variant = "relaxed" | "simd128" | "scalar";
-/** The element types of a model's inputs and outputs. */
-export type DType = "float32" | "int8" | "uint8" | "int32";
+/** The element types of a model's inputs and outputs (int64: a text encoder's ids and masks). */
+export type DType = "float32" | "int8" | "uint8" | "int32" | "int64";
 /** The typed array of each DType. */
 export type TypedArrayOf = {
   float32: Float32Array;
   int8: Int8Array;
   uint8: Uint8Array;
   int32: Int32Array;
+  int64: BigInt64Array;
 };
-export type TensorArray = Float32Array | Int8Array | Uint8Array | Int32Array;
+export type TensorArray = Float32Array | Int8Array | Uint8Array | Int32Array | BigInt64Array;
 
 /** What load() reads a compiled model (.qnn) from: a URL (fetched), a Response or a promise of one
  * (a fetch the page started early), or the file's bytes. */
@@ -81,6 +82,8 @@ export interface TensorSpec {
   /** the quantization of an int8 / uint8 tensor (null or absent for a float one) */
   scale?: number | null;
   zero_point?: number | null;
+  /** an input of ids: the rows of the embedding table they pick (run() refuses ids outside [-rows, rows)) */
+  index_rows?: number;
 }
 
 /** A model's input or output: its spec, where it lives in the arena, its element and byte counts. */

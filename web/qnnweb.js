@@ -18,10 +18,21 @@
 export const VARIANTS = ["relaxed", "simd128", "scalar"];
 export const FORMAT_VERSION = 2;  // the newest it reads; files without state are version 1 (see compiled.py)
 const STATELESS_FORMAT_VERSION = 1;
-export const ABI_VERSION = 13; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
+export const ABI_VERSION = 14; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
 
 const HEADER_BYTES = 32;
-const DTYPES = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int32: Int32Array };
+const DTYPES = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array };
+
+/** An input of ids (its tensor's index_rows: an embedding table's rows): each id within the table, as
+ * onnxruntime's Gather requires (ids lie in [-rows, rows)). */
+function checkIds(t, ids) {
+  const rows = t.dtype === "int64" ? BigInt(t.index_rows) : t.index_rows;
+  for (const id of ids) {
+    if (id < -rows || id >= rows) {
+      throw new RangeError(`input '${t.name}': id ${id} is outside the embedding table's ${t.index_rows} rows (ids lie in [${-t.index_rows}, ${t.index_rows}))`);
+    }
+  }
+}
 
 // (func (param v128 v128) (result v128) local.get 0 local.get 1 <op>): i8x16.add, then the relaxed dot
 const PROBES = {
@@ -347,6 +358,7 @@ export class Model {
       if (x.byteLength !== t.nbytes) {
         throw new RangeError(`${what} '${t.name}': expected ${t.size} ${t.dtype} values (${t.nbytes} bytes, shape [${t.shape}]), got ${x.byteLength} bytes`);
       }
+      if (t.index_rows) checkIds(t, new Type(x.buffer, x.byteOffset, t.size));
     });
     return list;
   }

@@ -234,8 +234,19 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
     if count:
         batches.append((bytes(constants), bytes(records), count, relocations))
 
+    # an input of ids (EMBEDDING_LOOKUP's): the rows of the smallest table it picks from, which the hosts
+    # check its values against before a run (onnxruntime refuses an id outside the table)
+    rows = {}
+    for op in graph.ops:
+        if op.type == "EMBEDDING_LOOKUP":
+            table_rows = tensors[op.inputs[1]].shape[0]
+            rows[op.inputs[0]] = min(rows.get(op.inputs[0], table_rows), table_rows)
+
     def entry(index):
-        return dict(tensor_info(tensors[index]), offset=offsets[index])
+        info = dict(tensor_info(tensors[index]), offset=offsets[index])
+        if index in rows:
+            info["index_rows"] = rows[index]
+        return info
 
     intermediates = None
     if keep_intermediates:

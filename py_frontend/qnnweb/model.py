@@ -21,7 +21,7 @@ try:
 except ImportError:  # Pyodide without numpy: outputs are array.array
     numpy = None
 
-ARRAY_CODES = {"float32": "f", "int8": "b", "uint8": "B", "int32": "i"}
+ARRAY_CODES = {"float32": "f", "int8": "b", "uint8": "B", "int32": "i", "int64": "q"}
 
 
 class TensorInfo:
@@ -29,6 +29,8 @@ class TensorInfo:
         """``entry``: a compiled model's tensor dict (name, shape, dtype, scale, zero_point, offset)."""
         self.name, self.shape, self.dtype = entry["name"], tuple(entry["shape"]), entry["dtype"]
         self.scale, self.zero_point, self.offset = entry["scale"], entry["zero_point"], entry["offset"]
+        # ids of an embedding table: valid in [-index_rows, index_rows) (compiled.compile_steps)
+        self.index_rows = entry.get("index_rows")
         self.size = 1
         for d in self.shape:
             self.size *= d
@@ -182,7 +184,9 @@ class Model:
         inputs = self._ordered(inputs, feeds)
         self._reshape_for(inputs)
         for info, x in zip(self.inputs, inputs):
-            self._host.write(self._arena + info.offset, _input_bytes(info, x))
+            data = _input_bytes(info, x)
+            _check_ids(info, data)
+            self._host.write(self._arena + info.offset, data)
         start = time.perf_counter()
         status = self._host.call("qnn_run", self._plan)
         self.last_run_ms = (time.perf_counter() - start) * 1000.0
@@ -418,6 +422,19 @@ def _typed_array(info, x):
     if int(x.length) != info.size:
         raise ValueError(f"input '{info.name}': expected {info.size} elements ({list(info.shape)}), got {int(x.length)}")
     return x
+
+
+def _check_ids(info, data):
+    """An input of ids (info.index_rows set): every id within the table, as onnxruntime's Gather requires."""
+    if info.index_rows is None:
+        return
+    view = memoryview(data.to_memoryview() if hasattr(data, "to_memoryview") else data).cast("B")
+    ids = view.cast("q" if info.dtype == "int64" else "i")
+    low, high = (min(ids), max(ids)) if len(ids) else (0, 0)
+    if low < -info.index_rows or high >= info.index_rows:
+        bad = low if low < -info.index_rows else high
+        raise ValueError(f"input '{info.name}': id {bad} is outside the embedding table's {info.index_rows} rows "
+                         f"(ids lie in [{-info.index_rows}, {info.index_rows}))")
 
 
 def _input_bytes(info, x):

@@ -11,7 +11,7 @@ import struct
 from .errors import ModelError
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 13
+ABI_VERSION = 14
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -95,11 +95,18 @@ RECORDS = {
                            "bias"),
     # float32 [rows, columns] -> float32 [rows]; operation 0 mean, 1 sum; arithmetic 0 onnxruntime's (Eigen's order)
     "reduce_f32": (30, "input output rows columns operation arithmetic"),
+    # float32 Y[b] = A[b] B[b] (batches and strides as batch_matmul's): a dynamic model's float attention
+    "batch_matmul_f32": (31, "input_a input_b output batch0 batch1 batch2 a_stride0 a_stride1 a_stride2 b_stride0 "
+                             "b_stride1 b_stride2 rows depth columns"),
+    # output row i = table row indices[i] (table: rows x row_bytes constant bytes; indices int32 or int64)
+    "gather": (32, "table indices output count rows row_bytes index_bytes"),
+    # float32 output = int32 (input_bytes 4) or int64 (8) input, converted
+    "convert_f32": (33, "input output size input_bytes"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
 # gives input_b either as a tensor (in its fields) or as constant bytes (in its constants).
-INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores", "input_parameters")
+INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores", "input_parameters", "indices")
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count", "output_parameters")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
@@ -127,9 +134,22 @@ def record_words(kind):
     return 2 + len(LAYOUTS[kind][1])
 
 
+# float32 fields that may hold an infinity (never NaN): unary_f32's constants, where a Where puts -inf
+# (an attention mask's masked scores) in place of a tensor's nonzero or NaN elements
+INFINITE_FIELDS = {"unary_f32": ("alpha", "beta")}
+
+
+def _float32_field(kind, name, value):
+    """Whether ``value`` fits float32 field ``name`` of a ``kind`` record: finite, or an infinity where allowed."""
+    if not isinstance(value, (int, float)):
+        return False
+    return -FLOAT32_MAX <= value <= FLOAT32_MAX or (math.isinf(value) and name in INFINITE_FIELDS.get(kind, ()))
+
+
 def check_record(kind, fields):
     """Why these field values do not fit the record (an int32 field outside int32, a float32 field
-    that is not a finite float32), or None. Fields absent from ``fields`` are not checked."""
+    that is not a finite float32 (an infinity where INFINITE_FIELDS allows it)), or None. Fields absent
+    from ``fields`` are not checked."""
     codes, lowest, highest = FIELD_CODES[kind], INT32_MIN, INT32_MAX
     for name, value in fields.items():
         if type(value) is int and lowest <= value <= highest:
@@ -138,9 +158,8 @@ def check_record(kind, fields):
         if code == "i":
             if not (type(value) is int or type(value) is bool) or not INT32_MIN <= value <= INT32_MAX:
                 return f"{kind} record: {name} = {value!r} does not fit in an int32"
-        elif code == "f":
-            if not isinstance(value, (int, float)) or not -FLOAT32_MAX <= value <= FLOAT32_MAX:
-                return f"{kind} record: {name} = {value!r} is not a finite float32"
+        elif code == "f" and not _float32_field(kind, name, value):
+            return f"{kind} record: {name} = {value!r} is not a finite float32"
     return None
 
 
@@ -157,6 +176,6 @@ def pack_record(kind, fields):
     except (struct.error, OverflowError):
         record = None
     floats = FLOAT_FIELDS[kind]
-    if record is None or (floats and not all(map(math.isfinite, map(fields.__getitem__, floats)))):
+    if record is None or not all(_float32_field(kind, name, fields[name]) for name in floats):
         raise ModelError(check_record(kind, fields) or f"{kind} record: a field does not fit")
     return record

@@ -298,6 +298,15 @@ def valid_fields(k, kind):
         "copy": dict(common, bytes=100),
         # float32 [4, 10] at 0 (160 bytes) -> float32 [4] at 1024
         "reduce_f32": dict(common, rows=4, columns=10, operation=0, arithmetic=0),
+        # float32 A [3, 4, 5] at 0 (240 bytes), B [5, 7] broadcast at 512, Y [3, 4, 7] at 1024 (336 bytes)
+        "batch_matmul_f32": dict(input_a=0, input_b=512, output=1024, batch0=1, batch1=1, batch2=3, a_stride0=0,
+                                 a_stride1=0, a_stride2=20, b_stride0=0, b_stride1=0, b_stride2=0, rows=4, depth=5,
+                                 columns=7),
+        # int64 ids [6] at 0 (zeros: row 0), rows of 12 bytes of a 10-row table -> output [6, 12] at 1024
+        "gather": dict(indices=0, output=1024, count=6, rows=10, row_bytes=12, index_bytes=8,
+                       table=k.constant(np.arange(120, dtype=np.uint8), 0)),
+        # int32 [100] at 0 -> float32 [100] at 1024
+        "convert_f32": dict(common, size=100, input_bytes=4),
         "layer_norm": dict(common, rows=4, columns=10, channels=10, gamma=k.constant(np.ones(10, np.float32), 0),
                            beta=k.constant(np.zeros(10, np.float32), 64), arithmetic=0, epsilon=1e-5, input_scale=0.1,
                            input_zero_point=3, output_scale=0.05, output_zero_point=-2, table=0, table_per_column=0,
@@ -558,7 +567,7 @@ def test_random_records_never_trap(variant, kind, data):
                        kernel_width=4, stride_height=4, stride_width=4), "table"),
     ("avgpool2d", dict(arithmetic=5, table=0, table_channels=2, output_height=1, output_width=1, kernel_height=4,
                        kernel_width=4, stride_height=4, stride_width=4), "table_channels"),
-    ("softmax", dict(arithmetic=2), "arithmetic"),
+    ("softmax", dict(arithmetic=3), "arithmetic"),
     ("softmax", dict(table=0), "table"),
     ("softmax", dict(output_scale=0.0), "output scale"),
     ("avgpool2d", dict(arithmetic=1, output_scale=0.0), "output_scale"),

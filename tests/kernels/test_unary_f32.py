@@ -35,6 +35,8 @@ CASES = [
     ("SUB_SCALAR", {"value": 0.3}), ("SUB_SCALAR", {"value": 0.3, "first": True}), ("MUL_SCALAR", {"value": 1e-3}),
     ("MUL_SCALAR", {"value": -3.0, "first": True}), ("DIV_SCALAR", {"value": 3.0}),
     ("DIV_SCALAR", {"value": 3.0, "first": True}), ("DIV_SCALAR", {"value": 0.0}),
+    ("NONZERO_TO", {"value": -3.4028235e38}), ("ZERO_TO", {"value": 2.5}), ("SELECT", {"value": 1.0, "otherwise": 0.0}),
+    ("SELECT", {"value": 0.0, "otherwise": -math.inf}), ("NAN_TO", {"value": 0.0}),
 ]
 CASE_IDS = [f"{f}-{'-'.join(f'{k}={v}' for k, v in o.items())}" if o else f for f, o in CASES]
 
@@ -110,7 +112,8 @@ def test_random_bit_patterns_match_element_function(variant, case_index, bits):
 def test_infinities_as_the_reference_and_nan_to_nan(variant):
     """+-inf: what element_function gives (the functions' clamps take them in: exp(-inf) = 0, erf(inf) = 1,
     tanh(-inf) = -1; gelu(-inf) = -inf * 0 = NaN); NaN (quiet, signalling, either sign): NaN for every
-    function (the reference has no answer for some: floor(NaN) raises there)."""
+    function (the reference has no answer for some: floor(NaN) raises there) but the selections that replace
+    NaN (Where on a truth, where NaN is true, and on IsNaN), which give their constant."""
     infinities = np.float32([np.inf, -np.inf])
     nans = bits_to_floats([0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF])
     for function, options in CASES:
@@ -118,7 +121,10 @@ def test_infinities_as_the_reference_and_nan_to_nan(variant):
         want = np.array([reference(float(v)) for v in infinities], np.float32)
         got = run(variant, function, options, np.concatenate([infinities, nans]))
         H.assert_same_floats(got[:2], want, infinities)
-        assert np.isnan(got[2:]).all(), (function, options, got[2:])
+        if function in ("NONZERO_TO", "SELECT", "NAN_TO"):
+            assert (got[2:] == np.float32(options["value"])).all(), (function, options, got[2:])
+        else:
+            assert np.isnan(got[2:]).all(), (function, options, got[2:])
 
 
 def test_every_function_and_operation_is_tested():
@@ -186,12 +192,18 @@ def onnx_node(function, o):
             inputs.pop()
         return helper.make_node("Clip", inputs, ["y"]), constants
     value = constant("c", o["value"])
+    if function in ("NONZERO_TO", "ZERO_TO", "SELECT", "NAN_TO"):   # Where on the truth of x, or on IsNaN(x)
+        truth = helper.make_node("IsNaN", ["x"], ["b"]) if function == "NAN_TO" else helper.make_node(
+            "Cast", ["x"], ["b"], to=TensorProto.BOOL)
+        branches = {"NONZERO_TO": [value, "x"], "ZERO_TO": ["x", value], "NAN_TO": [value, "x"],
+                    "SELECT": [value, constant("d", o.get("otherwise", 0.0))]}[function]
+        return [truth, helper.make_node("Where", ["b", *branches], ["y"])], constants
     return helper.make_node(_ONNX_BINARY[function], [value, "x"] if o.get("first") else ["x", value], ["y"]), constants
 
 
 def onnxruntime_function(function, options, x):
     node, constants = onnx_node(function, options)
-    graph = helper.make_graph([node], "f", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+    graph = helper.make_graph(node if isinstance(node, list) else [node], "f", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x.size])], constants)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     model.ir_version = 9

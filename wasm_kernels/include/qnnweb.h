@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 13
+#define QNN_ABI_VERSION 14
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -63,7 +63,10 @@ enum qnn_op_type {
   QNN_OP_DYNAMIC_QUANTIZE = 28, /* float32 -> uint8 (held as int8) with a scale and zero point found at run time */
   QNN_OP_DYNAMIC_MATMUL = 29, /* float32 Y = dynamically quantized X times constant 8-bit weights, + bias */
   QNN_OP_REDUCE_F32 = 30, /* float32 mean / sum of each row, in onnxruntime's order (a model's float ReduceMean) */
-  QNN_OP_TYPE_COUNT = 31,
+  QNN_OP_BATCH_MATMUL_F32 = 31, /* float32 Y[b] = A[b] B[b] of two float32 activations (attention in float) */
+  QNN_OP_GATHER = 32,     /* rows of a constant table picked by int32 / int64 indices (token embeddings) */
+  QNN_OP_CONVERT_F32 = 33, /* int32 / int64 -> float32 (ONNX Cast of an integer input, an attention mask) */
+  QNN_OP_TYPE_COUNT = 34,
 };
 
 enum qnn_status {
@@ -334,7 +337,9 @@ struct qnn_pad_record {
  * the frontend as the reference runtime makes them), the row's sum sequential in float.
  * arithmetic 0 (LiteRT's builtin kernel): out = round(e * (1 / (sum * output_scale))) + zp, halves away
  * from zero. arithmetic 1 (onnxruntime's QLinearSoftmax): out = nearbyint(e * inverse_output_scale /
- * sum) + zp in double, inverse_output_scale being onnxruntime's floor(1 / output_scale). Clamped. */
+ * sum) + zp in double, inverse_output_scale being onnxruntime's floor(1 / output_scale). Clamped.
+ * arithmetic 2 (onnxruntime's float Softmax, MLAS's MlasComputeSoftmax): float32 rows in and out, e =
+ * exp(x - max) with MLAS's exp, out = e * (1 / sum); no table (0), the scales and zero point unused. */
 struct qnn_softmax_record {
   int32_t op, words;
   int32_t input, output, rows, columns;
@@ -401,9 +406,14 @@ enum qnn_unary_f32_operation {
   QNN_UNARY_F32_MULTIPLY = 23,      /* x * alpha */
   QNN_UNARY_F32_DIVIDE = 24,        /* x / alpha */
   QNN_UNARY_F32_DIVIDE_INTO = 25,   /* alpha / x */
-  QNN_UNARY_F32_OPERATION_COUNT = 26,
+  QNN_UNARY_F32_NONZERO_TO = 26,    /* x != 0 ? alpha : x (Where(Cast(x, bool), alpha, x): an attention mask) */
+  QNN_UNARY_F32_ZERO_TO = 27,       /* x != 0 ? x : alpha (Where(Cast(x, bool), x, alpha)) */
+  QNN_UNARY_F32_SELECT = 28,        /* x != 0 ? alpha : beta (Cast to bool, as 0 / 1; Where(x, alpha, beta)) */
+  QNN_UNARY_F32_NAN_TO = 29,        /* x != x ? alpha : x (Where(IsNaN(x), alpha, x)) */
+  QNN_UNARY_F32_OPERATION_COUNT = 30,
 };
 
+/* alpha and beta are finite, or for NONZERO_TO and the operations after it (selections) infinite too. */
 struct qnn_unary_f32_record {
   int32_t op, words;
   int32_t input, output, size;  /* float32 [size] each (input == output: in place) */
@@ -445,6 +455,37 @@ struct qnn_batch_matmul_record {
   float scale;
   int32_t output_min, output_max;
   int32_t arithmetic, fixed_multiplier, fixed_shift;
+};
+
+/* Y[b] = A[b] x B[b] in float32 (BATCH_MATMUL_F32, ONNX MatMul of two float32 activations: attention in a
+ * dynamically quantized model; src/operators/batch_matmul_f32.c): A[b] [rows][depth], B[b] [depth][columns],
+ * Y[b] [rows][columns] contiguous, batches and strides as BATCH_MATMUL's. Each output is its products
+ * summed in depth order from the first; the relaxed variant fuses each multiply-add (as MLAS's SGEMM does
+ * on a machine with FMA), the others round product and sum apart (as its SSE and WebAssembly kernels do). */
+struct qnn_batch_matmul_f32_record {
+  int32_t op, words;
+  int32_t input_a, input_b, output;
+  int32_t batch[3];
+  int32_t a_strides[3], b_strides[3];
+  int32_t rows, depth, columns;
+};
+
+/* GATHER (ONNX Gather on axis 0 of a constant table with run-time indices: token embeddings): output row i
+ * is table row indices[i] (negative indices count from the end), row_bytes bytes each; indices are
+ * int32 (index_bytes 4) or int64 (8). An index outside [-rows, rows) gives a row of zero bytes (onnxruntime
+ * refuses the run; the hosts check model inputs before a run). */
+struct qnn_gather_record {
+  int32_t op, words;
+  int32_t table;            /* address of rows * row_bytes constant bytes */
+  int32_t indices, output;
+  int32_t count, rows, row_bytes, index_bytes;
+};
+
+/* CONVERT_F32: float32 output[i] = (float) input[i], input int32 (input_bytes 4) or int64 (8), rounded to
+ * nearest even as C's conversion (onnxruntime's Cast) does. */
+struct qnn_convert_f32_record {
+  int32_t op, words;
+  int32_t input, output, size, input_bytes;
 };
 
 /* onnxruntime's DynamicQuantizeLinear (the activations of onnxruntime.quantization.quantize_dynamic's

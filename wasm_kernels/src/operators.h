@@ -47,5 +47,18 @@ void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, i
 /* LUT's loop (lut.c): y[i] = table[x[i]] for `count` bytes; COPY_SLICE requantizes through it. */
 void qnn_lut_bytes(const uint8_t* table, const uint8_t* x, uint8_t* y, size_t count);
 QNN_DECLARE_OPERATOR(reduce_f32)
+QNN_DECLARE_OPERATOR(batch_matmul_f32)
+QNN_DECLARE_OPERATOR(gather)
+QNN_DECLARE_OPERATOR(convert_f32)
+
+/* Batched products' batches (batch_matmul.c): the element offset of batch `index`'s matrix, batch[3]
+ * outermost first with these element strides; and the last element a matrix of `matrix` elements at any
+ * of them reaches, + 1. */
+size_t qnn_batch_offset(const int32_t* batch, const int32_t* strides, size_t index);
+int64_t qnn_batch_extent(const int32_t* batch, const int32_t* strides, int64_t matrix);
+
+/* exp(x + negative_max) as onnxruntime's float Softmax computes each element (unary_f32.c: MLAS's
+ * MlasComputeSumExpF32KernelFma3, lane by lane). */
+float qnn_mlas_sum_expf(float x, float negative_max);
 
 #endif

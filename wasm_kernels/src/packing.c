@@ -7,7 +7,7 @@ int64_t qnn_pack_qs8_igemm_size(int64_t nc, int64_t ks, int64_t kc, int64_t nr, 
   return blocks * (nr * (int64_t) (sizeof(int32_t) + sizeof(float)) + ks * ((kc + skr - 1) / skr * skr) * nr);
 }
 
-void qnn_pack_qs8_igemm_w(
+QNN_PLAN_CODE void qnn_pack_qs8_igemm_w(
     size_t nc, size_t ks, size_t kc, size_t nr, size_t kr, size_t sr, int32_t input_zero_point, int32_t weights_xor,
     const int8_t* w, size_t n_stride, size_t t_stride, size_t k_stride,
     const int32_t* bias, const float* scale, void* packed) {
@@ -53,7 +53,8 @@ int64_t qnn_pack_qs8_dwconv_size(int64_t channels, int64_t ks, int64_t ct, enum 
   return (channels + ct - 1) / ct * ct * ((int64_t) (sizeof(int32_t) + sizeof(float)) + dwconv_weight_bytes(ks, form));
 }
 
-void qnn_pack_qs8_dwconv_w(
+/* Load-time only, over few weights: compiled for size (the relaxed module's 128 KiB budget). */
+QNN_PLAN_CODE void qnn_pack_qs8_dwconv_w(
     size_t channels, size_t ks, size_t ct, enum qnn_dwconv_weights form, int32_t input_zero_point,
     const int8_t* w, size_t t_stride, size_t c_stride, const int32_t* bias, const float* scale, void* packed) {
   char* out = packed;

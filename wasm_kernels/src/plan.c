@@ -44,6 +44,9 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_DYNAMIC_QUANTIZE] = QNN_OP_KIND(qnn_dynamic_quantize_record, dynamic_quantize),
   [QNN_OP_DYNAMIC_MATMUL] = QNN_OP_KIND(qnn_dynamic_matmul_record, dynamic_matmul),
   [QNN_OP_REDUCE_F32] = QNN_OP_KIND(qnn_reduce_f32_record, reduce_f32),
+  [QNN_OP_BATCH_MATMUL_F32] = QNN_OP_KIND(qnn_batch_matmul_f32_record, batch_matmul_f32),
+  [QNN_OP_GATHER] = QNN_OP_KIND(qnn_gather_record, gather),
+  [QNN_OP_CONVERT_F32] = QNN_OP_KIND(qnn_convert_f32_record, convert_f32),
 };
 
 static const struct op_kind* find_kind(int32_t type) {

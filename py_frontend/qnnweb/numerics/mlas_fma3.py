@@ -70,3 +70,43 @@ def mlas_exp(x):
     overflow = math.ldexp(1.0, int(m) - normal)
     p = fma32(p, float32(r * overflow), overflow)
     return float32(p * math.ldexp(1.0, normal))
+
+
+# softmax (mlas/lib/compute.cpp MlasComputeSoftmaxThreaded with the AMD64 platform's FMA3 kernels:
+# MlasReduceMaximumF32KernelAvx, MlasComputeSumExpF32KernelFma3, MlasComputeSoftmaxOutputF32KernelAvx)
+_FLOAT32_LOWEST = -float32(3.4028234663852886e38)
+
+
+def mlas_sum_exp(x, negative_max):
+    """exp(x + negative_max) as MlasComputeSumExpF32KernelFma3 computes each element: the sum clamped below
+    at -88.376 (maxps, the bound first), m = round(v / ln 2), two FMAs of range reduction, MLAS's exp
+    polynomial with its last coefficient applied twice, then times 2^m made from m's bits (0 for m = -127)."""
+    v = float32(x + negative_max)
+    if v != v:
+        return v
+    v = _EXP_LOWER if _EXP_LOWER > v else v
+    biased = fma32(v, _LOG2_RECIPROCAL, _ROUNDING)
+    m = float32(biased - _ROUNDING)
+    v = fma32(m, _LOG2_HI, v)
+    v = fma32(m, _LOG2_LO, v)
+    p = _EXP_POLYNOMIAL[0]
+    for c in _EXP_POLYNOMIAL[1:] + [1.0]:
+        p = fma32(p, v, c)
+    return float32(p * (math.ldexp(1.0, int(m)) if m > -127 else 0.0))
+
+
+def mlas_softmax(row):
+    """onnxruntime's float Softmax of one row (a list of float32 values) on an x86-64 machine with FMA3: the
+    maximum from float32's lowest value up, each e = mlas_sum_exp(x, -max) summed in eight lanes (element
+    i into lane i % 8, in order), the lanes added pairwise as vhaddps twice does, then each e * (1 / sum)."""
+    maximum = _FLOAT32_LOWEST
+    for x in row:
+        maximum = x if x > maximum else maximum
+    e = [mlas_sum_exp(x, -maximum) for x in row]
+    lanes = [0.0] * 8
+    for i, value in enumerate(e):
+        lanes[i % 8] = float32(lanes[i % 8] + value)
+    pairs = [float32(lanes[k] + lanes[k + 1]) for k in range(0, 8, 2)]
+    total = float32(float32(pairs[0] + pairs[1]) + float32(pairs[2] + pairs[3]))
+    scale = float32(1.0 / total) if total != 0 else math.inf
+    return [float32(value * scale) for value in e]

@@ -221,6 +221,10 @@ def element_function(op_type, options):
     if op_type in ("RELU", "RELU6", "RELU_N1_TO_1"):
         low, high = {"RELU": (0.0, math.inf), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0)}[op_type]
         return lambda x: min(max(x, low), high)
+    if op_type in ("NONZERO_TO", "ZERO_TO", "SELECT", "NAN_TO"):   # Where on a truth (NaN is true, as in C++)
+        value, otherwise = _f32(float(o["value"])), _f32(float(o.get("otherwise", 0.0)))
+        return {"NONZERO_TO": lambda x: value if x != 0 else x, "ZERO_TO": lambda x: x if x != 0 else value,
+                "SELECT": lambda x: value if x != 0 else otherwise, "NAN_TO": lambda x: value if x != x else x}[op_type]
     return None
 
 

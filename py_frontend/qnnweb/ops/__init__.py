@@ -12,8 +12,9 @@ from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
 from . import (batch_matmul, batch_norm, binary, broadcast, concat, conv, detection, dynamic_quantization,  # noqa: F401
-               layer_norm, pad, pooling, prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, unary_f32,
+               integer_inputs, layer_norm, pad, pooling, prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, unary_f32,
                variables)
+from .integer_inputs import INDEX_TYPES
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 
@@ -136,11 +137,13 @@ def lower(graph):
     for i in graph.inputs + graph.outputs:
         t = graph.tensors[i]
         problem = tensor_problem(t, "model input/output")
+        # integer inputs: a text encoder's ids and masks (ops/integer_inputs.py)
+        types = ("float32", "int8", "uint8") + (INDEX_TYPES if i in graph.inputs else ())
         if problem:
             problems.append((-1, "model input/output", problem))
-        elif t.dtype not in ("float32", "int8", "uint8"):
+        elif t.dtype not in types:
             problems.append((-1, "model input/output",
-                             f"tensor '{t.name}' has dtype {t.dtype}; qnnweb takes float32, int8 or uint8"))
+                             f"tensor '{t.name}' has dtype {t.dtype}; qnnweb takes {', '.join(types)}"))
     if problems:
         raise UnsupportedModelError(problems)
     return steps

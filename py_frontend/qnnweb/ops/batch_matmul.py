@@ -4,7 +4,8 @@ transposed (adj_y: B[b] is [N, K], attention's Q K^T). ONNX models follow onnxru
 (MLAS: the fp32 requantization of the convolutions, scale float32(a_scale * b_scale) / y_scale); TFLite
 models what LiteRT runs: XNNPACK's delegate takes the op where B's zero point is 0, with the same fp32
 requantization; otherwise TFLite's builtin kernel (int32 sums, then TFLite's fixed-point multiplier of the
-double a_scale * b_scale / y_scale, rounded twice)."""
+double a_scale * b_scale / y_scale, rounded twice). Of two float32 activations (the attention of a
+dynamically quantized model, which onnxruntime runs as a float MatMul: MLAS's SGEMM), BATCH_MATMUL_F32."""
 
 from ..numerics.float32 import float32s
 from ..numerics.tflite import quantize_multiplier
@@ -34,12 +35,8 @@ def _fixed_point(a_scale, b_scale, y_scale):
     return multiplier, -exponent
 
 
-@lowering("BATCH_MATMUL")
-def lower_batch_matmul(graph, op):
-    a, b, y = (graph.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    a_scale, a_zp = require_int8(a, "input A")
-    b_scale, b_zp = require_int8(b, "input B")
-    y_scale, y_zp = require_int8(y, "output")
+def matrix_product(op, a, b, y):
+    """(rows, depth, columns, record batch fields) of Y = A B over broadcast batch dimensions."""
     if op.options.get("adj_x", False):
         raise Unsupported("adj_x (a transposed first input) is not supported")
     adj_y = bool(op.options.get("adj_y", False))
@@ -59,12 +56,29 @@ def lower_batch_matmul(graph, op):
         raise Unsupported(f"{len(kept)} batch dimensions larger than 1; at most {MAX_BATCH_DIMS} are supported")
     pad = MAX_BATCH_DIMS - len(kept)   # the record's leading batch dimensions of 1
     a_strides, b_strides = batch_strides(a.shape, batch, m * k), batch_strides(b.shape, batch, k * n)
-    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
-    fields = dict(input_a=op.inputs[0], input_b=op.inputs[1], output=op.outputs[0], rows=m, depth=k, columns=n,
-                  transpose_b=int(adj_y), a_zero_point=a_zp, b_zero_point=b_zp, output_zero_point=y_zp,
-                  output_min=lo, output_max=hi)
+    fields = {}
     for name, values, filler in (("batch", batch, 1), ("a_stride", a_strides, 0), ("b_stride", b_strides, 0)):
         fields.update({f"{name}{i}": v for i, v in enumerate([filler] * pad + [values[i] for i in kept])})
+    return m, k, n, fields
+
+
+@lowering("BATCH_MATMUL")
+def lower_batch_matmul(graph, op):
+    a, b, y = (graph.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if (a.dtype, b.dtype, y.dtype) == ("float32",) * 3:
+        if op.options.get("adj_y", False) or op.options.get("activation", "NONE") != "NONE":
+            raise Unsupported("a float32 product takes B untransposed and no fused activation")
+        m, k, n, fields = matrix_product(op, a, b, y)
+        fields.update(input_a=op.inputs[0], input_b=op.inputs[1], output=op.outputs[0], rows=m, depth=k, columns=n)
+        return [Step("batch_matmul_f32", fields)]
+    a_scale, a_zp = require_int8(a, "input A")
+    b_scale, b_zp = require_int8(b, "input B")
+    y_scale, y_zp = require_int8(y, "output")
+    m, k, n, fields = matrix_product(op, a, b, y)
+    lo, hi = activation_range(op.options.get("activation", "NONE"), y_scale, y_zp)
+    fields.update(input_a=op.inputs[0], input_b=op.inputs[1], output=op.outputs[0], rows=m, depth=k, columns=n,
+                  transpose_b=int(bool(op.options.get("adj_y", False))), a_zero_point=a_zp, b_zero_point=b_zp,
+                  output_zero_point=y_zp, output_min=lo, output_max=hi)
     if getattr(graph, "format", "tflite") == "onnx" or b_zp == 0:   # onnxruntime's, or XNNPACK's
         scale = float32s([float32s([a_scale * b_scale])[0] / y_scale])[0]
         fields.update(scale=scale, arithmetic=0, fixed_multiplier=0, fixed_shift=0)

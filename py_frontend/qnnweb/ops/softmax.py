@@ -7,8 +7,9 @@ ONNX models follow onnxruntime 1.32's QLinearSoftmax (what its
 CPU provider runs for a quantized Softmax, QDQ or QOperator; contrib_ops/cpu/quantization/
 qlinear_softmax.cc as its x86-64 wheel computes it): the table exp((i - 255 + bit_shift) * x_scale) in
 double stored as float32, bit_shift = max(0, logf(FLT_MAX / D) - 5) / x_scale with logf's float
-result; a sequential float32 sum; each output nearbyint(e * floor(1 / y_scale) / sum) in double. See
-wasm_kernels/src/operators/softmax.c."""
+result; a sequential float32 sum; each output nearbyint(e * floor(1 / y_scale) / sum) in double. A float32
+Softmax (of a dynamically quantized model's attention) follows onnxruntime's float kernel (MLAS's exp, each
+e times 1 / sum). See wasm_kernels/src/operators/softmax.c."""
 
 import math
 
@@ -35,6 +36,12 @@ def onnxruntime_table(x_scale, columns):
 @lowering("SOFTMAX")
 def lower_softmax(graph, op):
     x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+    if x.dtype == y.dtype == "float32" and x.shape and x.shape == y.shape and 0 not in x.shape:
+        if op.options.get("beta", 1.0) != 1.0:
+            raise Unsupported("a float32 Softmax has no beta")
+        return [Step("softmax", dict(input=op.inputs[0], output=op.outputs[0], rows=x.size // x.shape[-1],
+                                     columns=x.shape[-1], output_scale=0.0, inverse_output_scale=0.0,
+                                     output_zero_point=0, arithmetic=2, table=0))]
     x_scale, _ = require_int8(x, "input")
     y_scale, y_zp = require_int8(y, "output")
     if x.size != y.size or not x.shape:

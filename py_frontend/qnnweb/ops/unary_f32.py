@@ -15,7 +15,8 @@ from .registry import Step, Unsupported, lowering
 OPERATIONS = {name: code for code, name in enumerate((
     "COPY", "ERF", "EXP", "GELU", "GELU_TANH", "SQRT", "SQUARE", "CUBE", "NEGATE", "ABS", "RECIPROCAL",
     "LEAKY_RELU", "ELU", "LOGISTIC", "TANH", "HARD_SWISH", "HARD_SIGMOID", "CLAMP", "MAX", "MIN", "ADD",
-    "SUBTRACT", "SUBTRACT_FROM", "MULTIPLY", "DIVIDE", "DIVIDE_INTO"))}
+    "SUBTRACT", "SUBTRACT_FROM", "MULTIPLY", "DIVIDE", "DIVIDE_INTO", "NONZERO_TO", "ZERO_TO", "SELECT",
+    "NAN_TO"))}
 
 # element functions with no constant: the operation of the same meaning
 _PLAIN = {"ERF": "ERF", "EXP": "EXP", "SQRT": "SQRT", "NEG": "NEGATE", "ABS": "ABS", "RECIPROCAL": "RECIPROCAL",
@@ -26,8 +27,13 @@ _POWERS = {1.0: "COPY", 2.0: "SQUARE", 3.0: "CUBE"}
 # (operation, operation when the constant is the left operand) of the operations with a constant
 _SCALAR = {"ADD_SCALAR": ("ADD", "ADD"), "SUB_SCALAR": ("SUBTRACT", "SUBTRACT_FROM"),
            "MUL_SCALAR": ("MULTIPLY", "MULTIPLY"), "DIV_SCALAR": ("DIVIDE", "DIVIDE_INTO")}
+# Where(Cast(x, bool), value, x), Where(Cast(x, bool), x, value), Where(IsNaN(x), value, x): x's nonzero,
+# zero or NaN elements replaced by the constant "value" (which may be infinite); SELECT: x != 0 ? value :
+# otherwise (a bool tensor held as 0 / 1, and Where on it)
+_SELECTS = ("NONZERO_TO", "ZERO_TO", "NAN_TO", "SELECT")
 # every element function the kernel computes
-FUNCTIONS = sorted([*_PLAIN, "GELU", "POW", "LEAKY_RELU", "ELU", "HARD_SIGMOID", "CLIP", *_RELU_BOUNDS, *_SCALAR])
+FUNCTIONS = sorted([*_PLAIN, "GELU", "POW", "LEAKY_RELU", "ELU", "HARD_SIGMOID", "CLIP", *_RELU_BOUNDS, *_SCALAR,
+                    *_SELECTS])
 
 
 def _float32_option(function, name, value):
@@ -106,6 +112,12 @@ def unary_f32_fields(function, options):
     elif function in _SCALAR:
         operation = _SCALAR[function][bool(o.get("first", False))]
         alpha, beta = _constant(function, "value", o.get("value")), 0.0
+    elif function in _SELECTS:
+        alpha = _float32_option(function, "value", o.get("value"))
+        beta = _float32_option(function, "otherwise", o.get("otherwise", 0.0))
+        if math.isnan(alpha) or math.isnan(beta):
+            raise Unsupported(f"{function} with a NaN constant")
+        operation = function
     else:
         raise Unsupported(f"ELEMENT_F32 function {function!r}: no float32 kernel computes it (the kernel's "
                           f"functions: {', '.join(FUNCTIONS)})")

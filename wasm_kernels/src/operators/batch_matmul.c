@@ -33,8 +33,8 @@ struct batch_matmul_op {
   int32_t* correction;             /* QNN_CORRECTION_ROWS per thread; NULL when not corrected */
 };
 
-/* The element offset of batch `index`'s matrix for these strides. */
-QNN_PLAN_CODE static size_t batch_offset(const int32_t* batch, const int32_t* strides, size_t index) {
+/* The element offset of batch `index`'s matrix for these strides (BATCH_MATMUL_F32's too). */
+QNN_PLAN_CODE size_t qnn_batch_offset(const int32_t* batch, const int32_t* strides, size_t index) {
   size_t offset = 0;
   for (int k = 2; k >= 0; k--) {
     offset += index % (size_t) batch[k] * (size_t) strides[k];
@@ -43,8 +43,8 @@ QNN_PLAN_CODE static size_t batch_offset(const int32_t* batch, const int32_t* st
   return offset;
 }
 
-/* The last element a matrix of `rows` x `row_elements` (after the batch offsets) reaches, + 1. */
-QNN_PLAN_CODE static int64_t extent(const int32_t* batch, const int32_t* strides, int64_t matrix) {
+/* The last element a matrix of `matrix` elements (after the batch offsets) reaches, + 1. */
+QNN_PLAN_CODE int64_t qnn_batch_extent(const int32_t* batch, const int32_t* strides, int64_t matrix) {
   int64_t last = matrix;
   for (int k = 0; k < 3; k++) last += (int64_t) (batch[k] - 1) * strides[k];
   return last;
@@ -74,9 +74,9 @@ QNN_PLAN_CODE int32_t qnn_create_batch_matmul(struct qnn_plan* plan, const void*
   int32_t status = check_record(r);
   if (status != QNN_OK) return status;
   const int64_t batches = (int64_t) r->batch[0] * r->batch[1] * r->batch[2];
-  const int8_t* a = qnn_plan_tensor(plan, r->input_a, extent(r->batch, r->a_strides, (int64_t) r->rows * r->depth),
+  const int8_t* a = qnn_plan_tensor(plan, r->input_a, qnn_batch_extent(r->batch, r->a_strides, (int64_t) r->rows * r->depth),
                                     "batch_matmul input_a");
-  const int8_t* b = qnn_plan_tensor(plan, r->input_b, extent(r->batch, r->b_strides, (int64_t) r->depth * r->columns),
+  const int8_t* b = qnn_plan_tensor(plan, r->input_b, qnn_batch_extent(r->batch, r->b_strides, (int64_t) r->depth * r->columns),
                                     "batch_matmul input_b");
   int8_t* output = qnn_plan_tensor(plan, r->output, batches * r->rows * r->columns, "batch_matmul output");
   if (a == NULL || b == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
@@ -95,7 +95,7 @@ QNN_PLAN_CODE int32_t qnn_create_batch_matmul(struct qnn_plan* plan, const void*
   }
   for (int32_t n = 0; n < r->columns; n++) scales[n] = r->scale;
   for (int64_t i = 0; i < batches; i++) {
-    const int8_t* matrix = a + batch_offset(r->batch, r->a_strides, (size_t) i);
+    const int8_t* matrix = a + qnn_batch_offset(r->batch, r->a_strides, (size_t) i);
     for (int32_t m = 0; m < r->rows; m++) row_pointers[i * r->rows + m] = matrix + m * r->depth;
   }
   *op = (struct batch_matmul_op) {
@@ -115,14 +115,14 @@ QNN_PLAN_CODE static void pack_task(const void* context, size_t batch, uint32_t 
   const struct qnn_gemm_config* config = op->gemm.config;
   qnn_pack_qs8_igemm_w((size_t) op->r.columns, 1, (size_t) op->r.depth, config->nr, config->kr, config->sr,
                        op->r.a_zero_point + config->input_zero_point_offset, config->weights_xor,
-                       op->b + batch_offset(op->r.batch, op->r.b_strides, batch), op->n_stride, 0, op->k_stride, NULL,
+                       op->b + qnn_batch_offset(op->r.batch, op->r.b_strides, batch), op->n_stride, 0, op->k_stride, NULL,
                        op->scales, op->packed + batch * op->packed_bytes);
 }
 
 /* TFLite's builtin kernel: rows [first, end) of one batch. */
 QNN_PLAN_CODE static void fixed_point_rows(const struct batch_matmul_op* op, size_t batch, size_t first, size_t end) {
   const struct qnn_batch_matmul_record* r = &op->r;
-  const int8_t* b = op->b + batch_offset(r->batch, r->b_strides, batch);
+  const int8_t* b = op->b + qnn_batch_offset(r->batch, r->b_strides, batch);
   for (size_t m = first; m < end; m++) {
     const int8_t* a = op->row_pointers[batch * r->rows + m];
     int8_t* y = op->output + (batch * r->rows + m) * r->columns;

@@ -8,7 +8,13 @@
  * nearbyint((double) e * Y / (double) sum) + zp clamped, in double, with Y = floor(1 / y_scale)
  * (inverse_output_scale). e * Y is exact in double (24-bit e, integer Y of at most 24 bits) and the
  * division is correctly rounded, so exact halves (equal maxima: four of them with Y = 254 give 63.5)
- * round to even as there. */
+ * round to even as there.
+ * arithmetic 2 (onnxruntime's float Softmax, MLAS's MlasComputeSoftmax with its x86-64 FMA3 kernels):
+ * float32 rows; max from float32's lowest value up; each e = exp(x + (-max)) as its sum-exp kernel computes
+ * it (qnn_mlas_sum_expf); the sum in its eight AVX lanes (lane j adds elements j, j + 8, ... in order),
+ * the lanes added as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) (vhaddps twice); each output
+ * e * (1 / sum). MLAS's AVX-512 kernels (16 lanes) sum in another order: on such a machine onnxruntime's
+ * float Softmax may differ in the last bits. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -31,23 +37,25 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   if (!qnn_check_positive(&r->rows, 2, "softmax") || !qnn_check_int8(r->output_zero_point, "softmax")) {
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (r->arithmetic != 0 && r->arithmetic != 1) {
-    qnn_set_error("softmax: arithmetic must be 0 (TFLite) or 1 (onnxruntime)");
+  if (r->arithmetic < 0 || r->arithmetic > 2) {
+    qnn_set_error("softmax: arithmetic must be 0 (TFLite), 1 (onnxruntime) or 2 (onnxruntime's float Softmax)");
     return QNN_ERROR_INVALID_RECORD;
   }
-  const float* table = qnn_plan_constant(r->table, 256 * sizeof(float), "softmax table");
-  if (table == 0) return QNN_ERROR_INVALID_RECORD;
-  for (int d = 0; d < 256; d++) {
-    if (!(table[d] >= 0.0f && table[d] <= 0x1.0p+127f)) {
-      qnn_set_error("softmax: the table must hold finite non-negative values");
+  const int64_t size = (int64_t) r->rows * r->columns * (r->arithmetic == 2 ? 4 : 1);
+  const float* table = r->arithmetic == 2 ? NULL : qnn_plan_constant(r->table, 256 * sizeof(float), "softmax table");
+  if (r->arithmetic != 2) {   /* arithmetic 2, float32 rows: no table, no quantization */
+    if (table == NULL) return QNN_ERROR_INVALID_RECORD;
+    for (int d = 0; d < 256; d++) {
+      if (!(table[d] >= 0.0f && table[d] <= 0x1.0p+127f)) {
+        qnn_set_error("softmax: the table must hold finite non-negative values");
+        return QNN_ERROR_INVALID_RECORD;
+      }
+    }
+    if (!(r->output_scale > 0.0f) || !(r->inverse_output_scale > 0.0f) || !(r->inverse_output_scale <= 0x1.0p+100f)) {
+      qnn_set_error("softmax: the output scale and 1 / output scale must be positive");
       return QNN_ERROR_INVALID_RECORD;
     }
   }
-  if (!(r->output_scale > 0.0f) || !(r->inverse_output_scale > 0.0f) || !(r->inverse_output_scale <= 0x1.0p+100f)) {
-    qnn_set_error("softmax: the output scale and 1 / output scale must be positive");
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  const int64_t size = (int64_t) r->rows * r->columns;
   const int8_t* input = qnn_plan_tensor(plan, r->input, size, "softmax input");
   int8_t* output = qnn_plan_tensor(plan, r->output, size, "softmax output");
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
@@ -61,7 +69,7 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   op->inverse_output_scale = r->inverse_output_scale;
   op->output_zero_point = r->output_zero_point;
   op->arithmetic = r->arithmetic;
-  for (int d = 0; d < 256; d++) op->table[d] = table[d];
+  for (int d = 0; table != NULL && d < 256; d++) op->table[d] = table[d];
   *result = &op->base;
   return QNN_OK;
 }
@@ -106,11 +114,31 @@ static void softmax_tflite_row(const struct softmax_op* op, const int8_t* x, int
   }
 }
 
+/* One float32 row as onnxruntime's float Softmax (arithmetic 2); its time is the exps', so it is compiled
+ * for size (the relaxed module's 128 KiB budget). */
+QNN_PLAN_CODE __attribute__((noinline)) static void softmax_f32_row(const float* x, float* y, size_t columns) {
+  float max = -0x1.fffffep+127f;
+  for (size_t i = 0; i < columns; i++) max = x[i] > max ? x[i] : max;
+  float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (size_t i = 0; i < columns; i++) {
+    y[i] = qnn_mlas_sum_expf(x[i], -max);
+    lanes[i % 8] += y[i];
+  }
+  const float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  const float scale = 1.0f / sum;
+  for (size_t i = 0; i < columns; i++) y[i] *= scale;
+}
+
 /* Rows are independent: split across threads (attention's softmax has one row per query and head). */
 static void softmax_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
   const struct softmax_op* op = context;
   for (size_t row = first; row < first + count; row++) {
+    if (op->arithmetic == 2) {
+      softmax_f32_row((const float*) (const void*) op->input + row * op->columns,
+                      (float*) (void*) op->output + row * op->columns, op->columns);
+      continue;
+    }
     const int8_t* x = op->input + row * op->columns;
     int8_t* y = op->output + row * op->columns;
     if (op->arithmetic == 1) {
@@ -123,5 +151,6 @@ static void softmax_rows(const void* context, size_t first, size_t count, uint32
 
 void qnn_run_softmax(const struct qnn_op* base) {
   const struct softmax_op* op = (const struct softmax_op*) base;
-  qnn_parallelize_ranges(softmax_rows, op, op->rows, 1, 4, (uint64_t) op->columns * 3, QNN_TASK_ELEMENTS);
+  qnn_parallelize_ranges(softmax_rows, op, op->rows, 1, 4, (uint64_t) op->columns * (op->arithmetic == 2 ? 24 : 3),
+                         QNN_TASK_ELEMENTS);
 }

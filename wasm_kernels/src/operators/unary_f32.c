@@ -108,6 +108,25 @@ SCALAR_LOOP
   return scale_by_power_of_2(p, normal);
 }
 
+/* exp(x + negative_max) as MLAS's MlasComputeSumExpF32KernelFma3 computes each element of a float Softmax's
+ * row: the sum clamped below at -88.376 (maxps with the bound first), MLAS's exp polynomial (its last
+ * coefficient applied twice) and one power-of-2 scale made from the rounded exponent's bits. */
+float qnn_mlas_sum_expf(float x, float negative_max) {
+  static const float polynomial[7] = {0x1.694000p-10f, 0x1.125edcp-7f, 0x1.555b5ap-5f, 0x1.555450p-3f,
+                                      0x1.fffff6p-2f, 1.0f, 1.0f};
+  float v = x + negative_max;
+  v = F32(-88.3762626647949) > v ? F32(-88.3762626647949) : v;
+  const float biased = qnn_fmaf(v, log2_reciprocal, rounding), m = biased - rounding;
+  v = qnn_fmaf(m, log2_high, v);
+  v = qnn_fmaf(m, log2_low, v);
+  float p = polynomial[0];
+SCALAR_LOOP
+  for (int k = 1; k < 7; k++) p = qnn_fmaf(p, v, polynomial[k]);
+  union { float f; uint32_t u; } scale = {biased};
+  scale.u = (scale.u << 23) + 0x3F800000u;
+  return p * scale.f;
+}
+
 /* MLAS's odd rational approximation x P(x^2) / Q(x^2) (logistic.cpp, tanh.cpp), Horner with FMAs. */
 static float mlas_rational(float x, const float* alpha, int alphas, const float* beta, int betas) {
   const float x2 = x * x;
@@ -193,6 +212,10 @@ static float apply(const struct unary_f32_op* op, float x) {
     case QNN_UNARY_F32_MULTIPLY: return x * alpha;
     case QNN_UNARY_F32_DIVIDE: return x / alpha;
     case QNN_UNARY_F32_DIVIDE_INTO: return alpha / x;
+    case QNN_UNARY_F32_NONZERO_TO: return x != 0.0f ? alpha : x;   /* NaN is nonzero, as Cast to bool has it */
+    case QNN_UNARY_F32_ZERO_TO: return x != 0.0f ? x : alpha;
+    case QNN_UNARY_F32_SELECT: return x != 0.0f ? alpha : beta;
+    case QNN_UNARY_F32_NAN_TO: return x != x ? alpha : x;
     default: return x;   /* QNN_UNARY_F32_COPY */
   }
 }
@@ -207,10 +230,12 @@ QNN_PLAN_CODE int32_t qnn_create_unary_f32(struct qnn_plan* plan, const void* re
     qnn_set_error("unary_f32: unknown operation");
     return QNN_ERROR_INVALID_RECORD;
   }
-  /* finite constants (qnnweb.records refuses others too), a clamp whose bounds are in order */
-  if (!(r->alpha - r->alpha == 0.0f && r->beta - r->beta == 0.0f) ||
+  /* finite constants (qnnweb.records refuses others too; a selection's may be infinite, never NaN), a clamp
+   * whose bounds are in order */
+  const int selection = r->operation >= QNN_UNARY_F32_NONZERO_TO;
+  if (!(selection ? r->alpha == r->alpha && r->beta == r->beta : r->alpha - r->alpha == 0.0f && r->beta - r->beta == 0.0f) ||
       (r->operation == QNN_UNARY_F32_CLAMP && !(r->alpha <= r->beta))) {
-    qnn_set_error("unary_f32: alpha and beta must be finite, and alpha <= beta for a clamp");
+    qnn_set_error("unary_f32: alpha and beta must be finite (or infinite in a selection), and alpha <= beta for a clamp");
     return QNN_ERROR_INVALID_RECORD;
   }
   const float* input = (const float*) qnn_plan_tensor(plan, r->input, (int64_t) r->size * 4, "unary_f32 input");

@@ -33,7 +33,7 @@ Adding an ONNX op:
 """
 
 # each family module registers its handlers (registry.HANDLERS) when imported
-from . import batch_norm, binary, conv, dynamic, norm, pooling, qdq, resize, shape, slicing, unary  # noqa: F401
+from . import batch_norm, binary, booleans, conv, dynamic, norm, pooling, qdq, resize, shape, slicing, unary  # noqa: F401
 from .importer import import_graph
 from .proto import parse_model
 

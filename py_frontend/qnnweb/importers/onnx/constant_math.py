@@ -60,11 +60,18 @@ ARITHMETIC = {  # (float function, integer function)
     "Add": (lambda a, b: a + b, lambda a, b: a + b), "Sub": (lambda a, b: a - b, lambda a, b: a - b),
     "Mul": (lambda a, b: a * b, lambda a, b: a * b), "Div": (float_div, int_div),
 }
-COMPARISONS = {"Equal": lambda a, b: a == b, "Less": lambda a, b: a < b, "Greater": lambda a, b: a > b}
+COMPARISONS = {"Equal": lambda a, b: a == b, "Less": lambda a, b: a < b, "Greater": lambda a, b: a > b,
+               "LessOrEqual": lambda a, b: a <= b, "GreaterOrEqual": lambda a, b: a >= b}
+LOGICAL = {"And": lambda a, b: bool(a) and bool(b), "Or": lambda a, b: bool(a) or bool(b),
+           "Xor": lambda a, b: bool(a) != bool(b)}
 
 
 def binary_function(op, dtype, attrs, products=False):
     """The element function of binary ``op`` on ``dtype`` operands."""
+    if op in LOGICAL:
+        if dtype != "bool":
+            raise FoldError(f"{op} of {dtype} values")
+        return LOGICAL[op]
     if op in COMPARISONS:
         if dtype not in NUMERIC and op != "Equal":
             raise FoldError(f"{op} of {dtype} values")
@@ -129,6 +136,8 @@ def unary_function(op, dtype):
         return lambda a: not a
     if op == "Neg" and dtype in NUMERIC:
         return lambda a: -a
+    if op == "IsNaN" and dtype == "float32":
+        return lambda a: a != a
     if dtype != "float32":
         raise FoldError(f"{op} of {dtype} values")
     if op == "Sqrt":

@@ -40,6 +40,8 @@ class ImportContext:
                                     # scale and zero point outputs, IR index of the tensor they are written to)
         self.dynamic_scales = {}    # ONNX name of a Mul's product x_scale * weight scale -> (x_scale's name,
                                     # the weight scale constant's name) (dynamic.py)
+        self.truths = {}            # ONNX name of a bool -> (its float32 source's name, "nonzero" or "nan")
+        self.bools = set()          # ONNX names of bools held as float32 0 / 1 (booleans.py)
         self.consumers = defaultdict(list)
         self.done = set()           # positions of nodes already handled (fused into an earlier op)
         self.transposed = {}        # (IR index, perm) -> IR index
@@ -49,7 +51,8 @@ class ImportContext:
         self.nodes = []             # the graph's nodes, one object each (importer.import_graph)
         self.outputs = []           # ONNX names of the model's outputs
         self.graph_input_indices = set()   # IR indices of the model's inputs
-        self.producer_of = None     # ONNX name -> the node that computes it (resize.producers, made once)
+        self.placeholders = []      # the symbolic input dimensions (past the batch) taken as 1, described
+        self.producer_of = None     # ONNX name -> the node that computes it (producers, made once)
 
     def add_tensor(self, name, shape, dtype, scale=(), zero_point=(), data=None, axis=0):
         if data is None and not all(isinstance(d, int) and d > 0 for d in shape):
@@ -65,3 +68,10 @@ class ImportContext:
     def mark_done(self, node):
         """`node` (an object of self.nodes, a later node) is handled by the current one: skip it."""
         self.done.add(self.node_index[id(node)])
+
+
+def producers(ctx):
+    """{ONNX name: the node that computes it}, made once per import."""
+    if ctx.producer_of is None:
+        ctx.producer_of = {o: n for n in ctx.nodes for o in n.output}
+    return ctx.producer_of

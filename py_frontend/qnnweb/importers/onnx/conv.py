@@ -6,7 +6,9 @@ import struct
 from ..shape_folding import FoldError, broadcast_shape
 from .attributes import window_pads
 from .layout import nhwc_index, onnx_shape, permuted_bytes, plain_index, transpose
-from .quantization import activation_input, new_output, qlinear_input, qparams, quantized_output
+from .float32_path import float32_result
+from .quantization import (activation_input, float32_operand, float_value, new_output, qlinear_input, qparams,
+                           quantized_output)
 from .registry import onnx_op
 from .skip import Skip
 from .weights import bias_index, weights_index
@@ -161,6 +163,9 @@ def batch_matmul(ctx, a_name, b_name, out_names, params, activation):
 
 @onnx_op("MatMul")
 def import_mat_mul(ctx, node, attrs):
+    if node.input[1] not in ctx.quantized_constants and any(float_value(ctx, n) for n in node.input[:2]):
+        float_mat_mul(ctx, node)
+        return
     x = activation_input(ctx, node.input[0])
     if node.input[1] not in ctx.quantized_constants:
         b = activation_input(ctx, node.input[1])
@@ -171,6 +176,25 @@ def import_mat_mul(ctx, node, attrs):
     add = bias_add(ctx, node, ctx.tensors[w].shape[-1])
     out_names, params, activation = quantized_output(ctx, node, add.output[0] if add else None)
     fully_connected(ctx, x, w, add.input[1] if add else "", out_names, params, activation, "IO", float_bias=True)
+
+
+def float_mat_mul(ctx, node):
+    """MatMul of two activations, one or both float32 values (the attention of a dynamically quantized
+    model): in float32, as onnxruntime's float MatMul (float32_path.py); a dequantized operand is read
+    dequantized."""
+    if any(n in ctx.constants or n in ctx.quantized_constants for n in node.input[:2]):
+        raise Skip("a float MatMul with constant weights runs quantized only (quantize the model with it)")
+    a, b = (plain_index(ctx, float32_operand(ctx, n)) for n in node.input[:2])
+    a_shape, b_shape = ctx.tensors[a].shape, ctx.tensors[b].shape
+    try:
+        if min(len(a_shape), len(b_shape)) < 2 or a_shape[-1] != b_shape[-2]:
+            raise FoldError("not matrices")
+        batch = broadcast_shape(a_shape[:-2], b_shape[:-2])
+    except FoldError:
+        raise Skip(f"operands of shapes {list(a_shape)} and {list(b_shape)}: a batched product of rank-2 or more "
+                   "matrices is supported") from None
+    out = float32_result(ctx, node.output[0], list(batch) + [a_shape[-2], b_shape[-1]], False)
+    ctx.add_op("BATCH_MATMUL", [a, b], [out], adj_x=False, adj_y=False, activation="NONE")
 
 
 def bias_add(ctx, node, channels):

@@ -26,8 +26,9 @@ FOLDED_TYPES = ("float32", "int32", "int64", "bool")
 # quantization); their arithmetic is the quantized ops' own
 BYTE_TYPES = ("int8", "uint8")
 MOVES = ("Gather", "Reshape", "Squeeze", "Unsqueeze", "Slice", "Concat", "Expand", "Tile", "Transpose")
-UNARY = ("Sqrt", "Neg", "Reciprocal", "Not")
-BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater")
+UNARY = ("Sqrt", "Neg", "Reciprocal", "Not", "IsNaN")
+BINARY = ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And",
+          "Or", "Xor")
 # the inputs that are indices, shapes or axes: integers
 INTEGER_INPUTS = {"Gather": (1,), "Expand": (1,), "Tile": (1,), "Reshape": (1,), "Slice": (1, 2, 3, 4),
                   "Unsqueeze": (1,), "Squeeze": (1,), "ConstantOfShape": (0,)}
@@ -153,7 +154,8 @@ def evaluate(ctx, node, attrs):
             raise FoldError(f"input {k} ({node.input[k]}) is {dtypes[k]}; {op} takes integers there")
     if op in UNARY:
         function = constant_math.unary_function(op, dtype)
-        return folding.Folded(x.shape, constant_math.finish([function(v) for v in x.values], dtype)), dtype
+        to = "bool" if op == "IsNaN" else dtype
+        return folding.Folded(x.shape, constant_math.finish([function(v) for v in x.values], to)), to
     if op in BINARY:
         return binary(op, values, dtypes, attrs)
     if op == "Where":

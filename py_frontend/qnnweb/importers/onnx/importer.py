@@ -10,6 +10,7 @@ from ..input_shapes import unknown_inputs
 from .constants import Constant
 from .context import ImportContext, Value
 from .layout import plain_index
+from .integer_inputs import INTEGER_INPUT_TYPES, integer_input
 from .proto import DATA_TYPES, tensor_bytes, tensor_dtype
 from .registry import handle_node, known
 from .skip import Skip
@@ -78,6 +79,9 @@ def import_graph(model, input_shapes=None):
             outputs.append(as_declared(ctx, name, index))
         elif name not in ctx.failed:
             ctx.problems.append((-1, f"output '{name}'", "is computed in float; only int8 ops run"))
+    if ctx.problems and ctx.placeholders:
+        ctx.problems.append((-1, "symbolic dimensions", f"{', '.join(ctx.placeholders)} taken as 1 to load: give "
+                             "their sizes with qnnweb.load(..., input_shapes={name: [...]}) if that is the cause"))
     if ctx.problems:
         raise UnsupportedModelError(ctx.problems)
     return Graph(ctx.tensors, ctx.ops, inputs, outputs, "onnx", source(ctx, graph_inputs))
@@ -169,14 +173,15 @@ def graph_input(ctx, value_info):
             shape.append(given[k])
         elif fixed:
             shape.append(int(d.dim_value))
-        elif k == 0:
-            shape.append(1)  # a symbolic batch ("N", "batch_size"): 1 unless input_shapes says otherwise
         else:
-            raise ModelError(f"input '{value_info.name}' has a dynamic dimension {k} "
-                             f"({d.dim_param or 'unnamed'}); give its size with "
-                             f"qnnweb.load(..., input_shapes={{{value_info.name!r}: [...]}})")
-    if dtype not in ("float32", "int8", "uint8"):
+            # a symbolic dimension (a batch, a text encoder's sequence_length): 1 unless input_shapes says
+            # otherwise; a feed of another size loads the model again for its shape (model.Reloader)
+            shape.append(1)
+            if k > 0:
+                ctx.placeholders.append(f"input '{value_info.name}' dimension {k} ({d.dim_param or 'unnamed'})")
+    if dtype not in ("float32", "int8", "uint8", *INTEGER_INPUT_TYPES):
         ctx.problems.append((-1, f"input '{value_info.name}'", f"dtype {dtype} not supported"))
     index = ctx.add_tensor(value_info.name, shape, dtype)
-    ctx.values[value_info.name] = Value(index)
+    ctx.values[value_info.name] = (integer_input(ctx, value_info.name, index) if dtype in INTEGER_INPUT_TYPES
+                                   else Value(index))
     return index

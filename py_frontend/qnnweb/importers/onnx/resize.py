@@ -7,7 +7,7 @@ import struct
 from ...numerics.float32 import float32
 from .attributes import attributes
 from .constants import float_values, int_values
-from .context import Value
+from .context import Value, producers
 from .layout import nhwc_index, onnx_shape, reshaped
 from .quantization import activation_input, float_tail, moved_output
 from .registry import onnx_op
@@ -208,10 +208,3 @@ def ort_producer(ctx, name):
     while producer is not None and producer.op_type in ("DequantizeLinear", "QuantizeLinear"):
         producer = producers(ctx).get(producer.input[0])
     return producer
-
-
-def producers(ctx):
-    """{ONNX name: the node that computes it}, made once per import."""
-    if ctx.producer_of is None:
-        ctx.producer_of = {o: n for n in ctx.nodes for o in n.output}
-    return ctx.producer_of

@@ -7,8 +7,10 @@ from .attributes import attributes
 from .constants import Constant, int32_constant, int8_data, required_constant
 from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
-from .proto import tensor_bytes
-from .quantization import (activation_input, float_cast, moved_output, new_output, outputs_like_input, params_of,
+from .booleans import cast_to_bool
+from .float32_path import float32_result
+from .proto import DATA_TYPES, tensor_bytes
+from .quantization import (activation_input, float_cast, float_value, moved_output, new_output, outputs_like_input, params_of,
                            qlinear_input, qparams, quantize_like_onnxruntime, quantized_output, requantize_to,
                            unary_op)
 from .registry import arity_problem, onnx_op
@@ -104,7 +106,9 @@ def import_flatten(ctx, node, attrs):
     axis = attrs.get("axis", 1)
 
     def shape_of(shape):
-        a = axis % len(shape) if shape else 0
+        a = axis + len(shape) if axis < 0 else axis   # in [-rank, rank]: rank gives [size, 1]
+        if not 0 <= a <= len(shape):
+            raise Skip(f"Flatten axis {axis} of a rank-{len(shape)} tensor")
         return (product(shape[:a]), product(shape[a:]))
 
     shape_passthrough(ctx, node, shape_of)
@@ -169,8 +173,12 @@ def import_identity(ctx, node, attrs):
 
 @onnx_op("Cast")
 def import_cast(ctx, node, attrs):
-    """A Cast of an activation (a constant's is folded): to float32 of a float32 tensor, the identity."""
+    """A Cast of an activation (a constant's is folded): to float32 of a float32 tensor (or of a bool, held
+    as 0 / 1), the identity; to bool, its truth (booleans.py)."""
     x = node.input[0]
+    if DATA_TYPES.get(attrs.get("to"), (None,))[0] == "bool":
+        cast_to_bool(ctx, node)
+        return
     if not float_cast(node) or not (x in ctx.views or (x in ctx.values
                                                        and ctx.tensors[ctx.values[x].index].dtype == "float32")):
         raise Skip("only a Cast of a float32 activation to float32 (the identity) is supported")
@@ -317,12 +325,27 @@ def coerced_softmax(ctx, x, axis, out_names, params):
 
 @onnx_op("Softmax")
 def import_softmax(ctx, node, attrs):
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
+    if float_value(ctx, x):
+        float_softmax(ctx, node, attrs, x)
+        return
     out_names, params, _ = quantized_output(ctx, node)
     if ctx.opsets.get("ai.onnx", 13) < 13:
         coerced_softmax(ctx, x, attrs.get("axis", 1), out_names, params)
     else:
         softmax(ctx, x, attrs.get("axis", -1), out_names, params)
+
+
+def float_softmax(ctx, node, attrs, x):
+    """Softmax of a float32 value over its last axis (a dynamically quantized model's attention), as
+    onnxruntime's float kernel computes it (float32_path.py)."""
+    index = plain_index(ctx, x)
+    shape = list(ctx.tensors[index].shape)
+    axis = attrs.get("axis", -1 if ctx.opsets.get("ai.onnx", 13) >= 13 else 1)
+    if not shape or axis % len(shape) != len(shape) - 1:
+        raise Skip(f"a float Softmax over axis {axis} of a rank-{len(shape)} tensor: only the last axis is supported")
+    out = float32_result(ctx, node.output[0], shape, False)
+    ctx.add_op("SOFTMAX", [index], [out], beta=1.0)
 
 
 @onnx_op("QLinearSoftmax")

@@ -5,6 +5,7 @@ Pad (IR PADV2 or MIRROR_PAD). On a feature map kept in NHWC the ONNX axes are ma
 
 from ...numerics.float32 import float32
 from .constants import int32_bytes, int32_constant, int_values, required_constant
+from .integer_inputs import embedding_lookup
 from .layout import NCHW_TO_NHWC, onnx_shape, plain_index
 from .quantization import (activation_input, moved_output, quantization_ahead, quantize_like_onnxruntime,
                            requantize_to)
@@ -105,10 +106,12 @@ def import_split(ctx, node, attrs):
 @onnx_op("Gather")
 def import_gather(ctx, node, attrs):
     """Constant indices (negative ones count from the end); on a feature map with 1-D indices the
-    result stays NHWC, otherwise it is gathered in ONNX's layout."""
-    x = activation_input(ctx, node.input[0], float32=True)
+    result stays NHWC, otherwise it is gathered in ONNX's layout. Run-time indices (a model's ids) pick
+    rows of a constant table (integer_inputs.py)."""
     if node.input[1] not in ctx.constants:
-        raise Skip("indices must be a constant")
+        embedding_lookup(ctx, node, attrs)
+        return
+    x = activation_input(ctx, node.input[0], float32=True)
     indices = int_values(ctx, node.input[1], "indices")
     index_shape = list(ctx.constants[node.input[1]].shape)
     shape = onnx_shape(ctx, x)
@@ -136,7 +139,7 @@ def import_gather(ctx, node, attrs):
 def import_expand(ctx, node, attrs):
     """Expand of an activation to a constant shape (numpy's broadcast of both; MobileViTv2's linear
     attention expands its context vector over the patches), in ONNX's layout; a constant's is folded."""
-    x = activation_input(ctx, node.input[0])
+    x = activation_input(ctx, node.input[0], float32=True)
     shape = onnx_shape(ctx, x)
     target = int_values(ctx, node.input[1], "shape")
     rank = max(len(shape), len(target))

@@ -1,0 +1,156 @@
+/* BATCH_MATMUL_F32: Y[b] = A[b] B[b] of two float32 activations (qnnweb.h), the attention products of a
+ * dynamically quantized model (onnxruntime runs them as float MatMul: MLAS's SGEMM). Each output is its
+ * products summed in depth order from the first, each multiply-add fused, as MLAS's x86-64 FMA kernels
+ * sum each output for depths up to their stride (128). A dynamically quantized model quantizes these
+ * results again, so a last-bit difference here moves whole quanta later: the simd128 and scalar variants
+ * fuse exactly (qnn_fmaf's method), the relaxed one with relaxed multiply-adds, which engines fuse on
+ * machines with FMA (qnn_relaxed_madd_fused). Rows of every batch are split across threads. */
+#include "qnnweb.h"
+#include "common.h"
+#include "operators.h"
+#include "fmaf.h"
+#include "threadpool.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+#pragma clang fp contract(off)
+
+struct batch_matmul_f32_op {
+  struct qnn_op base;
+  struct qnn_batch_matmul_f32_record r;
+  const float* a;
+  const float* b;
+  float* output;
+  size_t rows;   /* over every batch */
+};
+
+QNN_PLAN_CODE int32_t qnn_create_batch_matmul_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_batch_matmul_f32_record* r = record;
+  if (!qnn_check_positive(r->batch, 3, "batch_matmul_f32") || !qnn_check_positive(&r->rows, 3, "batch_matmul_f32")) {
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (r->a_strides[k] < 0 || r->b_strides[k] < 0) {
+      qnn_set_error("batch_matmul_f32: negative strides");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+  }
+  const int64_t batches = (int64_t) r->batch[0] * r->batch[1] * r->batch[2];
+  const float* a = (const float*) qnn_plan_tensor(
+      plan, r->input_a, qnn_batch_extent(r->batch, r->a_strides, (int64_t) r->rows * r->depth) * 4, "batch_matmul_f32 input_a");
+  const float* b = (const float*) qnn_plan_tensor(
+      plan, r->input_b, qnn_batch_extent(r->batch, r->b_strides, (int64_t) r->depth * r->columns) * 4,
+      "batch_matmul_f32 input_b");
+  float* output = (float*) qnn_plan_tensor(plan, r->output, batches * r->rows * r->columns * 4, "batch_matmul_f32 output");
+  if (a == NULL || b == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
+  struct batch_matmul_f32_op* op = qnn_plan_alloc(plan, sizeof(struct batch_matmul_f32_op));
+  if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+  *op = (struct batch_matmul_f32_op) {{0}, *r, a, b, output, (size_t) (batches * r->rows)};
+  *result = &op->base;
+  return QNN_OK;
+}
+
+#if defined(__wasm_relaxed_simd__)
+/* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: relaxed multiply-adds (fused where the
+ * engine fuses them: qnn_relaxed_madd_fused), 8 columns, then 4, then one lane of the same instruction. */
+static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+  size_t n = 0;
+  for (; n + 8 <= columns; n += 8) {
+    v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
+    for (size_t k = 0; k < depth; k++) {
+      const v128_t xk = wasm_v128_load32_splat(x + k);
+      const float* bk = b + k * columns + n;
+      acc0 = wasm_f32x4_relaxed_madd(xk, wasm_v128_load(bk), acc0);
+      acc1 = wasm_f32x4_relaxed_madd(xk, wasm_v128_load(bk + 4), acc1);
+    }
+    wasm_v128_store(y + n, acc0);
+    wasm_v128_store(y + n + 4, acc1);
+  }
+  for (; n < columns; n += 4) {   /* 4 columns, or the last 1-3 in lanes of their own */
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    const size_t lanes = columns - n < 4 ? columns - n : 4;
+    for (size_t k = 0; k < depth; k++) {
+      v128_t bk = wasm_f32x4_splat(0.0f);
+      if (lanes == 4) {
+        bk = wasm_v128_load(b + k * columns + n);
+      } else {
+        qnn_memcpy(&bk, b + k * columns + n, lanes * sizeof(float));
+      }
+      acc = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat(x + k), bk, acc);
+    }
+    if (lanes == 4) {
+      wasm_v128_store(y + n, acc);
+    } else {
+      qnn_memcpy(y + n, &acc, lanes * sizeof(float));
+    }
+  }
+}
+#else
+#if defined(__wasm_simd128__)
+/* Lanes of double sums where converting to float32 may round other than a fused multiply-add: on a
+ * float32 midpoint, or below float32's normal range but not zero (qnn_fmaf's test, fmaf.c). */
+static inline v128_t needs_fix(v128_t s) {
+  const v128_t magnitude = wasm_v128_and(s, wasm_i64x2_splat(INT64_MAX));
+  const v128_t midpoint = wasm_i64x2_eq(wasm_v128_and(s, wasm_i64x2_splat(0x1FFFFFFF)), wasm_i64x2_splat(0x10000000));
+  const v128_t tiny = wasm_v128_andnot(wasm_i64x2_lt(magnitude, wasm_i64x2_splat(0x3810000000000000ll)),
+                                       wasm_i64x2_eq(magnitude, wasm_i64x2_splat(0)));
+  return wasm_v128_or(midpoint, tiny);
+}
+
+/* y[n .. n + 4) of row x times B: each multiply-add fused, exactly (qnn_fmaf's method, four lanes as two
+ * double pairs; a lane whose double sum may round twice is redone by qnn_fmaf). */
+static void four_columns(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+  v128_t acc = wasm_f32x4_splat(0.0f);
+  for (size_t k = 0; k < depth; k++) {
+    const v128_t xk = wasm_f64x2_splat((double) x[k]), bk = wasm_v128_load(b + k * columns);
+    const v128_t low = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(acc),
+                                      wasm_f64x2_mul(xk, wasm_f64x2_promote_low_f32x4(bk)));
+    const v128_t high = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(acc, acc, 1, 1)),
+                                       wasm_f64x2_mul(xk, wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(bk, bk, 1, 1))));
+    v128_t sum = wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(low), wasm_f32x4_demote_f64x2_zero(high), 0, 2);
+    if (wasm_v128_any_true(wasm_v128_or(needs_fix(low), needs_fix(high)))) {
+      float lanes[4], old[4];
+      wasm_v128_store(old, acc);
+      for (int j = 0; j < 4; j++) lanes[j] = qnn_fmaf(x[k], b[k * columns + j], old[j]);
+      sum = wasm_v128_load(lanes);
+    }
+    acc = sum;
+  }
+  wasm_v128_store(y, acc);
+}
+#endif
+
+/* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: each multiply-add fused exactly, as
+ * MLAS's FMA kernels compute it (qnn_fmaf; four columns at a time in doubles with SIMD128). */
+static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+  size_t n = 0;
+#if defined(__wasm_simd128__)
+  for (; n + 4 <= columns; n += 4) four_columns(x, b + n, y + n, depth, columns);
+#endif
+  for (; n < columns; n++) {
+    float acc = 0.0f;
+    for (size_t k = 0; k < depth; k++) acc = qnn_fmaf(x[k], b[k * columns + n], acc);
+    y[n] = acc;
+  }
+}
+#endif
+
+static void matmul_rows(const void* context, size_t first, size_t count, uint32_t thread) {
+  (void) thread;
+  const struct batch_matmul_f32_op* op = context;
+  const size_t rows = (size_t) op->r.rows, depth = (size_t) op->r.depth, columns = (size_t) op->r.columns;
+  for (size_t row = first; row < first + count; row++) {
+    const size_t batch = row / rows, m = row % rows;
+    const float* x = op->a + qnn_batch_offset(op->r.batch, op->r.a_strides, batch) + m * depth;
+    const float* b = op->b + qnn_batch_offset(op->r.batch, op->r.b_strides, batch);
+    row_times_matrix(x, b, op->output + row * columns, depth, columns);
+  }
+}
+
+void qnn_run_batch_matmul_f32(const struct qnn_op* base) {
+  const struct batch_matmul_f32_op* op = (const struct batch_matmul_f32_op*) base;
+  const uint64_t row_macs = (uint64_t) op->r.depth * (uint64_t) op->r.columns;
+  qnn_parallelize_ranges(matmul_rows, op, op->rows, 1, 4, row_macs, QNN_TASK_MACS);
+}
