@@ -7,6 +7,7 @@
 """
 
 import contextlib
+import functools
 import gc
 
 from . import image
@@ -46,6 +47,12 @@ def describe(source):
     return import_model(data).describe()
 
 
+# the compiled forms a loaded model keeps for the input shapes it was last fed (a text encoder's lengths): a
+# length seen again loads without importing the model again (docs/performance-log.md: ~150 of ~220 ms for
+# MiniLM-L6); each holds the model's constants
+RECOMPILED_SHAPES = 4
+
+
 def load(source, variant=None, keep_intermediates=False, input_shapes=None, threads=None):
     """Load a model from a path or bytes: TFLite, ONNX or a compiled ``.qnn`` (``qnnweb.compile``).
     ``variant`` forces "relaxed", "simd128" or "scalar"; by default the best one this WebAssembly
@@ -65,10 +72,14 @@ def load(source, variant=None, keep_intermediates=False, input_shapes=None, thre
             return Model(CompiledModel.from_bytes(data), variant, threads=threads)
         graph = import_model(data, input_shapes)
 
-        def recompile(shapes):  # model.reshape, a dynamic batch: the same file for other input shapes
+        @functools.lru_cache(maxsize=RECOMPILED_SHAPES)
+        def compiled_for(key):
             with _collector_paused():
-                other = import_model(data, {**(input_shapes or {}), **shapes})
+                other = import_model(data, {**(input_shapes or {}), **{name: list(shape) for name, shape in key}})
                 return compile_graph(other, keep_intermediates), other
+
+        def recompile(shapes):  # model.reshape, a dynamic batch or length: the same file for other input shapes
+            return compiled_for(tuple(sorted((name, tuple(shape)) for name, shape in shapes.items())))
 
         return Model.from_graph(graph, variant, keep_intermediates, threads,
                                 reloader=Reloader(recompile, graph.source.get("dynamic", {})))

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from .graph import Op, Tensor
 from .ops import Unsupported, op_problem
-from .ops.common import REDUCTIONS, reduction_axes, require_constant
+from .ops.common import REDUCTIONS, constant_ints, reduction_axes, require_constant
 from .ops.pad import pad_amounts, pad_value
 from .ops.reduce import is_float32_reduction
 

@@ -22,6 +22,7 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
+from onnxruntime.quantization import QuantType, quantize_dynamic
 
 import qnnweb
 import qnnweb.onnxruntime as qort
@@ -172,3 +173,45 @@ def test_the_javascript_runtime_takes_int64_ids(tmp_path):
     np.testing.assert_array_equal(np.array(result["output"], np.float32), want.ravel())
     assert result["refused"] == ("RangeError: input 'input_ids': id 1000 is outside the embedding table's 1000 rows "
                                  "(ids lie in [-1000, 1000))")
+
+
+def masked_attention_scores(tmp_path, length=12, width=8):
+    """transformers 4's attention mask (its eager / sdpa export): (1 - mask) as float, then
+    Where(Cast(Cast(inverted, bool), bool), float32's lowest, inverted), added to scores of a MatMul that
+    quantize_dynamic quantizes, then Softmax."""
+    rng = np.random.default_rng(5)
+    w = onnx.numpy_helper.from_array((rng.standard_normal((width, length)) * 0.3).astype(np.float32), "w")
+    constants = [onnx.numpy_helper.from_array(np.array(v, dtype), name) for name, v, dtype in
+                 (("axes", [1], np.int64), ("one", 1.0, np.float32), ("lowest", np.finfo(np.float32).min, np.float32))]
+    h = onnx.helper
+    nodes = [h.make_node("MatMul", ["x", "w"], ["scores"]),
+             h.make_node("Unsqueeze", ["attention_mask", "axes"], ["mask3"]),
+             h.make_node("Cast", ["mask3"], ["mask_float"], to=onnx.TensorProto.FLOAT),
+             h.make_node("Sub", ["one", "mask_float"], ["inverted"]),
+             h.make_node("Cast", ["inverted"], ["truth"], to=onnx.TensorProto.BOOL),
+             h.make_node("Cast", ["truth"], ["truth2"], to=onnx.TensorProto.BOOL),
+             h.make_node("Where", ["truth2", "lowest", "inverted"], ["bias"]),
+             h.make_node("Add", ["scores", "bias"], ["masked"]),
+             h.make_node("Softmax", ["masked"], ["y"], axis=-1)]
+    graph = h.make_graph(nodes, "mask", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, length, width]),
+                                         h.make_tensor_value_info("attention_mask", onnx.TensorProto.INT64, [1, length])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, length, length])], [w, *constants])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 14)])
+    onnx.save(model, tmp_path / "float.onnx")
+    # uint8 weights: onnxruntime sums them exactly on every machine (test_onnx_dynamic_quantization.py)
+    quantize_dynamic(str(tmp_path / "float.onnx"), str(tmp_path / "dynamic.onnx"), weight_type=QuantType.QUInt8,
+                     extra_options={"MatMulConstBOnly": True})
+    return (tmp_path / "dynamic.onnx").read_bytes()
+
+
+def test_the_transformers_4_mask_form(tmp_path):
+    data = masked_attention_scores(tmp_path)
+    rng = np.random.default_rng(6)
+    inputs = {"x": rng.standard_normal((1, 12, 8)).astype(np.float32),
+              "attention_mask": (np.arange(12) < 7).astype(np.int64)[None]}
+    want = onnxruntime_outputs(data, inputs, onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC)[0]
+    assert (want[..., 7:] == 0).all()   # the masked columns
+    for variant in qnnweb.VARIANTS:
+        model = qnnweb.load(data, variant=variant)
+        assert any(op.type == "ELEMENT_F32" and op.options["function"] == "NONZERO_TO" for op in model._graph.ops)
+        np.testing.assert_array_equal(model.run(inputs)[0], want, err_msg=variant)

@@ -13,6 +13,11 @@
  * which unrolled and vectorized copies of them spent. */
 #define QNN_PLAN_CODE __attribute__((minsize))
 
+/* Before a scalar loop the compiler must keep scalar: a SIMD loop's tail (fewer elements than a vector:
+ * a vectorized copy of it would never run, only take module budget), or float arithmetic whose order and
+ * rounding are the reference's (no vectorized or unrolled reassociation either way). */
+#define QNN_SCALAR_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
+
 /* Kernels may read up to this many bytes past the end of any activation buffer (never write). */
 #define QNN_EXTRA_BYTES 16
 

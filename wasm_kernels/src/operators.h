@@ -60,5 +60,10 @@ int64_t qnn_batch_extent(const int32_t* batch, const int32_t* strides, int64_t m
 /* exp(x + negative_max) as onnxruntime's float Softmax computes each element (unary_f32.c: MLAS's
  * MlasComputeSumExpF32KernelFma3, lane by lane). */
 float qnn_mlas_sum_expf(float x, float negative_max);
+#if defined(__wasm_relaxed_simd__)
+#include <wasm_simd128.h>
+/* The same of four values with relaxed multiply-adds: the same bits where the engine fuses them. */
+v128_t qnn_mlas_sum_exp4(v128_t x, v128_t negative_max);
+#endif
 
 #endif

@@ -6,7 +6,6 @@ fixed-point arithmetic qnnweb.numerics.tflite tabulates), and binary_f32 where a
 before it quantizes."""
 
 import functools
-import math
 import struct
 
 from ..numerics.float32 import F32_OPERATIONS, float32, ieee_divide

@@ -9,10 +9,13 @@ tests what the real tools write. onnxruntime runs them in the tests themselves.
 
 Run with the arch-sweep virtualenv (torch, transformers, onnxruntime; ``./build.sh arch-sweep --help`` makes it):
   PYTHONPATH=py_frontend .cache/arch-sweep-venv/bin/python tools/models/converters/make_text_encoder_fixtures.py
-Deterministic: seeded weights.
+``--minilm DIR`` writes the full-size all-MiniLM-L6 shape instead (vocabulary 30522, width 384, 6 layers,
+12 heads; symbolic lengths; q8 with QUInt8 weights, 23 MB) to DIR/minilm_l6_q8.onnx, for measurements
+(docs/performance-log.md). Deterministic: seeded weights.
 """
 from __future__ import annotations
 
+import argparse
 import tempfile
 from pathlib import Path
 
@@ -51,6 +54,13 @@ def bert():
     return BertModel(config), ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state", "pooler_output"]
 
 
+def minilm_l6():
+    """all-MiniLM-L6-v2's shape (BertConfig's other defaults: 512 positions, GELU)."""
+    config = BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                        intermediate_size=1536)
+    return BertModel(config), ["input_ids", "attention_mask", "token_type_ids"], ["last_hidden_state", "pooler_output"]
+
+
 def distilbert():
     config = DistilBertConfig(vocab_size=VOCABULARY, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
                               max_position_embeddings=64)
@@ -70,6 +80,17 @@ def export(name, make, dynamic, folder):
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minilm", metavar="DIR", help="write the full-size MiniLM-L6 shape to DIR instead")
+    args = parser.parse_args()
+    if args.minilm:
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(args.minilm) / "minilm_l6_q8.onnx"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            quantize_dynamic(str(export("minilm_l6", minilm_l6, True, Path(tmp))), str(target),
+                             extra_options={"MatMulConstBOnly": True}, **MODES["q8_u8"])
+            print(target, target.stat().st_size, "bytes")
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, make, dynamic, modes in (("bert", bert, False, MODES), ("bert_dynamic_axes", bert, True, ["q8_u8"]),

@@ -3,10 +3,11 @@
  * products summed in depth order from the first, each multiply-add fused, as MLAS's x86-64 FMA kernels
  * sum each output for depths up to their stride (128). A dynamically quantized model quantizes these
  * results again, so a last-bit difference here moves whole quanta later: the simd128 and scalar variants
- * fuse exactly (qnn_fmaf's method), the relaxed one with relaxed multiply-adds, which engines fuse on
- * machines with FMA (qnn_relaxed_madd_fused). Rows of every batch are split across threads. */
+ * fuse exactly (qnn_fmaf's method), the relaxed one with relaxed multiply-adds where the engine fuses them
+ * (qnn_relaxed_madd_fused: machines with FMA), else by qnn_fmaf too. Rows of every batch split across threads. */
 #include "qnnweb.h"
 #include "common.h"
+#include "config.h"
 #include "operators.h"
 #include "fmaf.h"
 #include "threadpool.h"
@@ -24,6 +25,7 @@ struct batch_matmul_f32_op {
   const float* b;
   float* output;
   size_t rows;   /* over every batch */
+  int fused;     /* qnn_relaxed_madd_fused(): the relaxed variant's multiply-adds are FMAs */
 };
 
 QNN_PLAN_CODE int32_t qnn_create_batch_matmul_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
@@ -47,17 +49,26 @@ QNN_PLAN_CODE int32_t qnn_create_batch_matmul_f32(struct qnn_plan* plan, const v
   if (a == NULL || b == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   struct batch_matmul_f32_op* op = qnn_plan_alloc(plan, sizeof(struct batch_matmul_f32_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  *op = (struct batch_matmul_f32_op) {{0}, *r, a, b, output, (size_t) (batches * r->rows)};
+  *op = (struct batch_matmul_f32_op) {{0}, *r, a, b, output, (size_t) (batches * r->rows), qnn_relaxed_madd_fused()};
   *result = &op->base;
   return QNN_OK;
 }
 
+/* y[n] for n in [first, columns): each multiply-add fused, exactly (qnn_fmaf). */
+static void fused_columns(const float* x, const float* b, float* y, size_t depth, size_t columns, size_t first) {
+  for (size_t n = first; n < columns; n++) {
+    float acc = 0.0f;
+    for (size_t k = 0; k < depth; k++) acc = qnn_fmaf(x[k], b[k * columns + n], acc);
+    y[n] = acc;
+  }
+}
+
 #if defined(__wasm_relaxed_simd__)
-/* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: relaxed multiply-adds (fused where the
- * engine fuses them: qnn_relaxed_madd_fused), 8 columns, then 4, then one lane of the same instruction. */
-static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+/* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: relaxed multiply-adds, 8 columns then 4 at
+ * a time, where the engine fuses them (`fused`: qnn_relaxed_madd_fused); the rest, or all, by qnn_fmaf. */
+static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused) {
   size_t n = 0;
-  for (; n + 8 <= columns; n += 8) {
+  for (; fused && n + 8 <= columns; n += 8) {
     v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
     for (size_t k = 0; k < depth; k++) {
       const v128_t xk = wasm_v128_load32_splat(x + k);
@@ -68,24 +79,14 @@ static void row_times_matrix(const float* x, const float* b, float* y, size_t de
     wasm_v128_store(y + n, acc0);
     wasm_v128_store(y + n + 4, acc1);
   }
-  for (; n < columns; n += 4) {   /* 4 columns, or the last 1-3 in lanes of their own */
+  for (; fused && n + 4 <= columns; n += 4) {
     v128_t acc = wasm_f32x4_splat(0.0f);
-    const size_t lanes = columns - n < 4 ? columns - n : 4;
     for (size_t k = 0; k < depth; k++) {
-      v128_t bk = wasm_f32x4_splat(0.0f);
-      if (lanes == 4) {
-        bk = wasm_v128_load(b + k * columns + n);
-      } else {
-        qnn_memcpy(&bk, b + k * columns + n, lanes * sizeof(float));
-      }
-      acc = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat(x + k), bk, acc);
+      acc = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat(x + k), wasm_v128_load(b + k * columns + n), acc);
     }
-    if (lanes == 4) {
-      wasm_v128_store(y + n, acc);
-    } else {
-      qnn_memcpy(y + n, &acc, lanes * sizeof(float));
-    }
+    wasm_v128_store(y + n, acc);
   }
+  fused_columns(x, b, y, depth, columns, n);
 }
 #else
 #if defined(__wasm_simd128__)
@@ -123,17 +124,14 @@ static void four_columns(const float* x, const float* b, float* y, size_t depth,
 #endif
 
 /* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: each multiply-add fused exactly, as
- * MLAS's FMA kernels compute it (qnn_fmaf; four columns at a time in doubles with SIMD128). */
-static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+ * MLAS's FMA kernels compute it (four columns at a time in doubles with SIMD128, the rest by qnn_fmaf). */
+static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused) {
+  (void) fused;
   size_t n = 0;
 #if defined(__wasm_simd128__)
   for (; n + 4 <= columns; n += 4) four_columns(x, b + n, y + n, depth, columns);
 #endif
-  for (; n < columns; n++) {
-    float acc = 0.0f;
-    for (size_t k = 0; k < depth; k++) acc = qnn_fmaf(x[k], b[k * columns + n], acc);
-    y[n] = acc;
-  }
+  fused_columns(x, b, y, depth, columns, n);
 }
 #endif
 
@@ -145,7 +143,7 @@ static void matmul_rows(const void* context, size_t first, size_t count, uint32_
     const size_t batch = row / rows, m = row % rows;
     const float* x = op->a + qnn_batch_offset(op->r.batch, op->r.a_strides, batch) + m * depth;
     const float* b = op->b + qnn_batch_offset(op->r.batch, op->r.b_strides, batch);
-    row_times_matrix(x, b, op->output + row * columns, depth, columns);
+    row_times_matrix(x, b, op->output + row * columns, depth, columns, op->fused);
   }
 }
 

@@ -30,7 +30,6 @@
 
 /* Loops kept as written, one element at a time: unrolled or vectorized they computed the same floats in
  * twice the code (every module's size counts). */
-#define SCALAR_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
 
 struct layer_norm_op {
   struct qnn_op base;
@@ -84,7 +83,7 @@ QNN_PLAN_CODE int32_t qnn_create_layer_norm(struct qnn_plan* plan, const void* r
   op->output = output;
   op->gamma = parameters;
   op->beta = parameters + r->channels;
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (int32_t q = -128; q < 128; q++) op->dequantized[(uint8_t) q] = (float) (q - r->input_zero_point) * r->input_scale;
   op->values = op->dequantized;
   op->stride = r->table_per_column ? 256 : 0;
@@ -105,7 +104,7 @@ SCALAR_LOOP
 __attribute__((noinline)) static float eigen_sum(const struct layer_norm_op* op, const uint8_t* x, size_t start, int squares, float mean) {
   const size_t n = (size_t) op->r.columns, packets = (n - start) / 4 * 4, pairs = (n - start) / 8 * 8;
   float lanes[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f}, sum = -0.0f;
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (size_t i = 0; i <= n; i++) {
     if (i == pairs) {
       for (size_t j = 0; j < 4; j++) lanes[j] += lanes[j + 4];
@@ -143,7 +142,7 @@ static void layer_norm_row(const struct layer_norm_op* op, size_t row) {
     shift = op->beta[channel] - mean * scale;
   } else if (n <= 7) {
     float m2 = 0.0f;
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (size_t k = 0; k < n; k++) {
       const float v = value(op, x, k), delta = v - mean;
       mean += delta / (float) (k + 1);
@@ -153,28 +152,28 @@ SCALAR_LOOP
   } else {
     double lanes[4] = {0.0, 0.0, 0.0, 0.0};
     size_t k = 0;
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (; k < n / 4 * 4; k++) lanes[k & 3] += (double) value(op, x, k);
     double total = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (; k < n; k++) total += (double) value(op, x, k);
     mean = (float) (total / (double) n);
     float squares[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (k = 0; k < n / 8 * 8; k++) {
       const float d = value(op, x, k) - mean;
       squares[k & 7] = qnn_fmaf(d, d, squares[k & 7]);
     }
     float sum = ((squares[0] + squares[4]) + (squares[2] + squares[6])) + ((squares[1] + squares[5]) + (squares[3] + squares[7]));
     const size_t products = n - k >= 4 ? k + 4 : k;  /* 4 or more left: the first 4 squared, then added */
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (; k < n; k++) {
       const float d = value(op, x, k) - mean;
       sum = k < products ? sum + d * d : qnn_fmaf(d, d, sum);
     }
     inverse = 1.0f / __builtin_sqrtf(sum / count + op->r.epsilon);
   }
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (size_t k = 0; k < n; k++) {
     const float v = value(op, x, k), d = v - mean;
     const float normalized = op->r.arithmetic == 1 ? v * scale + shift

@@ -89,6 +89,7 @@ void qnn_quantize_values(const float* x, int8_t* y, size_t count, float scale, i
     wasm_v128_store(y + i, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q[0], q[1]), wasm_i16x8_narrow_i32x4(q[2], q[3])));
   }
 #endif
+QNN_SCALAR_LOOP
   for (; i < count; i++) {
     const float scaled = reciprocal ? x[i] * scale : x[i] / scale;
     y[i] = qnn_qs8_quantize_clamped(scaled == scaled ? scaled : nan_scaled, zero_point, -128, 127);

@@ -143,6 +143,7 @@ static void interpolate(const int8_t* tl, const int8_t* tr, const int8_t* bl, co
     wasm_v128_store64_lane(out + c, wasm_i8x16_narrow_i16x8(v16, v16), 0);
   }
 #endif
+QNN_SCALAR_LOOP
   for (; c < channels; c++) {
     const int32_t t = (int32_t) ((uint32_t) tl[c] << 11) + (tr[c] - tl[c]) * alpha_x;
     const int32_t b = (int32_t) ((uint32_t) bl[c] << 11) + (br[c] - bl[c]) * alpha_x;
@@ -201,6 +202,7 @@ static void interpolate_onnx_float(const struct resize_op* op, const int8_t* tl,
   #undef QNN_HALF
   if (channels >= 8) c = channels;
 #endif
+QNN_SCALAR_LOOP
   for (; c < channels; c++) {
     float sum = c11 * ((float) (tl[c] - zero_point) * scale) + c21 * ((float) (tr[c] - zero_point) * scale);
     sum = sum + c12 * ((float) (bl[c] - zero_point) * scale);
@@ -242,6 +244,7 @@ static void interpolate_onnx_q10(const int8_t* tl, const int8_t* tr, const int8_
     wasm_v128_store32_lane(out + c, wasm_i8x16_narrow_i16x8(v16, v16), 0);
   }
 #endif
+QNN_SCALAR_LOOP
   for (; c < channels; c++) {
     const int32_t sum = w11 * tl[c] + w21 * tr[c] + w12 * bl[c] + w22 * br[c];
     out[c] = (int8_t) (sum / (1 << 20));

@@ -17,6 +17,7 @@
  * float Softmax may differ in the last bits. */
 #include "qnnweb.h"
 #include "common.h"
+#include "config.h"
 #include "operators.h"
 #include "requantization.h"
 #include "threadpool.h"
@@ -29,6 +30,7 @@ struct softmax_op {
   float output_scale, inverse_output_scale;
   int32_t output_zero_point;
   int32_t arithmetic;
+  int fused;         /* arithmetic 2: qnn_relaxed_madd_fused() */
   float table[256];  /* table[d]: the exp of d = max - x */
 };
 
@@ -69,6 +71,7 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   op->inverse_output_scale = r->inverse_output_scale;
   op->output_zero_point = r->output_zero_point;
   op->arithmetic = r->arithmetic;
+  op->fused = qnn_relaxed_madd_fused();
   for (int d = 0; table != NULL && d < 256; d++) op->table[d] = table[d];
   *result = &op->base;
   return QNN_OK;
@@ -114,19 +117,39 @@ static void softmax_tflite_row(const struct softmax_op* op, const int8_t* x, int
   }
 }
 
-/* One float32 row as onnxruntime's float Softmax (arithmetic 2); its time is the exps', so it is compiled
- * for size (the relaxed module's 128 KiB budget). */
-QNN_PLAN_CODE __attribute__((noinline)) static void softmax_f32_row(const float* x, float* y, size_t columns) {
+/* One float32 row as onnxruntime's float Softmax (arithmetic 2). With `fused` relaxed multiply-adds (the
+ * relaxed variant on an engine that fuses them), eight values at a time, one vector for lanes 0-3 and one
+ * for 4-7, as MLAS's AVX lanes add them; the rest of the row (and all of it otherwise) one value at a time. */
+QNN_PLAN_CODE __attribute__((noinline)) static void softmax_f32_row(const float* x, float* y, size_t columns, int fused) {
   float max = -0x1.fffffep+127f;
   for (size_t i = 0; i < columns; i++) max = x[i] > max ? x[i] : max;
   float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-  for (size_t i = 0; i < columns; i++) {
+  size_t i = 0;
+#if defined(__wasm_relaxed_simd__)
+  if (fused && columns >= 8) {
+    const v128_t negative_max = wasm_f32x4_splat(-max);
+    v128_t low = wasm_f32x4_splat(0.0f), high = low;
+    for (; i + 8 <= columns; i += 8) {
+      const v128_t e0 = qnn_mlas_sum_exp4(wasm_v128_load(x + i), negative_max);
+      const v128_t e1 = qnn_mlas_sum_exp4(wasm_v128_load(x + i + 4), negative_max);
+      wasm_v128_store(y + i, e0);
+      wasm_v128_store(y + i + 4, e1);
+      low = wasm_f32x4_add(low, e0);
+      high = wasm_f32x4_add(high, e1);
+    }
+    wasm_v128_store(lanes, low);
+    wasm_v128_store(lanes + 4, high);
+  }
+#else
+  (void) fused;
+#endif
+  for (; i < columns; i++) {
     y[i] = qnn_mlas_sum_expf(x[i], -max);
     lanes[i % 8] += y[i];
   }
   const float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   const float scale = 1.0f / sum;
-  for (size_t i = 0; i < columns; i++) y[i] *= scale;
+  for (size_t k = 0; k < columns; k++) y[k] *= scale;
 }
 
 /* Rows are independent: split across threads (attention's softmax has one row per query and head). */
@@ -136,7 +159,7 @@ static void softmax_rows(const void* context, size_t first, size_t count, uint32
   for (size_t row = first; row < first + count; row++) {
     if (op->arithmetic == 2) {
       softmax_f32_row((const float*) (const void*) op->input + row * op->columns,
-                      (float*) (void*) op->output + row * op->columns, op->columns);
+                      (float*) (void*) op->output + row * op->columns, op->columns, op->fused);
       continue;
     }
     const int8_t* x = op->input + row * op->columns;

@@ -15,9 +15,14 @@
  * would compute the same steps four at a time), elements split across threads. */
 #include "qnnweb.h"
 #include "common.h"
+#include "config.h"
 #include "fmaf.h"
 #include "operators.h"
 #include "threadpool.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
 
 /* Scalar, one function call per element whatever the flags: compiled for size (the relaxed module's
  * 128 KiB budget); minsize changes no float arithmetic. */
@@ -26,7 +31,6 @@
 /* every product and sum rounded as written: no multiply-add fused by the compiler (a relaxed madd may be) */
 #pragma clang fp contract(off)
 
-#define SCALAR_LOOP _Pragma("clang loop vectorize(disable) unroll(disable)")
 #define F32(x) ((float) (x))   /* a double constant rounded to float32, as the references round theirs */
 
 struct unary_f32_op {
@@ -36,6 +40,7 @@ struct unary_f32_op {
   size_t size;
   int32_t operation;
   float alpha, beta;
+  int fused;   /* qnn_relaxed_madd_fused(): the relaxed variant's multiply-adds are FMAs */
 };
 
 /* Python's max(a, b) and min(a, b), the reference's clamps: a unless b compares beyond it. */
@@ -58,31 +63,35 @@ static const float log2_high = F32(-6.93145752e-1), log2_low = F32(-1.42860677e-
 
 /* MlasErfKernelFma3: an odd polynomial in x^2 below 0.921875, beyond 1 - exp(-P(|x|)) with MLAS's exp
  * polynomial, the sign copied back last (no clamp of |x|: onnxruntime 1.32's results show none). */
+static const float erf_small[6] = {F32(-5.99104969e-4), F32(4.99339588e-3), F32(-2.67667342e-2),
+                                   F32(1.12818025e-1), F32(-3.76124859e-1), F32(1.28379151e-1)};
+static const float erf_big[7] = {F32(1.72948930e-5), F32(-3.83208680e-4), F32(3.88393435e-3), F32(-2.42545605e-2),
+                                 F32(1.06777847e-1), F32(6.34846687e-1), F32(1.28717512e-1)};
+static const float erf_exp_polynomial[7] = {F32(1.38319808e-3), F32(8.37550033e-3), F32(4.16689515e-2),
+                                            F32(1.66664466e-1), F32(4.99999851e-1), 1.0f, 1.0f};
+
 static float mlas_erf(float x) {
-  static const float small[6] = {F32(-5.99104969e-4), F32(4.99339588e-3), F32(-2.67667342e-2), F32(1.12818025e-1),
-                                 F32(-3.76124859e-1), F32(1.28379151e-1)};
-  static const float big[7] = {F32(1.72948930e-5), F32(-3.83208680e-4), F32(3.88393435e-3), F32(-2.42545605e-2),
-                               F32(1.06777847e-1), F32(6.34846687e-1), F32(1.28717512e-1)};
-  static const float exp_polynomial[7] = {F32(1.38319808e-3), F32(8.37550033e-3), F32(4.16689515e-2),
-                                          F32(1.66664466e-1), F32(4.99999851e-1), 1.0f, 1.0f};
+  const float* small = erf_small;
+  const float* big = erf_big;
+  const float* exp_polynomial = erf_exp_polynomial;
   const float a = __builtin_fabsf(x);
   float r;
   if (a < 0.921875f) {
     const float s = a * a;
     r = small[0];
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (int k = 1; k < 6; k++) r = qnn_fmaf(r, s, small[k]);
     r = qnn_fmaf(r, a, a);
   } else {
     r = big[0];
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (int k = 1; k < 7; k++) r = qnn_fmaf(r, a, big[k]);
     const float e = py_max(-qnn_fmaf(r, a, a), F32(-88.3762626647949));
     const float n = qnn_fmaf(log2_reciprocal, e, rounding) - rounding;   /* round(e / ln 2) */
     float f = qnn_fmaf(n, log2_high, e);
     f = qnn_fmaf(n, log2_low, f);
     float y = exp_polynomial[0];
-SCALAR_LOOP
+QNN_SCALAR_LOOP
     for (int k = 1; k < 7; k++) y = qnn_fmaf(y, f, exp_polynomial[k]);
     r = 1.0f - scale_by_power_of_2(y, exponent_of(n));
   }
@@ -100,7 +109,7 @@ static float mlas_exp(float x) {
   float r = qnn_fmaf(m, log2_high, x);
   r = qnn_fmaf(m, log2_low, r);
   float p = polynomial[0];
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (int k = 1; k < 6; k++) p = qnn_fmaf(p, r, polynomial[k]);
   const int32_t exponent = exponent_of(m), normal = qnn_min_i32(qnn_max_i32(exponent, -126), 127);
   const float rest = scale_by_power_of_2(1.0f, exponent - normal);
@@ -111,31 +120,50 @@ SCALAR_LOOP
 /* exp(x + negative_max) as MLAS's MlasComputeSumExpF32KernelFma3 computes each element of a float Softmax's
  * row: the sum clamped below at -88.376 (maxps with the bound first), MLAS's exp polynomial (its last
  * coefficient applied twice) and one power-of-2 scale made from the rounded exponent's bits. */
+static const float sum_exp_polynomial[7] = {0x1.694000p-10f, 0x1.125edcp-7f, 0x1.555b5ap-5f, 0x1.555450p-3f,
+                                           0x1.fffff6p-2f, 1.0f, 1.0f};
+
 float qnn_mlas_sum_expf(float x, float negative_max) {
-  static const float polynomial[7] = {0x1.694000p-10f, 0x1.125edcp-7f, 0x1.555b5ap-5f, 0x1.555450p-3f,
-                                      0x1.fffff6p-2f, 1.0f, 1.0f};
+  const float* polynomial = sum_exp_polynomial;
   float v = x + negative_max;
   v = F32(-88.3762626647949) > v ? F32(-88.3762626647949) : v;
   const float biased = qnn_fmaf(v, log2_reciprocal, rounding), m = biased - rounding;
   v = qnn_fmaf(m, log2_high, v);
   v = qnn_fmaf(m, log2_low, v);
   float p = polynomial[0];
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (int k = 1; k < 7; k++) p = qnn_fmaf(p, v, polynomial[k]);
   union { float f; uint32_t u; } scale = {biased};
   scale.u = (scale.u << 23) + 0x3F800000u;
   return p * scale.f;
 }
 
+#if defined(__wasm_relaxed_simd__)
+/* qnn_mlas_sum_expf of four values with relaxed multiply-adds: the same bits where the engine fuses them
+ * (qnn_relaxed_madd_fused; the caller asks). */
+v128_t qnn_mlas_sum_exp4(v128_t x, v128_t negative_max) {
+  const v128_t lower = wasm_f32x4_splat(F32(-88.3762626647949)), bias = wasm_f32x4_splat(rounding);
+  v128_t v = wasm_f32x4_add(x, negative_max);
+  v = wasm_v128_bitselect(lower, v, wasm_f32x4_gt(lower, v));
+  const v128_t biased = wasm_f32x4_relaxed_madd(v, wasm_f32x4_splat(log2_reciprocal), bias);
+  const v128_t m = wasm_f32x4_sub(biased, bias);
+  v = wasm_f32x4_relaxed_madd(m, wasm_f32x4_splat(log2_high), v);
+  v = wasm_f32x4_relaxed_madd(m, wasm_f32x4_splat(log2_low), v);
+  v128_t p = wasm_f32x4_splat(sum_exp_polynomial[0]);
+  for (int k = 1; k < 7; k++) p = wasm_f32x4_relaxed_madd(p, v, wasm_f32x4_splat(sum_exp_polynomial[k]));
+  return wasm_f32x4_mul(p, wasm_i32x4_add(wasm_i32x4_shl(biased, 23), wasm_i32x4_splat(0x3F800000)));
+}
+#endif
+
 /* MLAS's odd rational approximation x P(x^2) / Q(x^2) (logistic.cpp, tanh.cpp), Horner with FMAs. */
 static float mlas_rational(float x, const float* alpha, int alphas, const float* beta, int betas) {
   const float x2 = x * x;
   float p = qnn_fmaf(x2, alpha[0], alpha[1]);
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (int k = 2; k < alphas; k++) p = qnn_fmaf(p, x2, alpha[k]);
   p = p * x;
   float q = qnn_fmaf(x2, beta[0], beta[1]);
-SCALAR_LOOP
+QNN_SCALAR_LOOP
   for (int k = 2; k < betas; k++) q = qnn_fmaf(q, x2, beta[k]);
   return p / q;
 }
@@ -174,6 +202,32 @@ static float eigen_exp(float x) {
   y = r2 * y + (r + 1.0f);
   return py_max(scale_by_power_of_2(y, exponent_of(m)), x);
 }
+
+#if defined(__wasm_relaxed_simd__)
+/* mlas_erf of four values with relaxed multiply-adds (the same bits where the engine fuses them): both
+ * branches computed, the one of each lane's |x| kept; y * 2^n as (y * 2^(n + 64)) * 2^-64, exact and then
+ * rounded once, as the double product of the scalar form. */
+static v128_t mlas_erf4(v128_t x) {
+  const v128_t a = wasm_f32x4_abs(x), s = wasm_f32x4_mul(a, a);
+  v128_t small = wasm_f32x4_splat(erf_small[0]), big = wasm_f32x4_splat(erf_big[0]);
+  for (int k = 1; k < 6; k++) small = wasm_f32x4_relaxed_madd(small, s, wasm_f32x4_splat(erf_small[k]));
+  small = wasm_f32x4_relaxed_madd(small, a, a);
+  for (int k = 1; k < 7; k++) big = wasm_f32x4_relaxed_madd(big, a, wasm_f32x4_splat(erf_big[k]));
+  const v128_t lower = wasm_f32x4_splat(F32(-88.3762626647949)), bias = wasm_f32x4_splat(rounding);
+  v128_t e = wasm_f32x4_neg(wasm_f32x4_relaxed_madd(big, a, a));
+  e = wasm_v128_bitselect(lower, e, wasm_f32x4_gt(lower, e));
+  const v128_t n = wasm_f32x4_sub(wasm_f32x4_relaxed_madd(wasm_f32x4_splat(log2_reciprocal), e, bias), bias);
+  v128_t f = wasm_f32x4_relaxed_madd(n, wasm_f32x4_splat(log2_high), e);
+  f = wasm_f32x4_relaxed_madd(n, wasm_f32x4_splat(log2_low), f);
+  v128_t y = wasm_f32x4_splat(erf_exp_polynomial[0]);
+  for (int k = 1; k < 7; k++) y = wasm_f32x4_relaxed_madd(y, f, wasm_f32x4_splat(erf_exp_polynomial[k]));
+  const v128_t power = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127 + 64)), 23);
+  y = wasm_f32x4_mul(wasm_f32x4_mul(y, power), wasm_f32x4_splat(0x1.0p-64f));
+  big = wasm_f32x4_sub(wasm_f32x4_splat(1.0f), y);
+  const v128_t r = wasm_v128_bitselect(small, big, wasm_f32x4_lt(a, wasm_f32x4_splat(0.921875f)));
+  return wasm_v128_or(r, wasm_v128_and(x, wasm_i32x4_splat(INT32_MIN)));
+}
+#endif
 
 static float mlas_gelu(float x) {
   return (0.5f * x) * (mlas_erf(x * F32(0.70710678118654752440)) + 1.0f);
@@ -243,7 +297,8 @@ QNN_PLAN_CODE int32_t qnn_create_unary_f32(struct qnn_plan* plan, const void* re
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   struct unary_f32_op* op = qnn_plan_alloc(plan, sizeof(struct unary_f32_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  *op = (struct unary_f32_op) {{0}, input, output, (size_t) r->size, r->operation, r->alpha, r->beta};
+  *op = (struct unary_f32_op) {{0}, input, output, (size_t) r->size, r->operation, r->alpha, r->beta,
+                               qnn_relaxed_madd_fused()};
   *result = &op->base;
   return QNN_OK;
 }
@@ -251,8 +306,19 @@ QNN_PLAN_CODE int32_t qnn_create_unary_f32(struct qnn_plan* plan, const void* re
 static void unary_f32_range(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
   const struct unary_f32_op* op = context;
-SCALAR_LOOP
-  for (size_t i = first; i < first + count; i++) op->output[i] = apply(op, op->input[i]);
+  size_t i = first;
+#if defined(__wasm_relaxed_simd__)
+  /* Erf and Gelu four at a time where relaxed multiply-adds are FMAs: the same bits as apply() */
+  const int gelu = op->operation == QNN_UNARY_F32_GELU;
+  for (; op->fused && (gelu || op->operation == QNN_UNARY_F32_ERF) && i + 4 <= first + count; i += 4) {
+    const v128_t x = wasm_v128_load(op->input + i);
+    const v128_t r = mlas_erf4(gelu ? wasm_f32x4_mul(x, wasm_f32x4_splat(F32(0.70710678118654752440))) : x);
+    wasm_v128_store(op->output + i, gelu ? wasm_f32x4_mul(wasm_f32x4_mul(wasm_f32x4_splat(0.5f), x),
+                                                          wasm_f32x4_add(r, wasm_f32x4_splat(1.0f))) : r);
+  }
+#endif
+QNN_SCALAR_LOOP
+  for (; i < first + count; i++) op->output[i] = apply(op, op->input[i]);
 }
 
 void qnn_run_unary_f32(const struct qnn_op* base) {

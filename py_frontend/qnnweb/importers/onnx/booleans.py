@@ -10,7 +10,7 @@ from ..shape_folding import FoldError, broadcast_shape
 from .constants import float_values, int32_constant
 from .context import producers
 from .float32_path import element_f32, float32_result
-from .quantization import float_value
+from .quantization import bool_cast, float_value
 from .registry import onnx_op
 from .skip import Skip
 
@@ -34,11 +34,7 @@ def _only_chosen(ctx, name, source):
     readers = ctx.consumers.get(name, [])
     return bool(readers) and name not in ctx.outputs and all(
         (r.op_type == "Where" and r.input[0] == name and source in r.input[1:])
-        or (r.op_type == "Cast" and _to_bool(r) and _only_chosen(ctx, r.output[0], source)) for r in readers)
-
-
-def _to_bool(node):
-    return any(a.name == "to" and a.i == 9 for a in node.attribute)
+        or (bool_cast(r) and _only_chosen(ctx, r.output[0], source)) for r in readers)
 
 
 def truth(ctx, node, source, predicate):
@@ -109,18 +105,10 @@ def import_where(ctx, node, attrs):
 @onnx_op("And", "Or")
 def import_logical(ctx, node, attrs):
     """And / Or of a run-time bool and a constant bool that leaves it as it is (And with all true, Or with all
-    false, of the bool's shape or broadcast to it), or of two run-time bools (0 / 1: And is their product)."""
+    false), of the bool's shape or broadcast to it (transformers 5's padding mask And its constant causal
+    part, which an encoder's is all true)."""
     names = list(node.input[:2])
     runtime = [n for n in names if held_bool(ctx, n)]
-    if len(runtime) == 2 and node.op_type == "And":
-        x, y = (ctx.values[n].index for n in names)
-        shapes = [ctx.tensors[i].shape for i in (x, y)]
-        if shapes[0] != shapes[1]:
-            raise Skip(f"And of bools of shapes {list(shapes[0])} and {list(shapes[1])}: equal shapes only")
-        out = float32_result(ctx, node.output[0], shapes[0], False)
-        ctx.add_op("MUL", [x, y], [out], activation="NONE")
-        ctx.bools.add(node.output[0])
-        return
     if len(runtime) == 1:
         other = names[1 - names.index(runtime[0])]
         constant = ctx.constants.get(other)
@@ -140,4 +128,5 @@ def import_logical(ctx, node, attrs):
                 ctx.add_op("BROADCAST_TO", [index, target], [out])
             ctx.bools.add(node.output[0])
             return
-    raise Skip(f"{node.op_type} runs on two run-time bools (And), or on one and a constant that leaves it as it is")
+    raise Skip(f"{node.op_type} runs on a run-time bool and a constant that leaves it as it is (of two run-time "
+               "bools it is not supported)")

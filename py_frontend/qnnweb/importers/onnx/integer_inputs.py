@@ -5,11 +5,9 @@ its DequantizeLinear, uint8 as its int8 twin). An input only converted to float 
 Reshape / Expand ... to a Cast to float: an attention mask) is converted once, first (CAST), and its moves
 run on the float32 values (float32_path.py): the same values, as a Cast commutes with moves."""
 
-from .attributes import attributes
 from .constants import int8_data
 from .context import Value
-from .proto import DATA_TYPES
-from .quantization import float_cast, qparams
+from .quantization import bool_cast, float_cast, qparams
 from .skip import Skip
 
 INTEGER_INPUT_TYPES = ("int32", "int64")
@@ -23,8 +21,7 @@ def read_as_float(ctx, name):
     readers = ctx.consumers.get(name, [])
     if not readers or name in ctx.outputs:
         return False
-    return all(float_cast(node) or node.op_type == "Shape" or (node.op_type == "Cast" and DATA_TYPES.get(
-        attributes(node).get("to"), (None,))[0] == "bool") or (node.op_type in MOVES and list(node.input[:1]) == [name]
+    return all(float_cast(node) or bool_cast(node) or node.op_type == "Shape" or (node.op_type in MOVES and list(node.input[:1]) == [name]
                                     and name not in node.input[1:] and read_as_float(ctx, node.output[0]))
                for node in readers)
 

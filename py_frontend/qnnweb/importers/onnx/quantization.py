@@ -34,6 +34,11 @@ def float_cast(node):
     return node.op_type == "Cast" and DATA_TYPES.get(attributes(node).get("to"), (None,))[0] == "float32"
 
 
+def bool_cast(node):
+    """A Cast to bool (an attention mask's truth: booleans.py)."""
+    return node.op_type == "Cast" and DATA_TYPES.get(attributes(node).get("to"), (None,))[0] == "bool"
+
+
 def _nearest_resize(node):
     """A nearest Resize only moves values (it picks input pixels), as VALUE_PRESERVING ops do."""
     if node.op_type != "Resize":

@@ -9,10 +9,10 @@ from .context import Value
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .booleans import cast_to_bool
 from .float32_path import float32_result
-from .proto import DATA_TYPES, tensor_bytes
-from .quantization import (activation_input, float_cast, float_value, moved_output, new_output, outputs_like_input, params_of,
-                           qlinear_input, qparams, quantize_like_onnxruntime, quantized_output, requantize_to,
-                           unary_op)
+from .proto import tensor_bytes
+from .quantization import (activation_input, bool_cast, float_cast, float_value, moved_output, new_output,
+                           outputs_like_input, params_of, qlinear_input, qparams, quantize_like_onnxruntime,
+                           quantized_output, requantize_to, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
 
@@ -176,7 +176,7 @@ def import_cast(ctx, node, attrs):
     """A Cast of an activation (a constant's is folded): to float32 of a float32 tensor (or of a bool, held
     as 0 / 1), the identity; to bool, its truth (booleans.py)."""
     x = node.input[0]
-    if DATA_TYPES.get(attrs.get("to"), (None,))[0] == "bool":
+    if bool_cast(node):
         cast_to_bool(ctx, node)
         return
     if not float_cast(node) or not (x in ctx.views or (x in ctx.values
