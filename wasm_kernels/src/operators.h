@@ -60,9 +60,20 @@ int64_t qnn_batch_extent(const int32_t* batch, const int32_t* strides, int64_t m
 /* exp(x + negative_max) as onnxruntime's float Softmax computes each element (unary_f32.c: MLAS's
  * MlasComputeSumExpF32KernelFma3, lane by lane). */
 float qnn_mlas_sum_expf(float x, float negative_max);
-#if defined(__wasm_relaxed_simd__)
+#if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
-/* The same of four values with relaxed multiply-adds: the same bits where the engine fuses them. */
+#include "config.h"
+#include "fmaf.h"
+/* A four-lane float32 multiply-add rounded once, where QNN_FMA4_EXACT() says so: relaxed SIMD's madd, which
+ * the engine fuses on CPUs with FMA (config.c asks it), or SIMD128's exact emulation (fmaf.h), always. */
+#if defined(__wasm_relaxed_simd__)
+#define QNN_FMA4(a, b, c) wasm_f32x4_relaxed_madd(a, b, c)
+#define QNN_FMA4_EXACT() qnn_relaxed_madd_fused()
+#else
+#define QNN_FMA4(a, b, c) qnn_fmaf4(a, b, c)
+#define QNN_FMA4_EXACT() 1
+#endif
+/* qnn_mlas_sum_expf of four values with QNN_FMA4: the same bits where QNN_FMA4_EXACT(). */
 v128_t qnn_mlas_sum_exp4(v128_t x, v128_t negative_max);
 #endif
 

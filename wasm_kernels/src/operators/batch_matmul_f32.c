@@ -90,35 +90,10 @@ static void row_times_matrix(const float* x, const float* b, float* y, size_t de
 }
 #else
 #if defined(__wasm_simd128__)
-/* Lanes of double sums where converting to float32 may round other than a fused multiply-add: on a
- * float32 midpoint, or below float32's normal range but not zero (qnn_fmaf's test, fmaf.c). */
-static inline v128_t needs_fix(v128_t s) {
-  const v128_t magnitude = wasm_v128_and(s, wasm_i64x2_splat(INT64_MAX));
-  const v128_t midpoint = wasm_i64x2_eq(wasm_v128_and(s, wasm_i64x2_splat(0x1FFFFFFF)), wasm_i64x2_splat(0x10000000));
-  const v128_t tiny = wasm_v128_andnot(wasm_i64x2_lt(magnitude, wasm_i64x2_splat(0x3810000000000000ll)),
-                                       wasm_i64x2_eq(magnitude, wasm_i64x2_splat(0)));
-  return wasm_v128_or(midpoint, tiny);
-}
-
-/* y[n .. n + 4) of row x times B: each multiply-add fused, exactly (qnn_fmaf's method, four lanes as two
- * double pairs; a lane whose double sum may round twice is redone by qnn_fmaf). */
+/* y[n .. n + 4) of row x times B, each multiply-add fused exactly (qnn_fmaf4). */
 static void four_columns(const float* x, const float* b, float* y, size_t depth, size_t columns) {
   v128_t acc = wasm_f32x4_splat(0.0f);
-  for (size_t k = 0; k < depth; k++) {
-    const v128_t xk = wasm_f64x2_splat((double) x[k]), bk = wasm_v128_load(b + k * columns);
-    const v128_t low = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(acc),
-                                      wasm_f64x2_mul(xk, wasm_f64x2_promote_low_f32x4(bk)));
-    const v128_t high = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(acc, acc, 1, 1)),
-                                       wasm_f64x2_mul(xk, wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(bk, bk, 1, 1))));
-    v128_t sum = wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(low), wasm_f32x4_demote_f64x2_zero(high), 0, 2);
-    if (wasm_v128_any_true(wasm_v128_or(needs_fix(low), needs_fix(high)))) {
-      float lanes[4], old[4];
-      wasm_v128_store(old, acc);
-      for (int j = 0; j < 4; j++) lanes[j] = qnn_fmaf(x[k], b[k * columns + j], old[j]);
-      sum = wasm_v128_load(lanes);
-    }
-    acc = sum;
-  }
+  for (size_t k = 0; k < depth; k++) acc = qnn_fmaf4(wasm_v128_load32_splat(x + k), wasm_v128_load(b + k * columns), acc);
   wasm_v128_store(y, acc);
 }
 #endif

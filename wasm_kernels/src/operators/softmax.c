@@ -17,7 +17,6 @@
  * float Softmax may differ in the last bits. */
 #include "qnnweb.h"
 #include "common.h"
-#include "config.h"
 #include "operators.h"
 #include "requantization.h"
 #include "threadpool.h"
@@ -30,7 +29,7 @@ struct softmax_op {
   float output_scale, inverse_output_scale;
   int32_t output_zero_point;
   int32_t arithmetic;
-  int fused;         /* arithmetic 2: qnn_relaxed_madd_fused() */
+  int fused;         /* arithmetic 2: QNN_FMA4_EXACT() */
   float table[256];  /* table[d]: the exp of d = max - x */
 };
 
@@ -71,7 +70,11 @@ QNN_PLAN_CODE int32_t qnn_create_softmax(struct qnn_plan* plan, const void* reco
   op->inverse_output_scale = r->inverse_output_scale;
   op->output_zero_point = r->output_zero_point;
   op->arithmetic = r->arithmetic;
-  op->fused = qnn_relaxed_madd_fused();
+#if defined(__wasm_simd128__)
+  op->fused = QNN_FMA4_EXACT();
+#else
+  op->fused = 0;
+#endif
   for (int d = 0; table != NULL && d < 256; d++) op->table[d] = table[d];
   *result = &op->base;
   return QNN_OK;
@@ -117,15 +120,15 @@ static void softmax_tflite_row(const struct softmax_op* op, const int8_t* x, int
   }
 }
 
-/* One float32 row as onnxruntime's float Softmax (arithmetic 2). With `fused` relaxed multiply-adds (the
- * relaxed variant on an engine that fuses them), eight values at a time, one vector for lanes 0-3 and one
- * for 4-7, as MLAS's AVX lanes add them; the rest of the row (and all of it otherwise) one value at a time. */
+/* One float32 row as onnxruntime's float Softmax (arithmetic 2). Where QNN_FMA4 rounds once (`fused`), eight
+ * values at a time, one vector for lanes 0-3 and one for 4-7, as MLAS's AVX lanes add them; the rest of the row
+ * (and all of it otherwise) one value at a time. */
 QNN_PLAN_CODE __attribute__((noinline)) static void softmax_f32_row(const float* x, float* y, size_t columns, int fused) {
   float max = -0x1.fffffep+127f;
   for (size_t i = 0; i < columns; i++) max = x[i] > max ? x[i] : max;
   float lanes[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   size_t i = 0;
-#if defined(__wasm_relaxed_simd__)
+#if defined(__wasm_simd128__)
   if (fused && columns >= 8) {
     const v128_t negative_max = wasm_f32x4_splat(-max);
     v128_t low = wasm_f32x4_splat(0.0f), high = low;

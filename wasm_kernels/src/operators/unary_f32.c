@@ -15,14 +15,10 @@
  * would compute the same steps four at a time), elements split across threads. */
 #include "qnnweb.h"
 #include "common.h"
-#include "config.h"
 #include "fmaf.h"
 #include "operators.h"
 #include "threadpool.h"
 
-#ifdef __wasm_simd128__
-#include <wasm_simd128.h>
-#endif
 
 /* Scalar, one function call per element whatever the flags: compiled for size (the relaxed module's
  * 128 KiB budget); minsize changes no float arithmetic. */
@@ -40,7 +36,7 @@ struct unary_f32_op {
   size_t size;
   int32_t operation;
   float alpha, beta;
-  int fused;   /* qnn_relaxed_madd_fused(): the relaxed variant's multiply-adds are FMAs */
+  int fused;   /* QNN_FMA4_EXACT() (operators.h): four lanes at a time give apply()'s bits */
 };
 
 /* Python's max(a, b) and min(a, b), the reference's clamps: a unless b compares beyond it. */
@@ -138,19 +134,18 @@ QNN_SCALAR_LOOP
   return p * scale.f;
 }
 
-#if defined(__wasm_relaxed_simd__)
-/* qnn_mlas_sum_expf of four values with relaxed multiply-adds: the same bits where the engine fuses them
- * (qnn_relaxed_madd_fused; the caller asks). */
+#if defined(__wasm_simd128__)
+/* qnn_mlas_sum_expf of four values with QNN_FMA4 (operators.h): the same bits where QNN_FMA4_EXACT(). */
 v128_t qnn_mlas_sum_exp4(v128_t x, v128_t negative_max) {
   const v128_t lower = wasm_f32x4_splat(F32(-88.3762626647949)), bias = wasm_f32x4_splat(rounding);
   v128_t v = wasm_f32x4_add(x, negative_max);
   v = wasm_v128_bitselect(lower, v, wasm_f32x4_gt(lower, v));
-  const v128_t biased = wasm_f32x4_relaxed_madd(v, wasm_f32x4_splat(log2_reciprocal), bias);
+  const v128_t biased = QNN_FMA4(v, wasm_f32x4_splat(log2_reciprocal), bias);
   const v128_t m = wasm_f32x4_sub(biased, bias);
-  v = wasm_f32x4_relaxed_madd(m, wasm_f32x4_splat(log2_high), v);
-  v = wasm_f32x4_relaxed_madd(m, wasm_f32x4_splat(log2_low), v);
+  v = QNN_FMA4(m, wasm_f32x4_splat(log2_high), v);
+  v = QNN_FMA4(m, wasm_f32x4_splat(log2_low), v);
   v128_t p = wasm_f32x4_splat(sum_exp_polynomial[0]);
-  for (int k = 1; k < 7; k++) p = wasm_f32x4_relaxed_madd(p, v, wasm_f32x4_splat(sum_exp_polynomial[k]));
+  for (int k = 1; k < 7; k++) p = QNN_FMA4(p, v, wasm_f32x4_splat(sum_exp_polynomial[k]));
   return wasm_f32x4_mul(p, wasm_i32x4_add(wasm_i32x4_shl(biased, 23), wasm_i32x4_splat(0x3F800000)));
 }
 #endif
@@ -204,23 +199,24 @@ static float eigen_exp(float x) {
 }
 
 #if defined(__wasm_relaxed_simd__)
-/* mlas_erf of four values with relaxed multiply-adds (the same bits where the engine fuses them): both
+/* mlas_erf of four values with QNN_FMA4 (the same bits where QNN_FMA4_EXACT()), in the relaxed variant only
+ * (SIMD128's emulated FMA4 is slower here than scalar qnn_fmaf: both branches cost twice the FMAs): both
  * branches computed, the one of each lane's |x| kept; y * 2^n as (y * 2^(n + 64)) * 2^-64, exact and then
  * rounded once, as the double product of the scalar form. */
 static v128_t mlas_erf4(v128_t x) {
   const v128_t a = wasm_f32x4_abs(x), s = wasm_f32x4_mul(a, a);
   v128_t small = wasm_f32x4_splat(erf_small[0]), big = wasm_f32x4_splat(erf_big[0]);
-  for (int k = 1; k < 6; k++) small = wasm_f32x4_relaxed_madd(small, s, wasm_f32x4_splat(erf_small[k]));
-  small = wasm_f32x4_relaxed_madd(small, a, a);
-  for (int k = 1; k < 7; k++) big = wasm_f32x4_relaxed_madd(big, a, wasm_f32x4_splat(erf_big[k]));
+  for (int k = 1; k < 6; k++) small = QNN_FMA4(small, s, wasm_f32x4_splat(erf_small[k]));
+  small = QNN_FMA4(small, a, a);
+  for (int k = 1; k < 7; k++) big = QNN_FMA4(big, a, wasm_f32x4_splat(erf_big[k]));
   const v128_t lower = wasm_f32x4_splat(F32(-88.3762626647949)), bias = wasm_f32x4_splat(rounding);
-  v128_t e = wasm_f32x4_neg(wasm_f32x4_relaxed_madd(big, a, a));
+  v128_t e = wasm_f32x4_neg(QNN_FMA4(big, a, a));
   e = wasm_v128_bitselect(lower, e, wasm_f32x4_gt(lower, e));
-  const v128_t n = wasm_f32x4_sub(wasm_f32x4_relaxed_madd(wasm_f32x4_splat(log2_reciprocal), e, bias), bias);
-  v128_t f = wasm_f32x4_relaxed_madd(n, wasm_f32x4_splat(log2_high), e);
-  f = wasm_f32x4_relaxed_madd(n, wasm_f32x4_splat(log2_low), f);
+  const v128_t n = wasm_f32x4_sub(QNN_FMA4(wasm_f32x4_splat(log2_reciprocal), e, bias), bias);
+  v128_t f = QNN_FMA4(n, wasm_f32x4_splat(log2_high), e);
+  f = QNN_FMA4(n, wasm_f32x4_splat(log2_low), f);
   v128_t y = wasm_f32x4_splat(erf_exp_polynomial[0]);
-  for (int k = 1; k < 7; k++) y = wasm_f32x4_relaxed_madd(y, f, wasm_f32x4_splat(erf_exp_polynomial[k]));
+  for (int k = 1; k < 7; k++) y = QNN_FMA4(y, f, wasm_f32x4_splat(erf_exp_polynomial[k]));
   const v128_t power = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127 + 64)), 23);
   y = wasm_f32x4_mul(wasm_f32x4_mul(y, power), wasm_f32x4_splat(0x1.0p-64f));
   big = wasm_f32x4_sub(wasm_f32x4_splat(1.0f), y);
@@ -297,8 +293,12 @@ QNN_PLAN_CODE int32_t qnn_create_unary_f32(struct qnn_plan* plan, const void* re
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   struct unary_f32_op* op = qnn_plan_alloc(plan, sizeof(struct unary_f32_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  *op = (struct unary_f32_op) {{0}, input, output, (size_t) r->size, r->operation, r->alpha, r->beta,
-                               qnn_relaxed_madd_fused()};
+#if defined(__wasm_simd128__)
+  const int fused = QNN_FMA4_EXACT();
+#else
+  const int fused = 0;
+#endif
+  *op = (struct unary_f32_op) {{0}, input, output, (size_t) r->size, r->operation, r->alpha, r->beta, fused};
   *result = &op->base;
   return QNN_OK;
 }
@@ -308,7 +308,7 @@ static void unary_f32_range(const void* context, size_t first, size_t count, uin
   const struct unary_f32_op* op = context;
   size_t i = first;
 #if defined(__wasm_relaxed_simd__)
-  /* Erf and Gelu four at a time where relaxed multiply-adds are FMAs: the same bits as apply() */
+  /* Erf and Gelu four at a time where QNN_FMA4 rounds once: the same bits as apply() */
   const int gelu = op->operation == QNN_UNARY_F32_GELU;
   for (; op->fused && (gelu || op->operation == QNN_UNARY_F32_ERF) && i + 4 <= first + count; i += 4) {
     const v128_t x = wasm_v128_load(op->input + i);
