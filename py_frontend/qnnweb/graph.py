@@ -13,6 +13,10 @@ DTYPE_SIZES = {"float32": 4, "int8": 1, "uint8": 1, "int32": 4, "int64": 8,
                "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2, "float64": 8, "uint32": 4, "uint64": 8,
                "bool": 1, "complex64": 8, "complex128": 16}
 
+# The integer types a model's inputs may have beside float32 / int8 / uint8: ids and masks (a text encoder's
+# input_ids, attention_mask, token_type_ids), read by EMBEDDING_LOOKUP and CAST
+INDEX_DTYPES = ("int32", "int64")
+
 # The shape of DYNAMIC_QUANTIZE's second output, an int32 tensor whose 8 bytes hold the scale (float32) and
 # zero point (int32) it found for its first output (a Tensor with dynamic set), read by DYNAMIC_MATMUL.
 DYNAMIC_PARAMETERS_SHAPE = (2,)

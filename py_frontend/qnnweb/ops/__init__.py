@@ -7,14 +7,13 @@ means: a C operator (wasm_kernels/src/operators/), its record (qnnweb.h and reco
 """
 
 from ..errors import UnsupportedModelError
-from ..graph import DTYPE_SIZES
+from ..graph import DTYPE_SIZES, INDEX_DTYPES
 from ..records import check_record
 
 # each family module registers its lowerings (registry.LOWERINGS) when imported
 from . import (batch_matmul, batch_norm, binary, broadcast, concat, conv, detection, dynamic_quantization,  # noqa: F401
                integer_inputs, layer_norm, pad, pooling, prelu, quantize, reshape, resize, slicing, softmax, transpose, unary, unary_f32,
                variables)
-from .integer_inputs import INDEX_TYPES
 from .registry import LOWERINGS, Step, Unsupported, lowering  # noqa: F401 (the package's names)
 
 
@@ -138,7 +137,7 @@ def lower(graph):
         t = graph.tensors[i]
         problem = tensor_problem(t, "model input/output")
         # integer inputs: a text encoder's ids and masks (ops/integer_inputs.py)
-        types = ("float32", "int8", "uint8") + (INDEX_TYPES if i in graph.inputs else ())
+        types = ("float32", "int8", "uint8") + (INDEX_DTYPES if i in graph.inputs else ())
         if problem:
             problems.append((-1, "model input/output", problem))
         elif t.dtype not in types:

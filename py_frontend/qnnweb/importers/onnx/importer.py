@@ -5,12 +5,12 @@ together (UnsupportedModelError)."""
 from dataclasses import replace
 
 from ...errors import ModelError, QuantizationModeError, UnsupportedModelError
-from ...graph import Graph
+from ...graph import INDEX_DTYPES, Graph
 from ..input_shapes import unknown_inputs
 from .constants import Constant
 from .context import ImportContext, Value
+from .integer_inputs import integer_input
 from .layout import plain_index
-from .integer_inputs import INTEGER_INPUT_TYPES, integer_input
 from .proto import DATA_TYPES, tensor_bytes, tensor_dtype
 from .registry import handle_node, known
 from .skip import Skip
@@ -179,9 +179,9 @@ def graph_input(ctx, value_info):
             shape.append(1)
             if k > 0:
                 ctx.placeholders.append(f"input '{value_info.name}' dimension {k} ({d.dim_param or 'unnamed'})")
-    if dtype not in ("float32", "int8", "uint8", *INTEGER_INPUT_TYPES):
+    if dtype not in ("float32", "int8", "uint8", *INDEX_DTYPES):
         ctx.problems.append((-1, f"input '{value_info.name}'", f"dtype {dtype} not supported"))
     index = ctx.add_tensor(value_info.name, shape, dtype)
-    ctx.values[value_info.name] = (integer_input(ctx, value_info.name, index) if dtype in INTEGER_INPUT_TYPES
+    ctx.values[value_info.name] = (integer_input(ctx, value_info.name, index) if dtype in INDEX_DTYPES
                                    else Value(index))
     return index

@@ -5,12 +5,12 @@ its DequantizeLinear, uint8 as its int8 twin). An input only converted to float 
 Reshape / Expand ... to a Cast to float: an attention mask) is converted once, first (CAST), and its moves
 run on the float32 values (float32_path.py): the same values, as a Cast commutes with moves."""
 
+from ...graph import INDEX_DTYPES
 from .constants import int8_data
 from .context import Value
 from .quantization import bool_cast, float_cast, qparams
 from .skip import Skip
 
-INTEGER_INPUT_TYPES = ("int32", "int64")
 MOVES = ("Unsqueeze", "Squeeze", "Reshape", "Flatten", "Expand", "Identity", "Transpose")
 
 
@@ -21,9 +21,9 @@ def read_as_float(ctx, name):
     readers = ctx.consumers.get(name, [])
     if not readers or name in ctx.outputs:
         return False
-    return all(float_cast(node) or bool_cast(node) or node.op_type == "Shape" or (node.op_type in MOVES and list(node.input[:1]) == [name]
-                                    and name not in node.input[1:] and read_as_float(ctx, node.output[0]))
-               for node in readers)
+    return all(float_cast(node) or bool_cast(node) or node.op_type == "Shape"
+               or (node.op_type in MOVES and list(node.input[:1]) == [name] and name not in node.input[1:]
+                   and read_as_float(ctx, node.output[0])) for node in readers)
 
 
 def integer_input(ctx, name, index):
@@ -54,7 +54,7 @@ def embedding_lookup(ctx, node, attrs):
     int8 (an int8 / uint8 table, its DequantizeLinear after it) or float32 (a float table)."""
     table_name, ids = node.input[0], node.input[1]
     value = ctx.values.get(ids)
-    if value is None or ctx.tensors[value.index].dtype not in INTEGER_INPUT_TYPES:
+    if value is None or ctx.tensors[value.index].dtype not in INDEX_DTYPES:
         raise Skip("indices must be a constant or a model's int32 / int64 input")
     constant = ctx.constants.get(table_name)
     if constant is None or constant.dtype not in ("int8", "uint8", "float32") or not constant.shape:
