@@ -57,9 +57,10 @@ def test_a_24_megapixel_photo_is_decoded_off_the_main_thread(browser, server_url
         page.wait_for_timeout(500)  # the long task observer's entries arrive after the task
         images = page.evaluate("window.mainThreadImages")
         assert not [i for i in images if i["what"] == "createImageBitmap(Blob)" or i["pixels"] > 1_000_000], images
-        # The main thread's own work with the photo took ~320 ms before; what is left is drawing. The bound is
-        # over 100 ms: on a loaded 2-core CI machine an unrelated task once took 88 ms.
+        # The main thread's own work with the photo took ~320 ms before; what is left is drawing. The bound lies
+        # between: on a loaded 2-core CI machine an unrelated task once took 88 ms, and one 182 ms (2026-12-07,
+        # with benchmarks running beside the suite).
         long_tasks = page.evaluate("window.qnnwebDemo.longTasks")
-        assert max((t["ms"] for t in long_tasks), default=0) < 150, long_tasks
+        assert max((t["ms"] for t in long_tasks), default=0) < 250, long_tasks
     finally:
         context.close()

@@ -130,8 +130,9 @@ def test_a_warm_listing_of_1000_models_reads_no_folder_and_parses_nothing(folder
     assert again == first and len(first) >= 1000
     assert scans == [] and describer.calls == parses
     assert first[-1]["labels"] == ["999"]
-    # linear work per model (the listing was quadratic: 300 models took 3.3 s); the bound only catches that
-    assert seconds < 0.5, f"a warm listing of 1000 models took {seconds:.2f} s"
+    # linear work per model (the listing was quadratic: 300 models took 3.3 s, so 1000 would take ~37 s); the
+    # bound only catches that: a fresh-clone CI run on a noisy 2-core machine once took 0.59 s (2026-12-07)
+    assert seconds < 2.0, f"a warm listing of 1000 models took {seconds:.2f} s"
 
 
 # ---------------------------------------------------------------- a loopback load test while models change
