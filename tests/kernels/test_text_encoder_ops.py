@@ -6,6 +6,8 @@ variant and thread count, with the numpy / Python references (qnnweb.numerics.fl
 qnnweb.numerics.mlas_fma3.mlas_softmax), and with onnxruntime's CPU kernels where they compute the same on
 every x86-64 machine with FMA (MatMul with depths up to 64; Softmax within its lanes' rounding)."""
 
+import dataclasses
+
 import numpy as np
 import onnxruntime
 import pytest
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
 import harness as H
+import qnnweb
 from qnnweb.model import Model, compile_graph
 from qnnweb.numerics.float32 import fma32
 from qnnweb.numerics.mlas_fma3 import mlas_softmax
@@ -157,6 +160,20 @@ def test_embedding_lookup_picks_rows(variant, ids_dtype, table_dtype):
         got = model.run(outside)[0]
     np.testing.assert_array_equal(got[0, 0], table[3])
     assert not got[0, 1:].any()
+
+
+def test_embedding_lookup_refuses_malformed_ops():
+    """A crafted file's EMBEDDING_LOOKUP (TFLite has the op too) without its table, or whose output is quantized
+    otherwise than the table: refused by name (the fuzz campaign's escapes: an IndexError in the lowering)."""
+    g = H.GraphBuilder()
+    ids, y = g.input([1, 4], "int32"), g.output([1, 4, 3], "int8", 0.1, 0)
+    g.op("EMBEDDING_LOOKUP", [ids], [y])
+    with pytest.raises(qnnweb.UnsupportedModelError, match="EMBEDDING_LOOKUP"):
+        compile_graph(g.graph("tflite"))
+    g = embedding_graph([1, 4], "int32", np.zeros((5, 3), np.int8))
+    g.tensors[g.outputs[0]] = dataclasses.replace(g.tensors[g.outputs[0]], scale=(0.5,))
+    with pytest.raises(qnnweb.UnsupportedModelError, match="quantized otherwise than the table"):
+        compile_graph(g.graph("tflite"))
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)

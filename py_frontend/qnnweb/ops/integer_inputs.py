@@ -15,6 +15,8 @@ def lower_embedding_lookup(graph, op):
         raise Unsupported(f"the ids '{ids.name}' must be a run-time int32 or int64 tensor, got {ids.dtype}")
     if not table.is_constant or table.dtype != y.dtype or len(table.shape) < 1 or 0 in table.shape:
         raise Unsupported(f"the table '{table.name}' must be a non-empty constant of the output's type")
+    if (table.scale, table.zero_point) != (y.scale, y.zero_point):
+        raise Unsupported("the output is quantized otherwise than the table (rows are copied as they are)")
     expected = list(ids.shape) + list(table.shape[1:])
     if list(y.shape) != expected or 0 in y.shape:
         raise Unsupported(f"ids {list(ids.shape)} and table {list(table.shape)} give {expected}, not the output's "
