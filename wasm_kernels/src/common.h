@@ -41,4 +41,16 @@ void qnn_set_error(const char* message);
 #define qnn_memset __builtin_memset
 #define qnn_memcpy __builtin_memcpy
 
+/* Element i of an int32 (bytes 4) or int64 (bytes 8) tensor, read unaligned: a model's ids and masks. */
+static inline int64_t qnn_load_integer(const char* values, size_t i, size_t bytes) {
+  if (bytes == 8) {
+    int64_t x;
+    qnn_memcpy(&x, values + i * 8, 8);
+    return x;
+  }
+  int32_t x;
+  qnn_memcpy(&x, values + i * 4, 4);
+  return x;
+}
+
 #endif

@@ -31,15 +31,5 @@ QNN_PLAN_CODE int32_t qnn_create_convert_f32(struct qnn_plan* plan, const void* 
 
 QNN_PLAN_CODE void qnn_run_convert_f32(const struct qnn_op* base) {
   const struct convert_f32_op* op = (const struct convert_f32_op*) base;
-  for (size_t i = 0; i < op->size; i++) {
-    int64_t x;
-    if (op->input_bytes == 8) {
-      qnn_memcpy(&x, op->input + i * 8, 8);
-    } else {
-      int32_t x32;
-      qnn_memcpy(&x32, op->input + i * 4, 4);
-      x = x32;
-    }
-    op->output[i] = (float) x;
-  }
+  for (size_t i = 0; i < op->size; i++) op->output[i] = (float) qnn_load_integer(op->input, i, op->input_bytes);
 }

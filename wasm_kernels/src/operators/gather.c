@@ -41,14 +41,7 @@ QNN_PLAN_CODE void qnn_run_gather(const struct qnn_op* base) {
   const struct gather_op* op = (const struct gather_op*) base;
   const int64_t rows = (int64_t) op->rows;
   for (size_t i = 0; i < op->count; i++) {
-    int64_t index;
-    if (op->index_bytes == 8) {
-      qnn_memcpy(&index, op->indices + i * 8, 8);
-    } else {
-      int32_t index32;
-      qnn_memcpy(&index32, op->indices + i * 4, 4);
-      index = index32;
-    }
+    int64_t index = qnn_load_integer(op->indices, i, op->index_bytes);
     index += index < 0 ? rows : 0;
     char* y = op->output + i * op->row_bytes;
     if (index >= 0 && index < rows) {
