@@ -18,7 +18,7 @@
 export const VARIANTS = ["relaxed", "simd128", "scalar"];
 export const FORMAT_VERSION = 2;  // the newest it reads; files without state are version 1 (see compiled.py)
 const STATELESS_FORMAT_VERSION = 1;
-export const ABI_VERSION = 14; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
+export const ABI_VERSION = 15; // wasm_kernels/include/qnnweb.h QNN_ABI_VERSION
 
 const HEADER_BYTES = 32;
 const DTYPES = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array };

@@ -263,12 +263,16 @@ def compile_steps(graph, steps, offsets, arena_bytes, metadata=None, keep_interm
 def op_family(step):
     """(family, multiply-accumulates) of a plan step, for per-op-kind profiles: convolutions by window
     and stride (the few-channel first convolution apart), depthwise likewise; MACs for those,
-    batch_matmul and dynamic_matmul, else 0."""
+    batch_matmul, dynamic_matmul and dynamic_conv2d, else 0."""
     f = step.fields
     if step.kind == "batch_matmul":
         return step.kind, f["batch0"] * f["batch1"] * f["batch2"] * f["rows"] * f["depth"] * f["columns"]
     if step.kind == "dynamic_matmul":
         return step.kind, f["rows"] * f["depth"] * f["columns"]
+    if step.kind == "dynamic_conv2d":
+        return (f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}",
+                f["batch"] * f["output_height"] * f["output_width"] * f["output_channels"] * f["kernel_height"]
+                * f["kernel_width"] * f["input_channels"])
     if step.kind not in ("conv2d", "dwconv2d"):
         return step.kind, 0
     family = f"{step.kind} {f['kernel_height']}x{f['kernel_width']} s{f['stride_height']}"

@@ -104,3 +104,18 @@ def tensor_info(tensor):
         "scale": tensor.scale[0] if len(tensor.scale) == 1 else None,
         "zero_point": tensor.zero_point[0] if len(tensor.zero_point) == 1 else None,
     }
+
+
+def permuted_bytes(data, shape, perm, width):
+    """Row-major bytes of a tensor of ``shape`` transposed by ``perm`` (output dim k = input dim perm[k])."""
+    rank = len(shape)
+    strides = [width] * rank
+    for k in range(rank - 2, -1, -1):
+        strides[k] = strides[k + 1] * shape[k + 1]
+    out_shape = [shape[p] for p in perm]
+    offsets = [0]
+    for k in range(rank):  # byte offsets of every output element, built one dimension at a time
+        step = strides[perm[k]]
+        offsets = [o + i * step for o in offsets for i in range(out_shape[k])]
+    data = bytes(data)
+    return b"".join(data[o:o + width] for o in offsets)

@@ -244,9 +244,9 @@ def _swaps_last_two(graph, op):
 
 def transposed_matmul_operands(graph):
     """A copy of the graph where BATCH_MATMUL reads its operands as the kernel takes them: a TRANSPOSE
-    of B's last two axes read by it alone (attention's K^T) is folded into its adj_y (the kernel packs
-    B either way), and adj_x becomes a TRANSPOSE of A (the kernel reads A's rows). Malformed ops stay
-    for lowering to report."""
+    of an int8 B's last two axes read by it alone (attention's K^T) is folded into its adj_y (the kernel packs
+    B either way; the float32 kernel reads B as it is), and adj_x becomes a TRANSPOSE of A (the kernel reads
+    A's rows). Malformed ops stay for lowering to report."""
     producers = {out: op for op in graph.ops for out in op.outputs}
     readers = defaultdict(int)
     for op in graph.ops:
@@ -261,7 +261,7 @@ def transposed_matmul_operands(graph):
         options, before = dict(op.options), []
         transpose = producers.get(b)
         if (transpose is not None and readers[b] == 1 and b not in graph.outputs
-                and _swaps_last_two(graph, transpose)):
+                and graph.tensors[b].dtype != "float32" and _swaps_last_two(graph, transpose)):
             folded.add(id(transpose))
             b, options["adj_y"] = transpose.inputs[0], not options.get("adj_y", False)
         if options.get("adj_x", False) and len(graph.tensors[a].shape) >= 2:

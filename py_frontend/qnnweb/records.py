@@ -11,7 +11,7 @@ import struct
 from .errors import ModelError
 
 # wasm_kernels/include/qnnweb.h's QNN_ABI_VERSION: the records' layouts and meanings below.
-ABI_VERSION = 14
+ABI_VERSION = 15
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -50,9 +50,10 @@ RECORDS = {
                       "padding_top padding_left output_min output_max"),
     "copy_slice": (13, "input output outer inner_input inner_output output_offset scale:f input_zero_point "
                        "output_zero_point"),
-    # dims / strides: 6 each, outermost first; offsets and strides count elements
+    # dims / strides: 6 each, outermost first; offsets and strides count elements; constant: data read instead
+    # of input (0: none)
     "copy_strided": (14, "input output element_bytes input_offset output_offset " + " ".join(
-        f"{name}{k}" for name in ("dim", "input_stride", "output_stride") for k in range(6))),
+        f"{name}{k}" for name in ("dim", "input_stride", "output_stride") for k in range(6)) + " constant"),
     "lut": (15, "input output size table"),
     # per-channel (ONNX per-axis) quantization of a tensor viewed as [outer, channels, inner]
     "quantize_channels": (16, "input output outer channels inner scales zero_points"),
@@ -102,6 +103,12 @@ RECORDS = {
     "gather": (32, "table indices output count rows row_bytes index_bytes"),
     # float32 output = int32 (input_bytes 4) or int64 (8) input, converted
     "convert_f32": (33, "input output size input_bytes"),
+    # float32 NHWC = convolution of (dynamically quantized NHWC input) by weights int8 [kh][kw][input_channels]
+    # [output_channels] (input_channels of one group): dynamic_matmul's arithmetic over each pixel's window
+    "dynamic_conv2d": (34, "input output input_parameters batch input_height input_width input_channels "
+                           "output_height output_width output_channels kernel_height kernel_width stride_height "
+                           "stride_width dilation_height dilation_width groups padding_top padding_left weights "
+                           "weights_zero_points scales bias"),
 }
 
 # Fields that hold activation tensors (arena offsets) and constant data (wasm addresses). A Step
@@ -110,7 +117,7 @@ INPUT_FIELDS = ("input", "input_a", "input_b", "boxes", "scores", "input_paramet
 OUTPUT_FIELDS = ("output", "output_boxes", "output_classes", "output_scores", "output_count", "output_parameters")   # the main one first
 TENSOR_FIELDS = INPUT_FIELDS + OUTPUT_FIELDS
 CONSTANT_FIELDS = ("weights", "bias", "scales", "zero_points", "weights_zero_points", "input_b", "table", "rows",
-                   "columns", "tables", "anchors", "gamma", "beta")   # lut2d's "table" too
+                   "columns", "tables", "anchors", "gamma", "beta", "constant")   # lut2d's "table" too
 
 
 def _layout(kind):

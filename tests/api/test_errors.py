@@ -196,16 +196,23 @@ def _small_float_onnx():
                         "fc": rng.normal(0, 0.5, (5, 6)).astype(np.float32)})
 
 
-def test_dynamically_quantized_onnx_model_says_what_it_is(tmp_path):
-    """quantize_dynamic's DynamicQuantizeLinear / ConvInteger / MatMulInteger: one message naming the mode and the
-    way out (every node used to be listed as unsupported)."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+def test_run_time_quantized_activations_read_otherwise_say_what_they_are():
+    """A DynamicQuantizeLinear output (quantize_dynamic's run-time quantization) read by an op other than the
+    integer products qnnweb runs with it (MatMulInteger, ConvInteger and their fused forms; here QLinearMatMul):
+    one message naming the mode and the way out, not every node listed as unsupported."""
+    from onnx import TensorProto, helper, numpy_helper
 
-    onnx.save(_small_float_onnx(), tmp_path / "float.onnx")
-    quantize_dynamic(str(tmp_path / "float.onnx"), str(tmp_path / "dynamic.onnx"), weight_type=QuantType.QInt8)
-    with pytest.raises(qnnweb.QuantizationModeError, match="^the model is dynamically quantized .*quantize_static"):
-        qnnweb.load((tmp_path / "dynamic.onnx").read_bytes())
+    constants = {"w": np.ones((4, 3), np.uint8), "w_scale": np.float32(0.1), "w_zp": np.uint8(128),
+                 "y_scale": np.float32(0.2), "y_zp": np.uint8(0)}
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+             helper.make_node("QLinearMatMul", ["q", "s", "z", "w", "w_scale", "w_zp", "y_scale", "y_zp"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 3])],
+                              [numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(qnnweb.QuantizationModeError,
+                       match="^the model is dynamically quantized .*QLinearMatMul.*quantize_static"):
+        qnnweb.load(model.SerializeToString())
 
 
 @pytest.mark.parametrize("activation", ["QUInt16", "QInt16"])

@@ -265,6 +265,16 @@ def valid_fields(k, kind):
                                weights_zero_points=k.constant(np.array([0, -3, 127], np.int32), 64),
                                scales=k.constant(np.full(3, 0.01, np.float32), 128),
                                bias=k.constant(np.ones(3, np.float32), 192)),
+        # x [1, 4, 4, 2 x 3] (two groups of 3 channels) at 512, its parameters at 1024; 2x2 windows into float32
+        # [1, 3, 3, 4] at 2048
+        "dynamic_conv2d": dict(input=512, output=2048, input_parameters=1024, batch=1, input_height=4, input_width=4,
+                               input_channels=3, output_height=3, output_width=3, output_channels=4, kernel_height=2,
+                               kernel_width=2, stride_height=1, stride_width=1, dilation_height=1, dilation_width=1,
+                               groups=2, padding_top=0, padding_left=0,
+                               weights=k.constant((np.arange(48) % 255 - 127).astype(np.int8), 0),
+                               weights_zero_points=k.constant(np.array([0, -3, 127, 5], np.int32), 64),
+                               scales=k.constant(np.full(4, 0.01, np.float32), 128),
+                               bias=k.constant(np.ones(4, np.float32), 192)),
         # float32: a 480 bytes, b 16, the output 480
         "binary_f32": dict(binary_shape(input_b=512), operation=3, b_first=1, output_min=-1.0, output_max=1.0),
         "maxpool2d": dict(common, batch=1, input_height=4, input_width=4, channels=3, output_height=2, output_width=2,
@@ -276,7 +286,7 @@ def valid_fields(k, kind):
         "copy_strided": dict(common, element_bytes=4, input_offset=0, output_offset=0,
                              **dict(zip([f"dim{k}" for k in range(6)], [1, 1, 1, 4, 5, 3])),
                              **dict(zip([f"input_stride{k}" for k in range(6)], [0, 0, 0, 5, 1, 20])),
-                             **dict(zip([f"output_stride{k}" for k in range(6)], [0, 0, 0, 30, 6, 2]))),
+                             **dict(zip([f"output_stride{k}" for k in range(6)], [0, 0, 0, 30, 6, 2])), constant=0),
         "lut": dict(common, size=100, table=k.constant(np.arange(256, dtype=np.uint8), 0)),
         "lut_channels": dict(common, pixels=20, channels=3, tables=k.constant((np.arange(768) % 251).astype(np.uint8), 0),
                              output_bytes=1),
@@ -371,7 +381,7 @@ def test_tensor_outside_arena_rejected(variant, kind):
 @pytest.mark.parametrize("kind", ["conv2d", "dwconv2d", "avgpool2d", "pad", "softmax", "maxpool2d", "add", "mul",
                                   "maximum", "copy_slice", "copy_strided", "quantize_channels", "dequantize_channels",
                                   "resize", "lut_channels", "lut2d", "binary_f32", "layer_norm", "batch_matmul",
-                                  "reduce_f32", "dynamic_matmul"])
+                                  "reduce_f32", "dynamic_matmul", "dynamic_conv2d"])
 def test_non_positive_dimension_rejected(variant, kind):
     fields_with_dims = [f for f in ("batch", "input_height", "input_width", "input_channels", "channels",
                                     "output_height", "output_width", "output_channels", "kernel_height",
@@ -628,7 +638,20 @@ def test_random_records_never_trap(variant, kind, data):
     ("dynamic_matmul", dict(rows=1 << 20), "arena"),
     ("reduce_f32", dict(operation=2), "operation"),
     ("reduce_f32", dict(operation=-1), "operation"),
-    ("reduce_f32", dict(arithmetic=2), "arithmetic"),
+    ("reduce_f32", dict(arithmetic=3), "arithmetic"),
+    ("reduce_f32", dict(arithmetic=-1), "arithmetic"),
+    ("dynamic_conv2d", dict(input_parameters=1026), "aligned"),
+    ("dynamic_conv2d", dict(groups=3, output_channels=4), "groups"),
+    ("dynamic_conv2d", dict(groups=0), "positive"),
+    ("dynamic_conv2d", dict(padding_left=-1), "padding"),
+    ("dynamic_conv2d", dict(padding_top=1 << 16), "padding"),
+    ("dynamic_conv2d", dict(kernel_height=200, kernel_width=200), "depth"),
+    ("dynamic_conv2d", dict(weights=0), "constant"),
+    ("dynamic_conv2d", dict(bias=0x7FFFFF00), "constant"),
+    ("dynamic_conv2d", dict(input_height=700), "arena"),       # 700 x 4 x 6 int8 from 512: past 4096
+    ("dynamic_conv2d", dict(output_height=100), "arena"),      # 100 x 3 x 4 float32 from 2048: past 4096
+    ("copy_strided", dict(constant=0x7FFFFF00), "constant"),
+    ("copy_strided", dict(constant=0x7FFFFF00, input_offset=-1), "constant"),
     ("reduce_f32", dict(output=4096 - 12), "arena"),          # 16 float32 bytes: 4 past the end
     ("reduce_f32", dict(input=4096 - 156), "arena"),          # 160 bytes
     ("reduce_f32", dict(rows=1 << 12, columns=1 << 12), "arena"),

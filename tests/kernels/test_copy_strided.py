@@ -1,6 +1,7 @@
 """The copy_strided record (TRANSPOSE, SLICE, STRIDED_SLICE, SPLIT, GATHER): random dimensions, input
 strides of either sign with an offset, output strides of any dimension order, 1-, 2- and 4-byte
-elements, every variant against numpy's index arithmetic. The ops built on it: test_slicing.py."""
+elements, read from the arena or from constant data, every variant against numpy's index arithmetic. The ops
+built on it: test_slicing.py."""
 
 import numpy as np
 import pytest
@@ -31,7 +32,8 @@ def copies(draw):
         output_strides[k] = step
         step *= dims[k]
     output_offset = draw(st.integers(0, 50))
-    return dims, element_bytes, input_strides, input_offset, output_strides, output_offset, draw(H.seeds)
+    return (dims, element_bytes, input_strides, input_offset, output_strides, output_offset, draw(H.seeds),
+            draw(st.booleans()))
 
 
 def indices(dims, strides, offset):
@@ -44,9 +46,9 @@ def indices(dims, strides, offset):
 @settings(max_examples=H.examples(150))
 @given(case=copies())
 # the largest output the strategy draws (CI once drew it; the arena was too small for it then)
-@example(case=([5] * RANK, 4, [0] * RANK, 0, [3125, 625, 125, 25, 5, 1], 50, 0))
+@example(case=([5] * RANK, 4, [0] * RANK, 0, [3125, 625, 125, 25, 5, 1], 50, 0, False))
 def test_copy_strided_matches_numpy(variant, case):
-    dims, eb, input_strides, input_offset, output_strides, output_offset, seed = case
+    dims, eb, input_strides, input_offset, output_strides, output_offset, seed, from_constant = case
     assert max(indices(dims, input_strides, input_offset)) < INPUT_BYTES // eb
     assert OUTPUT_AT + (output_offset + int(np.prod(dims))) * eb <= ARENA
     dtype = {1: np.int8, 2: np.int16, 4: np.int32}[eb]
@@ -56,11 +58,17 @@ def test_copy_strided_matches_numpy(variant, case):
     arena = k.host.call("qnn_plan_arena", k.plan)
     k.host.write(arena, source.tobytes())
     k.host.write(arena + OUTPUT_AT, bytes(ARENA - OUTPUT_AT))
-    fields = dict(input=0, output=OUTPUT_AT, element_bytes=eb, input_offset=input_offset, output_offset=output_offset)
+    # from a constant: the source copied at qnn_plan_add (the staging bytes overwritten after it)
+    constant = k.constant(source.tobytes(), 0) if from_constant else 0
+    fields = dict(input=OUTPUT_AT if from_constant else 0, output=OUTPUT_AT, element_bytes=eb,
+                  input_offset=input_offset, output_offset=output_offset, constant=constant)
     for i in range(RANK):
         fields[f"dim{i}"], fields[f"input_stride{i}"], fields[f"output_stride{i}"] = (
             dims[i], input_strides[i], output_strides[i])
     assert k.add_record("copy_strided", **fields) == 0, k.message()
+    if from_constant:
+        k.constant(bytes(INPUT_BYTES), 0)
+        k.host.write(arena, bytes(INPUT_BYTES))
     assert k.run() == 0
     written = output_offset + int(np.prod(dims))
     got = np.frombuffer(k.host.read(arena + OUTPUT_AT, written * eb), dtype)
@@ -85,7 +93,7 @@ def test_large_copies_with_few_blocks_match_numpy(variant, dims, input_strides, 
     k = Kernel(variant, arena_bytes=1 << 17, threads=threads)
     arena = k.host.call("qnn_plan_arena", k.plan)
     k.host.write(arena, source.tobytes())
-    fields = dict(input=0, output=1 << 16, element_bytes=1, input_offset=0, output_offset=0)
+    fields = dict(input=0, output=1 << 16, element_bytes=1, input_offset=0, output_offset=0, constant=0)
     for i in range(RANK):
         fields[f"dim{i}"], fields[f"input_stride{i}"], fields[f"output_stride{i}"] = (
             dims[i], input_strides[i], output_strides[i])

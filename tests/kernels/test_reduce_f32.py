@@ -173,3 +173,46 @@ def test_reduce_f32_refuses_other_forms_by_name(shape, axes, options, problem):
     g = reduce_graph(shape, axes, True, **options)
     with pytest.raises(qnnweb.UnsupportedModelError, match=problem):
         qnnweb.model.compile_graph(g.graph("onnx"))
+
+
+def onnxruntime_global_average_pool(x):
+    node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
+    graph = helper.make_graph([node], "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(model.SerializeToString(), session_options(),
+                                           providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": aligned_copy(x)})[0]
+
+
+def mlas_pool_mean(rows):
+    """MLAS's global pooling of each row (MlasPoolGlobalKernel): four lanes from +0 over packets of 4 from the
+    row's first element, (l0 + l2) + (l1 + l3), the rest in order, divided by the count."""
+    means = []
+    for row in np.asarray(rows, F):
+        packets = len(row) // 4 * 4
+        lanes = [F(0)] * 4
+        for i in range(0, packets, 4):
+            lanes = [F(a + b) for a, b in zip(lanes, row[i:i + 4])]
+        total = F(F(lanes[0] + lanes[2]) + F(lanes[1] + lanes[3]))
+        for v in row[packets:]:
+            total = F(total + v)
+        means.append(F(total / F(len(row))))
+    return np.array(means, F)
+
+
+@pytest.mark.parametrize("shape", [[1, 8, 7, 7], [2, 5, 4, 4], [1, 3, 13, 11], [1, 4, 1, 3], [1, 2, 1, 1],
+                                   [1, 6, 2, 2]])
+def test_float_global_average_pool_matches_onnxruntime(shape):
+    """A float GlobalAveragePool (a dynamically quantized ConvNeXt's head): the MEAN of each channel with
+    arithmetic "onnxruntime_pool", MLAS's global pooling order, bit for bit with onnxruntime and the reference
+    in every variant, on values whose sums change with the order (and a channel of -0.0, which MLAS's +0 start
+    makes +0)."""
+    x = float_values(np.random.default_rng(sum(shape)), shape, "mixed")
+    x[0, 0] = -0.0
+    want = onnxruntime_global_average_pool(x)
+    assert_same_bits(mlas_pool_mean(x.reshape(shape[0] * shape[1], -1)), want.reshape(-1))
+    for variant in H.VARIANTS:
+        g = reduce_graph(shape, [2, 3], True, arithmetic="onnxruntime_pool")
+        assert_same_bits(H.run(g, variant, x, fmt="onnx")[0], want)

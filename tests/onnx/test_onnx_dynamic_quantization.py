@@ -13,8 +13,6 @@ uint8 weights, small inputs) or onnxruntime sums exactly, qnnweb is bit-exact wi
 where pairs saturate, onnxruntime differs from qnnweb only by them. The integer parts of the reference (also
 what the kernel tests use, tests/kernels/test_dynamic_matmul.py) are checked against onnxruntime's here."""
 
-import functools
-
 import numpy as np
 import onnx
 import onnxruntime
@@ -25,6 +23,7 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 import qnnweb
 from qnnweb_dev.onnx_quantized import float_model
 from qnnweb_dev.reference import dynamic as ref
+from qnnweb_dev.reference.dynamic_bar import onnxruntime_saturates_pairs
 from qnnweb_dev.reference.onnxruntime_session import ReferenceSession, session_options
 
 
@@ -53,30 +52,15 @@ def dynamic(model, tmp_path, **options):
     return (tmp_path / "dynamic.onnx").read_bytes()
 
 
-@functools.cache
-def onnxruntime_saturates_pairs():
-    """Whether this machine's onnxruntime saturates uint8 x int8 product pairs to int16 (x86 AVX2 without VNNI)
-    rather than summing them exactly (VNNI, ARM, WebAssembly) as qnnweb does: a pair of 255 x 127."""
-    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [1, 2])],
-                              [helper.make_tensor_value_info("y", TensorProto.INT32, [1, 1])],
-                              [numpy_helper.from_array(np.full((2, 1), 127, np.int8), "b")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    total = int(session.run(None, {"a": np.full((1, 2), 255, np.uint8)})[0][0, 0])
-    assert total in (32767, 2 * 255 * 127), f"onnxruntime's MatMulInteger of a pair 255 x 127 gave {total}"
-    return total == 32767
-
-
 def assert_matches(data, inputs):
-    """qnnweb bit-exact on every variant with the reference's exact sums and, where no pair of products lies
+    """quantize_dynamic's MatMul / Conv models (DYNAMIC_QUANTIZE and its products): qnnweb bit-exact on every variant with the reference's exact sums and, where no pair of products lies
     beyond int16 or onnxruntime sums exactly, with onnxruntime; onnxruntime bit-exact with the reference as it
     computes here (its pairs saturated where it saturates them). Returns whether any input's pairs lay beyond
     int16 (where onnxruntime on x86 AVX2 without VNNI differs from qnnweb)."""
     model = onnx.load_from_string(data)
     session = ReferenceSession(data)
     loaded = {variant: qnnweb.load(data, variant=variant) for variant in qnnweb.VARIANTS}
-    assert all({"DYNAMIC_QUANTIZE", "DYNAMIC_MATMUL"} <= {o.type for o in m._graph.ops} for m in loaded.values())
+    assert all({"DYNAMIC_QUANTIZE"} < {o.type for o in m._graph.ops} for m in loaded.values())
     any_beyond = False
     for x in inputs:
         exact, beyond = ref.run_model(model, {"x": x})
@@ -177,14 +161,59 @@ def test_float_op_between_layers_is_named(tmp_path):
     assert not isinstance(error.value, qnnweb.QuantizationModeError)
 
 
-def test_conv_integer_is_a_refused_mode(tmp_path):
-    """quantize_dynamic's ConvInteger (a Conv's activations quantized at run time): the mode is refused by name."""
-    w = np.random.default_rng(8).standard_normal((4, 3, 3, 3)).astype(np.float32)
-    model = float_model([helper.make_node("Conv", ["x", "w"], ["y"])], [("x", [1, 3, 8, 8])], [("y", [1, 4, 6, 6])],
-                        {"w": w})
+def conv_net(input_shape, layers, seed=0):
+    """Conv layers, each (output channels, kernel, group, stride, pads, dilation) with a bias, float32: what
+    quantize_dynamic writes as DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul -> Add (its bias reshaped
+    to [1, C, 1, 1])."""
+    rng = np.random.default_rng(seed)
+    nodes, initializers, name, (n, c, h, w) = [], {}, "x", input_shape
+    for i, (m, k, group, stride, pads, dilation) in enumerate(layers):
+        initializers[f"w{i}"] = (rng.standard_normal((m, c // group, k, k)) * 0.3).astype(np.float32)
+        initializers[f"b{i}"] = (rng.standard_normal(m) * 0.1).astype(np.float32)
+        nodes.append(helper.make_node("Conv", [name, f"w{i}", f"b{i}"], [f"c{i}"], group=group, strides=[stride] * 2,
+                                      pads=pads, dilations=[dilation] * 2))
+        h = (h + pads[0] + pads[2] - dilation * (k - 1) - 1) // stride + 1
+        w = (w + pads[1] + pads[3] - dilation * (k - 1) - 1) // stride + 1
+        name, c = f"c{i}", m
+    nodes.append(helper.make_node("Identity", [name], ["y"]))
+    return float_model(nodes, [("x", list(input_shape))], [("y", [n, c, h, w])], initializers)
+
+
+# a stem (4x4 stride 4), depthwise 7x7 (ConvNeXt), a grouped dilated 3x3 with asymmetric padding, a strided 3x3, 1x1
+CONV_LAYERS = [(8, 4, 1, 4, [0, 0, 0, 0], 1), (8, 7, 8, 1, [3, 3, 3, 3], 1), (12, 3, 4, 1, [2, 1, 2, 3], 2),
+               (6, 3, 1, 2, [1, 1, 1, 1], 1), (5, 1, 1, 1, [0, 0, 0, 0], 1)]
+
+
+@pytest.mark.parametrize("weight_type", [QuantType.QInt8, QuantType.QUInt8])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_conv_layers_match_onnxruntime(tmp_path, weight_type, reduce_range):
+    """ConvInteger with its Cast / Mul / Add: strides, groups (depthwise), dilations, padding (taps in it read the
+    input's zero point, as onnxruntime's im2col pads), batches of 2."""
+    data = dynamic(conv_net([2, 3, 24, 28], CONV_LAYERS), tmp_path, weight_type=weight_type, reduce_range=reduce_range)
+    assert sum(n.op_type == "ConvInteger" for n in onnx.load_from_string(data).graph.node) == len(CONV_LAYERS)
+    assert all(o.type != "CONV_2D" for o in qnnweb.load(data)._graph.ops)
+    beyond = assert_matches(data, inputs_for([2, 3, 24, 28], seed=14))
+    assert not beyond or weight_type == QuantType.QInt8 and not reduce_range
+
+
+def test_conv_classifier_with_float_ops_matches_onnxruntime(tmp_path):
+    """A small CNN as quantize_dynamic leaves it: ConvInteger, a float Relu, a float GlobalAveragePool (MLAS's
+    global pooling sums), Flatten, a MatMulInteger layer; bit-exact with onnxruntime as it runs the graph
+    (uint8 weights: no pair of products beyond int16 on any machine)."""
+    rng = np.random.default_rng(15)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "fc"], ["y"], transB=1)]
+    model = float_model(nodes, [("x", [1, 3, 13, 11])], [("y", [1, 5])],
+                        {"w": rng.normal(0, 0.5, (6, 3, 3, 3)).astype(np.float32),
+                         "b": rng.normal(0, 0.1, 6).astype(np.float32), "fc": rng.normal(0, 0.5, (5, 6)).astype(np.float32)})
     data = dynamic(model, tmp_path, weight_type=QuantType.QUInt8)
-    with pytest.raises(qnnweb.QuantizationModeError, match="ConvInteger"):
-        qnnweb.load(data)
+    session = ReferenceSession(data)
+    for variant in qnnweb.VARIANTS:
+        qnnweb_model = qnnweb.load(data, variant=variant)
+        assert {"DYNAMIC_CONV_2D", "MEAN"} <= {o.type for o in qnnweb_model._graph.ops}
+        for x in inputs_for([1, 3, 13, 11], seed=16):
+            np.testing.assert_array_equal(qnnweb_model.run(x)[0], session.run({"x": x})[0], err_msg=variant)
 
 
 def test_integer_reference_matches_onnxruntime():

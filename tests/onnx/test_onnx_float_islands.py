@@ -161,12 +161,25 @@ def test_float_op_before_the_first_quantize(mode, first):
         assert_matches(data, feeds([1, 3, 6, 6], 1, seed=7)[0]["x"], variant)
 
 
-def test_float_op_on_the_float_input_is_named():
-    """A GlobalAveragePool on the float input cannot run as int8 (nor in float32: test_onnx_float32_path.py runs
-    the element ops there): the report says so (not a generic dtype message)."""
+def test_global_average_pool_on_the_float_input_runs_in_float():
+    """A GlobalAveragePool on the float input runs in float32 as onnxruntime's does (MLAS's global pooling sums,
+    the MEAN's "onnxruntime_pool" arithmetic), then is quantized for the QLinearConv after it."""
     w = RNG.normal(0, 0.5, (4, 3, 1, 1)).astype(np.float32)
     nodes = [helper.make_node("GlobalAveragePool", ["x"], ["h"]), helper.make_node("Conv", ["h", "w"], ["y"])]
     model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 1, 1])], {"w": w})
+    data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator")
+    assert "MEAN" in {op.type for op in qnnweb.load(data)._graph.ops}
+    for variant in qnnweb.VARIANTS:
+        assert_matches(data, feeds([1, 3, 6, 6], 1, seed=9)[0]["x"], variant)
+
+
+def test_float_op_on_the_float_input_is_named():
+    """A PRelu on the float input (QOperator has no QLinearPRelu) cannot run as int8 (nor in float32:
+    test_onnx_float32_path.py runs the element ops there): the report says so (not a generic dtype message)."""
+    w = RNG.normal(0, 0.5, (4, 3, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("PRelu", ["x", "slope"], ["h"]), helper.make_node("Conv", ["h", "w"], ["y"])]
+    model = float_model(nodes, [("x", [1, 3, 6, 6])], [("y", [1, 4, 6, 6])],
+                        {"w": w, "slope": np.full((3, 1, 1), 0.1, np.float32)})
     data = quantized(model, feeds([1, 3, 6, 6]), quant_format="QOperator")
     with pytest.raises(qnnweb.UnsupportedModelError, match="computes in float on the model's float input 'x'"):
         qnnweb.load(data)

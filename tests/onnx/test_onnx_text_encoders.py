@@ -27,19 +27,11 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 import qnnweb
 import qnnweb.onnxruntime as qort
 from qnnweb.compiled import CompiledModel
+from qnnweb_dev.reference.dynamic_bar import assert_within_bar, fma3_softmax, onnxruntime_outputs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "onnx" / "text_encoders"
 MODELS = ["bert_q8_u8", "bert_q8_s8_rr", "bert_dynamic_axes_q8_u8", "distilbert_q8_u8"]
 SEQUENCE, VOCABULARY = 16, 1000
-
-
-def fma3_softmax():
-    """Whether this machine's onnxruntime runs MLAS's FMA3 softmax (AVX2 without AVX-512F)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text().split()
-    except OSError:
-        return False
-    return "fma" in flags and "avx512f" not in flags
 
 
 def feeds(model, seed):
@@ -50,22 +42,6 @@ def feeds(model, seed):
               "attention_mask": (np.arange(SEQUENCE) < length).astype(np.int64)[None],
               "token_type_ids": (np.arange(SEQUENCE) >= length // 2).astype(np.int64)[None]}
     return {i.name: values[i.name] for i in onnx.load(model).graph.input}
-
-
-def onnxruntime_outputs(data, inputs, level):
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = level
-    return onnxruntime.InferenceSession(data, options, providers=["CPUExecutionProvider"]).run(None, inputs)
-
-
-def assert_within_bar(got, want, what, share=0.999):
-    got, want = np.asarray(got, np.float32).reshape(want.shape), want
-    close = np.abs(got - want) <= np.maximum(1e-3 * np.abs(want), 1e-5)
-    assert close.mean() >= share, f"{what}: {close.mean():.4%} within the bar, worst {np.abs(got - want).max():g}"
-    cosine = float((got * want).sum() / (np.linalg.norm(got) * np.linalg.norm(want)))
-    assert cosine >= 0.9999, f"{what}: cosine {cosine}"
-    if want.ndim == 3:
-        np.testing.assert_array_equal(got.argmax(-1), want.argmax(-1), err_msg=f"{what}: argmax per token")
 
 
 @pytest.mark.parametrize("name", MODELS)

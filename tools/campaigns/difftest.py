@@ -5,6 +5,8 @@ mode), run by qnnweb and by onnxruntime CPU, compared (tools/qnnweb_dev/differen
     ./build.sh difftest --seed 7 --start 123 --cases 1 --variants scalar   # one case again
     ./build.sh difftest --modern --cases 300       # only cases of a convolution and modern blocks (LayerNorm,
                                                    # GELU, attention, unfused BatchNorm: generator/modern.py)
+    ./build.sh difftest --dynamic --cases 1000     # quantize_dynamic's models (generator.DYNAMIC_MODES),
+                                                   # float outputs within the bar of onnxruntime's
 
 Prints one line per failing case, then a summary by outcome, by quantizer format, by modern block and by
 failure class; every failing case
@@ -44,6 +46,9 @@ def main(argv=None):
                              f"{MODERN_SHARE * 100:.0f} %% of the cases end their chain in such blocks")
     blocks.add_argument("--no-modern", dest="blocks", action="store_const", const="none",
                         help="no modern blocks: the cases as the generator drew them before it had the blocks")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="onnxruntime's quantize_dynamic instead of quantize_static: float outputs compared "
+                             "with the bar of docs/supported-models.md (named s<seed>-d<index>)")
     parser.add_argument("--variants", default=",".join(qnnweb.VARIANTS),
                         help="comma-separated variants, rotated per case (default all)")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "difftest"),
@@ -71,7 +76,7 @@ def main(argv=None):
     for index in range(args.start, args.start + args.cases):
         variant = variants[index % len(variants)]
         try:
-            case = make_case(args.seed, index, args.blocks)
+            case = make_case(args.seed, index, args.blocks, dynamic=args.dynamic)
         except Exception as e:  # a generator bug: count it, go on
             outcomes["skipped"] += 1
             classes[f"generator: {type(e).__name__}: {e}"].append(f"s{args.seed}-c{index}")
@@ -80,7 +85,7 @@ def main(argv=None):
         if result.outcome == "pass" and result.located:
             inexact[inexact_class(case, result.located)].append(case.name)
         outcomes[result.outcome] += 1
-        mode = f"{case.mode['format']} {case.mode['activation_type']}"
+        mode = f"{case.mode['format']} {case.mode['weight_type' if args.dynamic else 'activation_type']}"
         by_mode[mode][result.outcome] += 1
         for option in case.mode.get("extra", {}):
             by_mode[f"+ {option}"][result.outcome] += 1

@@ -30,7 +30,7 @@
 
 /* Bumped whenever a record's layout or meaning changes: compiled models (.qnn files) store the
  * version they were written for, and loaders refuse a file whose version differs from the module's. */
-#define QNN_ABI_VERSION 14
+#define QNN_ABI_VERSION 15
 
 enum qnn_op_type {
   QNN_OP_QUANTIZE = 1,    /* float32 -> int8 */
@@ -66,7 +66,8 @@ enum qnn_op_type {
   QNN_OP_BATCH_MATMUL_F32 = 31, /* float32 Y[b] = A[b] B[b] of two float32 activations (attention in float) */
   QNN_OP_GATHER = 32,     /* rows of a constant table picked by int32 / int64 indices (token embeddings) */
   QNN_OP_CONVERT_F32 = 33, /* int32 / int64 -> float32 (ONNX Cast of an integer input, an attention mask) */
-  QNN_OP_TYPE_COUNT = 34,
+  QNN_OP_DYNAMIC_CONV2D = 34, /* float32 Y = convolution of a dynamically quantized X by constant 8-bit weights, + bias */
+  QNN_OP_TYPE_COUNT = 35,
 };
 
 enum qnn_status {
@@ -426,7 +427,9 @@ struct qnn_unary_f32_record {
  * float32 [rows]: Eigen's four-lane SSE sum, its packets from the row's first element that is 16-byte
  * aligned in onnxruntime's buffer (row r begins at element r * columns of a 64-byte-aligned tensor:
  * wherever the arena holds it, the order follows r * columns), then divided by the count. arithmetic 1,
- * over its leading axes: of each column, to float32 [columns]: the rows added in order, then divided. */
+ * over its leading axes: of each column, to float32 [columns]: the rows added in order, then divided.
+ * arithmetic 2, of each row as MLAS's global pooling (a float GlobalAveragePool): four lanes over packets
+ * from the row's first element, (l0 + l2) + (l1 + l3), then the rest in order, then divided. */
 struct qnn_reduce_f32_record {
   int32_t op, words;
   int32_t input, output;
@@ -518,6 +521,30 @@ struct qnn_dynamic_matmul_record {
   int32_t bias;               /* address: float32 [columns], or 0 for none */
 };
 
+/* onnxruntime's ConvInteger of a DYNAMIC_QUANTIZE output X [batch][input_height][input_width][groups *
+ * input_channels] (NHWC; scale and zero point read from input_parameters at run time) and constant weights,
+ * then its Cast / Mul / Add to float, as DYNAMIC_MATMUL's: output pixel p, channel n of group g = n /
+ * (output_channels / groups) is acc = sum over the window's taps and the group's channels of
+ * (x - x_zp) (w - w_zp[n]), taps in the padding reading x_zp (ConvInteger pads with the zero point), then
+ * y = (float) acc * (x_scale * scales[n]) + bias[n]. Output float32 [batch][output_height][output_width]
+ * [output_channels]. */
+struct qnn_dynamic_conv2d_record {
+  int32_t op, words;
+  int32_t input, output;
+  int32_t input_parameters;   /* arena offset: float32 x_scale, int32 x_zp (int8 twin), as DYNAMIC_QUANTIZE writes */
+  int32_t batch, input_height, input_width, input_channels;   /* input_channels: of one group */
+  int32_t output_height, output_width, output_channels;
+  int32_t kernel_height, kernel_width;
+  int32_t stride_height, stride_width;
+  int32_t dilation_height, dilation_width;
+  int32_t groups;
+  int32_t padding_top, padding_left;
+  int32_t weights;            /* address: int8 [kernel_height][kernel_width][input_channels][output_channels] */
+  int32_t weights_zero_points; /* address: int32 [output_channels], each in int8 range */
+  int32_t scales;             /* address: float32 [output_channels], the weights' scales */
+  int32_t bias;               /* address: float32 [output_channels], or 0 for none */
+};
+
 struct qnn_copy_record {
   int32_t op, words;
   int32_t input, output, bytes;
@@ -537,8 +564,9 @@ struct qnn_copy_slice_record {
 
 /* output[output_offset + sum_k i_k * output_strides[k]] = input[input_offset + sum_k i_k * input_strides[k]]
  * for every index (i0..i5) below dims: TRANSPOSE, SLICE / STRIDED_SLICE (negative strides too),
- * SPLIT, GATHER with constant indices, DEPTH_TO_SPACE. Offsets and strides count elements; every
- * element read and written must lie inside the arena. */
+ * SPLIT, GATHER with constant indices, DEPTH_TO_SPACE; and from constant data instead of the input tensor
+ * (a float32 class token written beside computed tokens). Offsets and strides count elements; every
+ * element read and written must lie inside the arena (or the constant). */
 struct qnn_copy_strided_record {
   int32_t op, words;
   int32_t input, output;
@@ -547,6 +575,7 @@ struct qnn_copy_strided_record {
   int32_t dims[6];
   int32_t input_strides[6];
   int32_t output_strides[6];
+  int32_t constant;         /* address: the data read instead of input (copied at qnn_plan_add), or 0 */
 };
 
 /* output[p][c] = tables[c][(uint8) input[p][c]] over [pixels][channels]: a per-channel function of one

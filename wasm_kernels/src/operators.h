@@ -39,6 +39,7 @@ QNN_DECLARE_OPERATOR(layer_norm)
 QNN_DECLARE_OPERATOR(unary_f32)
 QNN_DECLARE_OPERATOR(dynamic_quantize)
 QNN_DECLARE_OPERATOR(dynamic_matmul)
+int32_t qnn_create_dynamic_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** op);  /* run: dynamic_matmul's */
 
 /* QUANTIZE's arithmetic over `count` values (quantize.c): y = rint(clamp(x / scale)) + zero_point (x * scale
  * with reciprocal 1), clamped to int8; DYNAMIC_QUANTIZE runs it with the scale it finds. */

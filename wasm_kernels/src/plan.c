@@ -47,6 +47,9 @@ static const struct op_kind op_kinds[QNN_OP_TYPE_COUNT] = {
   [QNN_OP_BATCH_MATMUL_F32] = QNN_OP_KIND(qnn_batch_matmul_f32_record, batch_matmul_f32),
   [QNN_OP_GATHER] = QNN_OP_KIND(qnn_gather_record, gather),
   [QNN_OP_CONVERT_F32] = QNN_OP_KIND(qnn_convert_f32_record, convert_f32),
+  /* one run for both: a matrix product is a 1x1 convolution (dynamic_matmul.c) */
+  [QNN_OP_DYNAMIC_CONV2D] = {sizeof(struct qnn_dynamic_conv2d_record), qnn_create_dynamic_conv2d,
+                             qnn_run_dynamic_matmul},
 };
 
 static const struct op_kind* find_kind(int32_t type) {

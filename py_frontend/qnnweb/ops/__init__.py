@@ -28,7 +28,7 @@ ARITY = {
     "SOFTMAX": (1, 1, 1), "LAYER_NORM": (3, 4, 1), "RESIZE_BILINEAR": (2, 2, 1), "RESIZE_NEAREST_NEIGHBOR": (2, 2, 1),
     "TRANSPOSE_CONV": (3, 4, 1), "PRELU": (2, 2, 1), "MIRROR_PAD": (2, 2, 1), "SLICE": (3, 3, 1), "STRIDED_SLICE": (4, 4, 1), "GATHER": (2, 2, 1), "SPLIT": (2, 2, None), "SPLIT_V": (3, 3, None),
     "BATCH_MATMUL": (2, 2, 1), "DETECTION_POSTPROCESS": (3, 3, 4), "READ_VARIABLE": (1, 1, 1), "ASSIGN_VARIABLE": (1, 1, 1),
-    "DYNAMIC_QUANTIZE": (1, 1, 2), "DYNAMIC_MATMUL": (3, 4, 1), "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),
+    "DYNAMIC_QUANTIZE": (1, 1, 2), "DYNAMIC_MATMUL": (3, 4, 1), "DYNAMIC_CONV_2D": (3, 4, 1), "BROADCAST_TO": (2, 2, 1), "SUM": (2, 2, 1), "SQUARED_DIFFERENCE": (2, 2, 1), "REDUCE_MAX": (2, 2, 1),
     "ELEMENT_F32": (1, 1, 1), "EMBEDDING_LOOKUP": (2, 2, 1), "CAST": (1, 1, 1),
 }
 DEFAULT_ARITY = (1, None, 1)    # the unary ops (LOGISTIC, TANH, ...): they read their first input

@@ -1,8 +1,8 @@
 """BROADCAST_TO: an int8 tensor (an activation, or a constant such as ViT's class token) broadcast to a
 larger shape by numpy's rules into an activation of the same quantization (ONNX's Expand of an activation;
 a constant Concat / CONCATENATION input made an activation for CONCATENATION, in ONNX and TFLite models).
-A float32 tensor (an attention mask expanded in a dynamically quantized model) is copied with stride 0
-along its broadcast dimensions."""
+A float32 tensor (an attention mask expanded in a dynamically quantized model; a float class token made an
+activation for a float Concat) is copied with stride 0 along its broadcast dimensions."""
 
 from ..numerics.tflite import NO_ADD_FIXED_POINT
 from .common import broadcast_shape, broadcast_strides, constant_ints, require_constant, require_int8
@@ -22,7 +22,7 @@ def lower_broadcast_to(graph, op):
     if list(y.shape) != shape or len(shape) > 4 or broadcast_shape(x.shape, shape) != shape:
         raise Unsupported(f"{list(x.shape)} broadcast to {shape} into an output of rank <= 4 of that shape, "
                           f"got {list(y.shape)}")
-    if x.dtype == y.dtype == "float32" and not x.is_constant:
+    if x.dtype == y.dtype == "float32":
         dims = [1] * (4 - len(shape)) + shape
         return [strided_copy(graph, op.inputs[0], op.outputs[0], dims, broadcast_strides(x.shape, dims))]
     if require_int8(x, "input") != require_int8(y, "output"):

@@ -1,5 +1,5 @@
 """The CONCATENATION lowering: one copy_slice record per input, requantizing an input whose
-quantization differs from the output's."""
+quantization differs from the output's; float32 tensors (a dynamically quantized model's) are copied."""
 
 import math
 
@@ -12,7 +12,8 @@ def lower_concatenation(graph, op):
     """options: axis (of the IR's shape, negative counts from the end), activation NONE. Inputs with
     another quantization than the output's are requantized while copied (fp32, as REQUANTIZE)."""
     y = graph.tensors[op.outputs[0]]
-    y_scale, y_zp = require_int8(y, "output")
+    width = 4 if y.dtype == "float32" else 1   # float32: 4-byte elements copied as bytes
+    y_scale, y_zp = (1.0, 0) if width == 4 else require_int8(y, "output")
     if op.options.get("activation", "NONE") != "NONE":
         raise Unsupported(f"fused activation {op.options['activation']} not supported")
     if "axis" not in op.options:
@@ -26,7 +27,9 @@ def lower_concatenation(graph, op):
     steps, offset, along = [], 0, 0
     for i, index in enumerate(op.inputs):
         x = graph.tensors[index]
-        x_scale, x_zp = require_int8(x, f"input {i}")
+        if (x.dtype == "float32") != (width == 4):
+            raise Unsupported(f"input {i} is {x.dtype}, the output {y.dtype}")
+        x_scale, x_zp = (1.0, 0) if width == 4 else require_int8(x, f"input {i}")
         if x.is_constant:
             raise Unsupported(f"input {i} '{x.name}' is a constant (not supported)")
         if len(x.shape) != rank or any(x.shape[k] != y.shape[k] for k in range(rank) if k != axis):
@@ -36,8 +39,9 @@ def lower_concatenation(graph, op):
         if inner_input == 0:
             continue
         steps.append(Step("copy_slice", dict(
-            input=index, output=op.outputs[0], outer=outer, inner_input=inner_input, inner_output=inner_output,
-            output_offset=offset, scale=x_scale / y_scale, input_zero_point=x_zp, output_zero_point=y_zp)))
+            input=index, output=op.outputs[0], outer=outer, inner_input=inner_input * width,
+            inner_output=inner_output * width, output_offset=offset * width, scale=x_scale / y_scale,
+            input_zero_point=x_zp, output_zero_point=y_zp)))
         offset += inner_input
     if along != y.shape[axis]:
         raise Unsupported(f"the inputs add up to {along} along axis {axis}, the output has {y.shape[axis]}")

@@ -32,7 +32,8 @@ def strided_copy(graph, x_index, y_index, dims, input_strides, input_offset=0, o
     ``output_offset + sum(i[k] * output_strides[k])`` of ``y_index`` (default: row-major, i.e. filling the
     output in order) for every index i below ``dims``. Dimensions of size 1 drop out and neighbours that
     stay contiguous merge; a copy of a contiguous input range into the whole output is no copy at all:
-    the output shares the input's memory from that byte on."""
+    the output shares the input's memory from that byte on. A constant ``x_index`` is copied from its data
+    (the record's constant)."""
     x, y = graph.tensors[x_index], graph.tensors[y_index]
     if output_strides is None:
         output_strides = contiguous_strides(dims)
@@ -49,14 +50,14 @@ def strided_copy(graph, x_index, y_index, dims, input_strides, input_offset=0, o
     element_bytes = DTYPE_SIZES[x.dtype]
     total = math.prod(dims)
     if (len(merged) <= 1 and all(si == 1 and so == 1 for _, si, so in merged) and output_offset == 0
-            and total == y.size):
+            and total == y.size and not x.is_constant):
         return Step("copy", dict(input=x_index, output=y_index, bytes=y.nbytes), alias=True,
                     alias_offset=input_offset * element_bytes)
     if len(merged) > COPY_RANK:
         raise Unsupported(f"the copy needs {len(merged)} dimensions; at most {COPY_RANK} are supported")
     merged = [(1, 0, 0)] * (COPY_RANK - len(merged)) + merged
-    fields = dict(input=x_index, output=y_index, element_bytes=element_bytes, input_offset=input_offset,
-                  output_offset=output_offset)
+    fields = dict(input=y_index if x.is_constant else x_index, output=y_index, element_bytes=element_bytes,
+                  input_offset=input_offset, output_offset=output_offset, constant=0)
     for k, (d, si, so) in enumerate(merged):
         fields[f"dim{k}"], fields[f"input_stride{k}"], fields[f"output_stride{k}"] = d, si, so
-    return Step("copy_strided", fields)
+    return Step("copy_strided", fields, {"constant": bytes(x.data)} if x.is_constant else {})

@@ -22,6 +22,11 @@ with blocks keeps its mode and its chain, the blocks appended to it; what follow
 differ). ``make_case(..., blocks="only")`` makes cases of a convolution and blocks alone, named
 ``s<seed>-m<index>`` (``./build.sh difftest --modern``); ``blocks="none"`` the cases as they were before the
 blocks existed (``--no-modern``).
+
+``make_case(..., dynamic=True)`` makes a case of onnxruntime's quantize_dynamic instead (``--dynamic``, named
+``s<seed>-d<index>``): QUInt8 / QInt8 weights x per-tensor / per-channel x reduce_range (DYNAMIC_MODES), a graph of
+the ops such models compute with (DYNAMIC_FEATURE_OPS, DYNAMIC_MATRIX_OPS: convolutions and MatMul layers
+quantized at run time, the float ops between them, the modern blocks in MODERN_SHARE of the cases).
 """
 
 import io
@@ -56,6 +61,11 @@ EXTRA_OPTIONS = {
     "QOperator": [{"ForceQuantizeNoInputCheck": True}],
 }
 EXTRA_SHARE = 0.25
+
+# quantize_dynamic's modes (MatMulConstBOnly, as transformers.js's q8): its activations are uint8, found at run time
+DYNAMIC_MODES = [dict(format="dynamic", activation_type="QUInt8", weight_type=w, per_channel=pc, reduce_range=rr,
+                      activation_symmetric=False, weight_symmetric=False)
+                 for w, pc, rr in itertools.product(("QUInt8", "QInt8"), (False, True), (False, True))]
 
 
 @dataclass
@@ -415,11 +425,11 @@ def op_to_matrix(b, r, x, shape):
         (n, rest)
 
 
-def op_dense(b, r, x, shape):
+def op_dense(b, r, x, shape, kinds=("Gemm", "Gemm", "MatMul", "MatMul+Add")):
     n, k = shape
     out = r.choice([1, 2, 3, 5, 7, 10, 16, 17, 24, 33])
     weights = b.normal((k, out), 1.0 / np.sqrt(k))
-    kind = r.choice(["Gemm", "Gemm", "MatMul", "MatMul+Add"])
+    kind = r.choice(kinds)
     if kind == "Gemm":
         trans_b = r.random() < 0.5
         w = b.const(weights.T.copy() if trans_b else weights, "w")
@@ -448,6 +458,18 @@ AFTER_FIRST_OP = (op_transpose, op_slice, op_split_swap, op_gather, op_pad, op_r
 MATRIX_OPS = [(op_dense, 50), (op_unary, 20), (op_binary_constant, 15), (op_softmax, 8)]
 
 
+def op_matmul_layer(b, r, x, shape):
+    """A MatMul layer (with or without its bias Add): what quantize_dynamic quantizes (it leaves a Gemm float)."""
+    return op_dense(b, r, x, shape, kinds=("MatMul", "MatMul+Add"))
+
+
+# quantize_dynamic's models: the convolutions and MatMul layers (quantized at run time) and the float ops between
+# them that such models have (pools, Pad and Resize of float values are not run in float: not drawn)
+DYNAMIC_FEATURE_OPS = [(op_conv, 30), (op_unary, 14), (op_binary_constant, 14), (op_residual, 9), (op_concat, 6),
+                       (op_transpose, 3), (op_slice, 3), (op_split_swap, 2), (op_gather, 2)]
+DYNAMIC_MATRIX_OPS = [(op_matmul_layer, 50), (op_unary, 20), (op_binary_constant, 15), (op_softmax, 8)]
+
+
 def _pick(r, table):
     functions, weights = zip(*table)
     return r.choices(functions, weights)[0]
@@ -466,10 +488,12 @@ def _append_blocks(b, modern, x, shape):
     return x, shape
 
 
-def build_float_model(r, nprng, modern=None, chain=True):
+def build_float_model(r, nprng, modern=None, chain=True, dynamic=False):
     """A random float model: (ModelProto, input shape, op types, block names). ``modern``: (random.Random,
     numpy Generator) drawing the blocks that end the feature chain, or None; ``chain=False``: the chain is
-    the first convolution alone."""
+    the first convolution alone; ``dynamic``: from the ops of quantize_dynamic's models."""
+    feature_ops, matrix_ops = (DYNAMIC_FEATURE_OPS, DYNAMIC_MATRIX_OPS) if dynamic else (FEATURE_OPS, MATRIX_OPS)
+    dense = op_matmul_layer if dynamic else op_dense
     b = _Builder(nprng)
     c, h, w = r.randint(1, 20), r.randint(4, 24), r.randint(4, 24)
     if r.random() < 0.5:
@@ -484,7 +508,7 @@ def build_float_model(r, nprng, modern=None, chain=True):
     plan = start + [None] * n_feature if chain else [op_conv]
     for function in plan:
         for _ in range(10):
-            f = function or _pick(r, FEATURE_OPS)
+            f = function or _pick(r, feature_ops)
             if f in AFTER_FIRST_OP and len(b.ops) == 0:
                 continue
             if shape[2] * shape[3] * shape[1] > 6000 and f in (op_concat,):
@@ -499,10 +523,10 @@ def build_float_model(r, nprng, modern=None, chain=True):
     if to_matrix and int(np.prod(shape)) <= 4096:
         x, shape = op_to_matrix(b, r, x, shape)
         if r.random() < 0.8:
-            x, shape = op_dense(b, r, x, shape)
+            x, shape = dense(b, r, x, shape)
         for _ in range(n_matrix):
-            f = _pick(r, MATRIX_OPS)
-            if f is op_dense and shape[1] > 64:
+            f = _pick(r, matrix_ops)
+            if f is dense and shape[1] > 64:
                 continue
             x, shape = f(b, r, x, shape)
     elif r.random() < 0.1:
@@ -520,29 +544,32 @@ def build_float_model(r, nprng, modern=None, chain=True):
     return model, (1, c, h, w), b.ops, b.blocks
 
 
-def make_case(seed, index, blocks="mixed"):
+def make_case(seed, index, blocks="mixed", dynamic=False):
     """Case ``index`` of the campaign ``seed``: depends on nothing else (and on ``blocks``, one of
-    BLOCK_DRAWS)."""
+    BLOCK_DRAWS, and ``dynamic``: a quantize_dynamic case)."""
     if blocks not in BLOCK_DRAWS:
         raise ValueError(f"blocks={blocks!r}: expected one of {', '.join(BLOCK_DRAWS)}")
     r = random.Random(f"{seed}:{index}")
     nprng = np.random.default_rng([seed, index])
-    mode = dict(MODES[(index + seed) % len(MODES)])
-    # uint8 weights (u8u8) are offered by the quantizer too: sometimes, with uint8 activations.
-    mode["weight_type"] = "QUInt8" if mode["activation_type"] == "QUInt8" and r.random() < 0.2 else "QInt8"
-    extra = random.Random(f"{seed}:{index}:extra")
-    if extra.random() < EXTRA_SHARE:
-        mode["extra"] = dict(extra.choice(EXTRA_OPTIONS[mode["format"]]))
+    if dynamic:
+        mode = dict(DYNAMIC_MODES[(index + seed) % len(DYNAMIC_MODES)])
+    else:
+        mode = dict(MODES[(index + seed) % len(MODES)])
+        # uint8 weights (u8u8) are offered by the quantizer too: sometimes, with uint8 activations.
+        mode["weight_type"] = "QUInt8" if mode["activation_type"] == "QUInt8" and r.random() < 0.2 else "QInt8"
+        extra = random.Random(f"{seed}:{index}:extra")
+        if extra.random() < EXTRA_SHARE:
+            mode["extra"] = dict(extra.choice(EXTRA_OPTIONS[mode["format"]]))
     draw = random.Random(f"{seed}:{index}:modern")
     with_blocks = blocks == "only" or (blocks == "mixed" and draw.random() < MODERN_SHARE)
     modern = (draw, np.random.default_rng([seed, index, 1])) if with_blocks else None
-    model, shape, ops, block_names = build_float_model(r, nprng, modern, chain=blocks != "only")
+    model, shape, ops, block_names = build_float_model(r, nprng, modern, chain=blocks != "only", dynamic=dynamic)
     # Inputs: standard normal, sometimes shifted / scaled (the calibration range follows).
     offset, spread = r.choice([(0.0, 1.0), (0.0, 1.0), (0.5, 1.0), (0.0, 3.0), (0.0, 0.3)])
     calibration = [{"input": (nprng.standard_normal(shape) * spread + offset).astype(np.float32)}
                    for _ in range(r.choice([4, 8]))]
     inputs = {"input": (nprng.standard_normal(shape) * spread + offset).astype(np.float32)}
-    name = f"s{seed}-{'m' if blocks == 'only' else 'c'}{index}"
+    name = f"s{seed}-{'d' if dynamic else 'm' if blocks == 'only' else 'c'}{index}"
     return Case(name, seed, index, mode, model, inputs, calibration, ops, block_names, blocks)
 
 
@@ -558,12 +585,13 @@ class _Reader:
 
 
 def quantize(case):
-    """The case's model quantized by onnxruntime's quantize_static in the case's mode (bytes)."""
+    """The case's model quantized by onnxruntime's quantize_static (or quantize_dynamic) in the case's mode
+    (bytes)."""
     import logging
     import os
     import tempfile
 
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
     class Reader(_Reader, CalibrationDataReader):
         pass
@@ -575,6 +603,11 @@ def quantize(case):
     with tempfile.TemporaryDirectory(prefix="qnnweb-difftest-") as tmp:
         src, dst = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "int8.onnx")
         onnx.save(case.float_model, src)
+        if m["format"] == "dynamic":
+            quantize_dynamic(src, dst, per_channel=m["per_channel"], reduce_range=m["reduce_range"],
+                             weight_type=getattr(QuantType, m["weight_type"]), extra_options={"MatMulConstBOnly": True})
+            with open(dst, "rb") as f:
+                return f.read()
         quantize_static(
             src, dst, Reader(case.calibration),
             quant_format=QuantFormat.QDQ if m["format"] == "QDQ" else QuantFormat.QOperator,

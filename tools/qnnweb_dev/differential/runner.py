@@ -1,7 +1,9 @@
 """Run one differential case: quantize, run onnxruntime (the reference) and qnnweb, compare, classify.
 
 Outcomes:
-- ``pass``      within one quantum on >= 99.9 % of the outputs and the same argmax (compare.py);
+- ``pass``      within one quantum on >= 99.9 % of the outputs and the same argmax (compare.py; a
+                quantize_dynamic case: within the bar of its float outputs, against onnxruntime running the
+                graph as written);
 - ``mismatch``  it ran but differs more; ``locate()`` names the first tensor that differs;
 - ``crash``     qnnweb raised something other than a ``qnnweb.ModelError`` (load or run);
 - ``rejected``  ``qnnweb.UnsupportedModelError`` / ``ModelError``, with its message;
@@ -24,8 +26,9 @@ from onnx import numpy_helper
 
 import qnnweb
 
+from ..reference.dynamic_bar import fma3_softmax, onnxruntime_saturates_pairs
 from ..reference.onnxruntime_session import int8_twin, uses_uint8
-from .compare import combine, compare
+from .compare import combine, compare, compare_float
 from .generator import make_case, model_bytes, quantize
 
 OUTCOMES = ("pass", "mismatch", "crash", "rejected", "skipped")
@@ -58,12 +61,16 @@ class Result:
 
 # ----------------------------------------------------------------------------------- reference side
 
-def reference_session(data, twin=True):
+def reference_session(data, twin=True, as_written=False):
+    """``as_written``: onnxruntime runs the graph as written (ORT_ENABLE_BASIC: constants folded), the reference
+    of a dynamically quantized model (its default session's fusions round otherwise: docs/supported-models.md)."""
     # uint8 models run as their exact int8 twins (onnxruntime's u8 paths are not exact on every CPU):
     # see qnnweb_dev/reference/onnxruntime_session.py
     if twin and uses_uint8(data):
         data = int8_twin(data)
     options = onnxruntime.SessionOptions()
+    if as_written:
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
@@ -137,11 +144,12 @@ def run_case(case, variant, locate_mismatch=True, locate_inexact=False):
         return Result(case, variant, "skipped", f"reference: {type(e).__name__}: {e}",
                       f"reference: {type(e).__name__}: {normalize(str(e))}")
 
+    dynamic = case.mode["format"] == "dynamic"
     try:
         quantized = quantize(case)
     except Exception as e:
         return skipped(e)
-    if not any(n.op_type == "QuantizeLinear" or n.op_type.startswith("QLinear") or n.op_type == "QGemm"
+    if not any(n.op_type in ("QuantizeLinear", "QGemm", "DynamicQuantizeLinear") or n.op_type.startswith("QLinear")
                for n in onnx.load_from_string(quantized).graph.node):
         # e.g. a graph of only Tanh / Transpose: the quantizer leaves it float, nothing to compare
         return Result(case, variant, "skipped", "reference: quantize_static left the model float",
@@ -160,7 +168,8 @@ def run_case(case, variant, locate_mismatch=True, locate_inexact=False):
         result.failure_class = f"crash at load: {type(e).__name__}: {normalize(str(e))}"
         return result
     try:
-        reference = result.reference = reference_session(quantized).run(None, case.inputs)
+        reference = result.reference = reference_session(quantized, twin=not dynamic, as_written=dynamic).run(
+            None, case.inputs)
     except Exception as e:
         return skipped(e)
     try:
@@ -170,6 +179,8 @@ def run_case(case, variant, locate_mismatch=True, locate_inexact=False):
         result.failure_class = f"crash at run: {type(e).__name__}: {normalize(str(e))}"
         return result
     result.ours = [np.asarray(o) for o in ours]
+    if dynamic:
+        return _judge_dynamic(result, reference)
     quanta = output_quanta(onnx.load_from_string(quantized))
     comparisons = []
     for k, (o, t) in enumerate(zip(result.ours, reference)):
@@ -199,6 +210,35 @@ def run_case(case, variant, locate_mismatch=True, locate_inexact=False):
             result.located = locate(case, quantized, variant)
         except Exception as e:
             result.located = {"error": f"{type(e).__name__}: {e}"}
+    return result
+
+
+def _judge_dynamic(result, reference):
+    """The verdict on a quantize_dynamic case: its float outputs within the bar of onnxruntime's (the graph as
+    written). A mismatch gets no verdict where this machine's onnxruntime computes otherwise than the arithmetic
+    qnnweb follows: full-range int8 weights where it saturates pairs of products (x86 AVX2 without VNNI; qnnweb
+    sums exactly, as MatMulInteger / ConvInteger are defined), a float Softmax where it runs MLAS's AVX-512
+    kernel (qnnweb follows the FMA3 one)."""
+    result.comparison = combine([compare_float(o, t) for o, t in zip(result.ours, reference)])
+    if result.comparison.passed:
+        return result
+    mode = result.case.mode
+    if mode["weight_type"] == "QInt8" and not mode["reduce_range"] and onnxruntime_saturates_pairs():
+        result.outcome, result.message = "skipped", ("reference: this machine's onnxruntime sums int8 weights' "
+                                                      "products in pairs saturated to int16; " +
+                                                      result.comparison.summary())
+        result.failure_class = "reference: onnxruntime saturates pairs of products (x86 AVX2 without VNNI)"
+        return result
+    if "Softmax" in result.case.ops and not fma3_softmax():
+        # qnnweb sums a float Softmax as MLAS's FMA3 kernel does; an AVX-512 machine's onnxruntime sums in 16 lanes,
+        # a last-bit difference that the next run-time quantization turns into whole quanta
+        result.outcome, result.message = "skipped", ("reference: this machine's onnxruntime runs MLAS's AVX-512 "
+                                                      "softmax (qnnweb follows its FMA3 kernel); " +
+                                                      result.comparison.summary())
+        result.failure_class = "reference: onnxruntime's AVX-512 softmax sums in other lanes than its FMA3 kernel"
+        return result
+    result.outcome, result.message = "mismatch", result.comparison.summary()
+    result.failure_class = f"mismatch (dynamic {mode['weight_type']} weights; not located)"
     return result
 
 

@@ -2,7 +2,8 @@
 onnxruntime's CPU kernels: DynamicQuantizeLinear (GetQuantizationParameter + MlasQuantizeLinear),
 MatMulInteger (exact, as the operator is defined and qnnweb computes it; or as MLAS's x86 AVX2 uint8 x int8
 kernel without VNNI computes it, its pairs of products saturated to int16) and the float32 Cast / Mul / Add after
-it (MLAS_QGEMM_SCALE_BIAS_OUTPUT_PROCESSOR alike); a whole quantize_dynamic MatMul model (run_model)."""
+it (MLAS_QGEMM_SCALE_BIAS_OUTPUT_PROCESSOR alike); ConvInteger (exact: its windows padded with the input's zero
+point, as onnxruntime's im2col pads them); a whole quantize_dynamic MatMul / Conv model (run_model)."""
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -61,6 +62,31 @@ def matmul_integer(q, q_zp, w, w_zp, saturate_pairs=False):
     return acc.astype(np.int32).reshape(q.shape[:-1] + (n,))
 
 
+def conv_integer(q, q_zp, w, w_zp, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), group=1):
+    """int32 [N, M, OH, OW] ConvInteger of uint8 ``q`` [N, C, H, W] and int8 / uint8 ``w`` [M, C / group, KH, KW]
+    (``w_zp``: a number or one per output channel), ``pads`` ONNX's (top, left, bottom, right), the padding
+    read as ``q_zp``: sum over each window of (q - q_zp)(w - w_zp), exact."""
+    q = np.asarray(q).astype(np.int64) - int(q_zp)
+    w = np.asarray(w).astype(np.int64)
+    m, group_channels, kh, kw = w.shape
+    w = w - np.broadcast_to(np.asarray(w_zp, np.int64).reshape(-1), (m,)).reshape(m, 1, 1, 1)
+    top, left, bottom, right = pads
+    x = np.pad(q, ((0, 0), (0, 0), (top, bottom), (left, right)))   # q - q_zp: the padding adds 0
+    (sh, sw), (dh, dw) = strides, dilations
+    oh = (x.shape[2] - (kh - 1) * dh - 1) // sh + 1
+    ow = (x.shape[3] - (kw - 1) * dw - 1) // sw + 1
+    out = np.zeros((q.shape[0], m, oh, ow), np.int64)
+    per_group = m // group
+    for g in range(group):
+        xs = x[:, g * group_channels:(g + 1) * group_channels]
+        ws = w[g * per_group:(g + 1) * per_group]
+        for i in range(kh):
+            for j in range(kw):
+                window = xs[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+                out[:, g * per_group:(g + 1) * per_group] += np.einsum("nchw,mc->nmhw", window, ws[:, :, i, j])
+    return out.astype(np.int32)
+
+
 def scaled_output(acc, q_scale, w_scale, bias=None):
     """float32 of int32 ``acc``: Cast, then Mul by float32(q_scale * w_scale[n]), then Add of the bias."""
     multiplier = F32(q_scale) * np.asarray(w_scale, F32)
@@ -94,6 +120,13 @@ def run_model(model, feeds, saturate_pairs=False):
             outputs = [a[0].astype(F32)]
         elif node.op_type in ("Mul", "Add") and a[0].dtype == a[1].dtype == F32:
             outputs = [a[0] * a[1] if node.op_type == "Mul" else a[0] + a[1]]
+        elif node.op_type == "ConvInteger":   # exact (onnxruntime's pairs of products are not followed)
+            attrs = {at.name: helper.get_attribute_value(at) for at in node.attribute}
+            outputs = [conv_integer(a[0], 0 if a[2] is None else a[2], a[1], 0 if a[3] is None else a[3],
+                                    attrs.get("strides", (1, 1)), attrs.get("pads", (0, 0, 0, 0)),
+                                    attrs.get("dilations", (1, 1)), attrs.get("group", 1))]
+        elif node.op_type == "Reshape":
+            outputs = [a[0].reshape(a[1])]
         elif node.op_type == "Identity":
             outputs = [a[0]]
         elif node.op_type == "MatMulIntegerToFloat":   # A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias
@@ -102,6 +135,6 @@ def run_model(model, feeds, saturate_pairs=False):
             q, scale, zero_point = dynamic_quantize_linear(a[0])
             outputs = [scaled_output(product(q, zero_point, a[1], a[3]), scale, a[2], a[4])]
         else:
-            raise ValueError(f"{node.op_type} ('{node.name}') is not an op of quantize_dynamic's MatMul models")
+            raise ValueError(f"{node.op_type} ('{node.name}') is not an op of quantize_dynamic's MatMul / Conv models")
         values.update(zip(node.output, outputs))
     return [values[output.name] for output in model.graph.output], beyond

@@ -69,13 +69,24 @@ QNN_PLAN_CODE int32_t qnn_create_copy_strided(struct qnn_plan* plan, const void*
     qnn_set_error("copy_strided: a stride reaches beyond 2^31 elements");
     return QNN_ERROR_INVALID_RECORD;
   }
-  if (!inside_arena(plan, r->input, in_first, in_last, "copy_strided input") ||
-      !inside_arena(plan, r->output, out_first, out_last, "copy_strided output")) {
+  const char* constant = NULL;
+  if (r->constant != 0) {
+    const void* data = in_first < 0 ? NULL : qnn_plan_constant(r->constant, in_last, "copy_strided constant");
+    char* copy = data == NULL ? NULL : qnn_plan_alloc(plan, in_last);
+    if (data == NULL) {
+      qnn_set_error("copy_strided: the elements read lie outside the constant");
+      return QNN_ERROR_INVALID_RECORD;
+    }
+    if (copy == NULL) return QNN_ERROR_OUT_OF_MEMORY;
+    qnn_memcpy(copy, data, (size_t) in_last);
+    constant = copy;
+  } else if (!inside_arena(plan, r->input, in_first, in_last, "copy_strided input")) {
     return QNN_ERROR_INVALID_RECORD;
   }
+  if (!inside_arena(plan, r->output, out_first, out_last, "copy_strided output")) return QNN_ERROR_INVALID_RECORD;
   struct copy_strided_op* op = qnn_plan_alloc(plan, sizeof(struct copy_strided_op));
   if (op == NULL) return QNN_ERROR_OUT_OF_MEMORY;
-  op->input = (const char*) plan->arena + r->input + (ptrdiff_t) r->input_offset * eb;
+  op->input = (constant != NULL ? constant : (const char*) plan->arena + r->input) + (ptrdiff_t) r->input_offset * eb;
   op->output = (char*) plan->arena + r->output + (ptrdiff_t) r->output_offset * eb;
   op->element_bytes = (size_t) eb;
   for (int k = 0; k < RANK; k++) {

@@ -1,9 +1,13 @@
 /* DYNAMIC_MATMUL: onnxruntime's MatMulInteger + Cast + Mul + Add of a quantize_dynamic model, or its fused
- * MatMulIntegerToFloat / DynamicQuantizeMatMul (qnnweb.h), with MatMulInteger's exact int32 sums.
+ * MatMulIntegerToFloat / DynamicQuantizeMatMul (qnnweb.h), with MatMulInteger's exact int32 sums; and
+ * DYNAMIC_CONV2D, its ConvInteger + Cast + Mul + Add: the same product over the rows of an im2col (each output
+ * pixel's window, group by group). A matrix product is the convolution of a [rows, 1] image by a 1x1 kernel,
+ * so both run one code.
  *
  * The weights are packed at load as int16 columns ([columns][depth rounded up to 16], zeros past depth):
  * w - w_zp[n] with their sums, so that a run computes sum_k x_k (w - w_zp) - x_zp * sum (w - w_zp) with
- * the zero point of X, known only then, folded in per column. Each task converts two rows of X at a time to
+ * the zero point of X, known only then, folded in per column (a window's taps in the padding read x_zp, as
+ * ConvInteger pads: they add nothing once it is folded in). Each task gathers two rows of X at a time as
  * int16 in its thread's scratch and takes their dot products (i32x4.dot_i16x8: |x| <= 255, |w - w_zp| <= 255,
  * exact) with four columns at a time. Integer sums are exact and the float steps are the same two roundings
  * in every variant, so every module gives the same bytes. */
@@ -17,49 +21,58 @@
 
 #define DEPTH_BLOCK 16
 
+/* Where the rows of X come from: row m is output pixel (image, y, x) of an [images, height, width, channels]
+ * input (channels = groups x depth / taps); a matrix [rows, depth] is rows x 1 pixels of a 1x1 window. */
+struct window {
+  size_t height, width, channels, output_height, output_width;
+  size_t kernel_height, kernel_width, stride_height, stride_width, dilation_height, dilation_width;
+  size_t padding_top, padding_left, groups;
+};
+
 struct dynamic_matmul_op {
   struct qnn_op base;
   const int8_t* input;
   float* output;
   const void* parameters;
-  size_t rows, depth, columns, padded_depth;
+  size_t rows, depth, columns, padded_depth;   /* depth: of one group's window; columns: of every group */
+  struct window window;
   const int16_t* weights;        /* [columns][padded_depth]: w - w_zp[n] */
   const int32_t* column_sums;    /* sum over k of the packed weights of each column */
   const float* scales;
   const float* bias;             /* NULL: none */
 };
 
-QNN_PLAN_CODE static int32_t check_record(const struct qnn_dynamic_matmul_record* r) {
-  if (!qnn_check_positive(&r->rows, 3, "dynamic_matmul")) return QNN_ERROR_INVALID_RECORD;
-  if (r->depth > (1 << 16)) {
-    qnn_set_error("dynamic_matmul: depth over 65536 (int32 sums could overflow)");
+QNN_PLAN_CODE static int32_t check_depth(int64_t depth, const char* what) {
+  if (depth > (1 << 16)) {
+    qnn_set_error2(what, ": depth over 65536 (int32 sums could overflow)");
     return QNN_ERROR_INVALID_RECORD;
   }
   return QNN_OK;
 }
 
-QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
-  const struct qnn_dynamic_matmul_record* r = record;
-  int32_t status = check_record(r);
-  if (status != QNN_OK) return status;
-  const int64_t rows = r->rows, depth = r->depth, columns = r->columns, padded_depth = qnn_round_up(r->depth, DEPTH_BLOCK);
-  const int8_t* input = qnn_plan_tensor(plan, r->input, rows * depth, "dynamic_matmul input");
-  float* output = (float*) qnn_plan_tensor(plan, r->output, rows * columns * 4, "dynamic_matmul output");
-  const void* parameters = qnn_plan_tensor(plan, r->input_parameters, 8, "dynamic_matmul input_parameters");
-  const int8_t* w = qnn_plan_constant(r->weights, depth * columns, "dynamic_matmul weights");
-  const int32_t* w_zp = qnn_plan_constant(r->weights_zero_points, columns * 4, "dynamic_matmul weights_zero_points");
-  const float* w_scales = qnn_plan_constant(r->scales, columns * 4, "dynamic_matmul scales");
-  const float* w_bias = r->bias == 0 ? NULL : qnn_plan_constant(r->bias, columns * 4, "dynamic_matmul bias");
+/* The op of either record: the input and output tensors, then the weights [depth][columns] packed. */
+QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const struct window* window,
+                                    const int32_t fields[7], int64_t rows, int64_t depth, int64_t columns,
+                                    int64_t input_bytes, const char* what, struct qnn_op** result) {
+  enum { INPUT, OUTPUT, PARAMETERS, WEIGHTS, ZERO_POINTS, SCALES, BIAS };
+  const int64_t padded_depth = qnn_round_up(depth, DEPTH_BLOCK);
+  const int8_t* input = qnn_plan_tensor(plan, fields[INPUT], input_bytes, what);
+  float* output = (float*) qnn_plan_tensor(plan, fields[OUTPUT], rows * columns * 4, what);
+  const void* parameters = qnn_plan_tensor(plan, fields[PARAMETERS], 8, what);
+  const int8_t* w = qnn_plan_constant(fields[WEIGHTS], depth * columns, what);
+  const int32_t* w_zp = qnn_plan_constant(fields[ZERO_POINTS], columns * 4, what);
+  const float* w_scales = qnn_plan_constant(fields[SCALES], columns * 4, what);
+  const float* w_bias = fields[BIAS] == 0 ? NULL : qnn_plan_constant(fields[BIAS], columns * 4, what);
   if (input == NULL || output == NULL || parameters == NULL || w == NULL || w_zp == NULL || w_scales == NULL ||
-      (r->bias != 0 && w_bias == NULL)) {
+      (fields[BIAS] != 0 && w_bias == NULL)) {
     return QNN_ERROR_INVALID_RECORD;
   }
-  if ((r->input_parameters & 3) != 0) {
-    qnn_set_error("dynamic_matmul: input_parameters not 4-byte aligned");
+  if ((fields[PARAMETERS] & 3) != 0) {
+    qnn_set_error2(what, ": input_parameters not 4-byte aligned");
     return QNN_ERROR_INVALID_RECORD;
   }
   for (int64_t n = 0; n < columns; n++) {
-    if (!qnn_check_int8(w_zp[n], "dynamic_matmul weights_zero_points")) return QNN_ERROR_INVALID_RECORD;
+    if (!qnn_check_int8(w_zp[n], what)) return QNN_ERROR_INVALID_RECORD;
   }
   struct dynamic_matmul_op* op = qnn_plan_alloc(plan, sizeof(struct dynamic_matmul_op));
   int16_t* weights = qnn_plan_alloc(plan, columns * padded_depth * 2);
@@ -82,12 +95,45 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const voi
     if (bias != NULL) bias[n] = w_bias[n];
   }
   *op = (struct dynamic_matmul_op) {
-    {QNN_OP_DYNAMIC_MATMUL}, input, output, parameters, (size_t) rows, (size_t) depth, (size_t) columns,
-    (size_t) padded_depth, weights, sums, scales, bias};
+    {type}, input, output, parameters, (size_t) rows, (size_t) depth, (size_t) columns, (size_t) padded_depth,
+    *window, weights, sums, scales, bias};
   *result = &op->base;
   return QNN_OK;
 }
 
+QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_dynamic_matmul_record* r = record;
+  if (!qnn_check_positive(&r->rows, 3, "dynamic_matmul")) return QNN_ERROR_INVALID_RECORD;
+  int32_t status = check_depth(r->depth, "dynamic_matmul");
+  if (status != QNN_OK) return status;
+  const struct window window = {r->rows, 1, r->depth, r->rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1};
+  const int32_t fields[7] = {r->input, r->output, r->input_parameters, r->weights, r->weights_zero_points, r->scales,
+                             r->bias};
+  return create(plan, QNN_OP_DYNAMIC_MATMUL, &window, fields, r->rows, r->depth, r->columns,
+                (int64_t) r->rows * r->depth, "dynamic_matmul", result);
+}
+
+QNN_PLAN_CODE int32_t qnn_create_dynamic_conv2d(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
+  const struct qnn_dynamic_conv2d_record* r = record;
+  if (!qnn_check_positive(&r->batch, 14, "dynamic_conv2d")) return QNN_ERROR_INVALID_RECORD;
+  if (r->output_channels % r->groups != 0 || r->padding_top < 0 || r->padding_left < 0 ||
+      r->padding_top >= (1 << 16) || r->padding_left >= (1 << 16)) {
+    qnn_set_error("dynamic_conv2d: groups must divide output_channels; padding must be small and not negative");
+    return QNN_ERROR_INVALID_RECORD;
+  }
+  const int64_t depth = (int64_t) r->kernel_height * r->kernel_width * r->input_channels;
+  int32_t status = check_depth(depth, "dynamic_conv2d");
+  if (status != QNN_OK) return status;
+  const struct window window = {
+    r->input_height, r->input_width, (size_t) r->input_channels * r->groups, r->output_height, r->output_width,
+    r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
+    r->padding_top, r->padding_left, r->groups};
+  const int32_t fields[7] = {r->input, r->output, r->input_parameters, r->weights, r->weights_zero_points, r->scales,
+                             r->bias};
+  const int64_t pixels = (int64_t) r->batch * r->output_height * r->output_width;
+  return create(plan, QNN_OP_DYNAMIC_CONV2D, &window, fields, pixels, depth, r->output_channels,
+                (int64_t) r->batch * r->input_height * r->input_width * window.channels, "dynamic_conv2d", result);
+}
 /* out[r][c] = sum_k a[r][k] w[c * padded_depth + k] for two rows (a[1] may be a[0] again) and `count` (1 or 4)
  * columns. Inlined with a constant count, so that each form is a loop of its own over registers. */
 static inline __attribute__((always_inline)) void dot_tile(const int16_t* const a[2], const int16_t* w,
@@ -131,10 +177,30 @@ struct matmul_pass {
   int32_t x_zero_point;  /* int8 twin */
 };
 
-/* Row m of X (int8 twin) as int16, zeros past depth. */
-static void widen_row(const struct dynamic_matmul_op* op, size_t m, int16_t* a) {
-  const int8_t* x = op->input + m * op->depth;
-  for (size_t k = 0; k < op->padded_depth; k++) a[k] = k < op->depth ? x[k] : 0;
+/* Row m of X for group g (int8 twin) as int16: its window's taps in order, x_zp for those in the padding, zeros
+ * past depth. */
+__attribute__((noinline)) static void gather_row(const struct matmul_pass* pass, size_t m, size_t g, int16_t* a) {
+  const struct dynamic_matmul_op* op = pass->op;
+  const struct window* w = &op->window;
+  const size_t group_channels = w->channels / w->groups;
+  const size_t x = m % w->output_width, y = m / w->output_width % w->output_height;
+  const int8_t* image = op->input + m / w->output_width / w->output_height * w->height * w->width * w->channels;
+  size_t k = 0;
+  for (size_t ky = 0; ky < w->kernel_height; ky++) {
+    const size_t iy = y * w->stride_height + ky * w->dilation_height - w->padding_top;   /* wraps when above */
+    for (size_t kx = 0; kx < w->kernel_width; kx++) {
+      const size_t ix = x * w->stride_width + kx * w->dilation_width - w->padding_left;
+      if (iy < w->height && ix < w->width) {
+        const int8_t* tap = image + (iy * w->width + ix) * w->channels + g * group_channels;
+        for (size_t c = 0; c < group_channels; c++) a[k++] = tap[c];
+      } else {
+        QNN_SCALAR_LOOP
+        for (size_t c = 0; c < group_channels; c++) a[k++] = (int16_t) pass->x_zero_point;
+      }
+    }
+  }
+  QNN_SCALAR_LOOP
+  for (; k < op->padded_depth; k++) a[k] = 0;
 }
 
 /* Columns [first, first + count) of rows m .. m + rows - 1 (1 or 2): the sums, the zero point correction, then
@@ -158,19 +224,24 @@ static void multiply_columns(const struct matmul_pass* pass, const int16_t* cons
   }
 }
 
-/* Rows [first, first + count) in pairs (each pair reads the packed weights once), four columns at a time. */
+/* Rows [first, first + count) in pairs (each pair reads the packed weights once), group by group, four columns
+ * at a time. */
 static void multiply_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   const struct matmul_pass* pass = context;
   const struct dynamic_matmul_op* op = pass->op;
+  const size_t group_columns = op->columns / op->window.groups;
   int16_t* scratch = qnn_scratch(thread);
   for (size_t m = first; m < first + count; m += 2) {
     const size_t rows = qnn_min_size(2, first + count - m);
     const int16_t* a[2] = {scratch, rows == 2 ? scratch + op->padded_depth : scratch};
-    widen_row(op, m, scratch);
-    if (rows == 2) widen_row(op, m + 1, scratch + op->padded_depth);
-    size_t n = 0;
-    for (; n + 4 <= op->columns; n += 4) multiply_columns(pass, a, m, rows, n, 4);
-    for (; n < op->columns; n++) multiply_columns(pass, a, m, rows, n, 1);
+    for (size_t g = 0; g < op->window.groups; g++) {
+      gather_row(pass, m, g, scratch);
+      if (rows == 2) gather_row(pass, m + 1, g, scratch + op->padded_depth);
+      const size_t end = (g + 1) * group_columns;
+      size_t n = g * group_columns;
+      for (; n + 4 <= end; n += 4) multiply_columns(pass, a, m, rows, n, 4);
+      for (; n < end; n++) multiply_columns(pass, a, m, rows, n, 1);
+    }
   }
 }
 

@@ -19,6 +19,11 @@
  * loop adds in the same order from +0, which differs only in the sign of a column of -0.0 alone), written
  * to float32 [columns].
  *
+ * arithmetic 2, each row of [rows][columns] as MLAS's global pooling kernel sums it (MlasPoolGlobalKernel: a
+ * float GlobalAveragePool, each channel of an NCHW tensor one row): four lanes from +0 over the row's packets
+ * of 4 from its first element, added as (l0 + l2) + (l1 + l3), then the elements after the last packet in
+ * order, then divided by the count.
+ *
  * Plain float32 additions in these orders (no -ffast-math: the compiler keeps them), so every variant gives
  * the same bits. */
 #include "qnnweb.h"
@@ -33,19 +38,20 @@ struct reduce_f32_op {
   const float* input;
   float* output;
   size_t rows, columns;
-  int32_t operation, columnwise;
+  int32_t operation, arithmetic;
 };
 
 QNN_PLAN_CODE int32_t qnn_create_reduce_f32(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_reduce_f32_record* r = record;
   if (!qnn_check_positive(&r->rows, 2, "reduce_f32")) return QNN_ERROR_INVALID_RECORD;
-  if ((r->operation != REDUCE_MEAN && r->operation != REDUCE_SUM) || (r->arithmetic != 0 && r->arithmetic != 1)) {
-    qnn_set_error("reduce_f32: operation must be 0 (mean) or 1 (sum), arithmetic 0 (rows) or 1 (columns)");
+  if ((r->operation != REDUCE_MEAN && r->operation != REDUCE_SUM) || r->arithmetic < 0 || r->arithmetic > 2) {
+    qnn_set_error("reduce_f32: operation must be 0 (mean) or 1 (sum), arithmetic 0 (rows), 1 (columns) or 2 "
+                  "(rows as MLAS's pooling)");
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t size = (int64_t) r->rows * r->columns;
   const float* input = (const float*) qnn_plan_tensor(plan, r->input, size * 4, "reduce_f32 input");
-  float* output = (float*) qnn_plan_tensor(plan, r->output, (int64_t) (r->arithmetic ? r->columns : r->rows) * 4,
+  float* output = (float*) qnn_plan_tensor(plan, r->output, (int64_t) (r->arithmetic == 1 ? r->columns : r->rows) * 4,
                                            "reduce_f32 output");
   if (input == NULL || output == NULL) return QNN_ERROR_INVALID_RECORD;
   struct reduce_f32_op* op = qnn_plan_alloc(plan, sizeof(struct reduce_f32_op));
@@ -77,6 +83,20 @@ static float eigen_sum(const float* x, size_t n, size_t start) {
   return sum;
 }
 
+/* MLAS's global pooling sum of x[0 .. n) (see the top of the file). */
+__attribute__((noinline)) static float mlas_pool_sum(const float* x, size_t n) {
+  float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  size_t i = 0;
+  QNN_SCALAR_LOOP
+  for (; i + 4 <= n; i += 4) {
+    for (size_t j = 0; j < 4; j++) a[j] += x[i + j];
+  }
+  float sum = (a[0] + a[2]) + (a[1] + a[3]);
+  QNN_SCALAR_LOOP
+  for (; i < n; i++) sum += x[i];
+  return sum;
+}
+
 static void reduce_f32_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   (void) thread;
   const struct reduce_f32_op* op = context;
@@ -84,7 +104,8 @@ static void reduce_f32_rows(const void* context, size_t first, size_t count, uin
   const float divisor = (float) n;
   for (size_t row = first; row < first + count; row++) {
     const size_t aligned = (size_t) (-(row * n)) & 3;  /* elements before the row's first 16-byte boundary */
-    const float sum = eigen_sum(op->input + row * n, n, aligned < n ? aligned : n);
+    const float sum = op->arithmetic == 2 ? mlas_pool_sum(op->input + row * n, n)
+                                          : eigen_sum(op->input + row * n, n, aligned < n ? aligned : n);
     op->output[row] = op->operation == REDUCE_MEAN ? sum / divisor : sum;
   }
 }
@@ -109,7 +130,7 @@ static void reduce_f32_columns(const void* context, size_t first, size_t count, 
 
 void qnn_run_reduce_f32(const struct qnn_op* base) {
   const struct reduce_f32_op* op = (const struct reduce_f32_op*) base;
-  if (op->columnwise) {
+  if (op->arithmetic == 1) {
     qnn_parallelize_ranges(reduce_f32_columns, op, op->columns, 16, 4, op->rows, QNN_TASK_ELEMENTS);
   } else {
     qnn_parallelize_ranges(reduce_f32_rows, op, op->rows, 1, 4, op->columns, QNN_TASK_ELEMENTS);

@@ -1,12 +1,14 @@
 """BatchNormalization that no convolution absorbed, between DequantizeLinear and QuantizeLinear (or the
 model's float output): IR BATCH_NORM, one table per channel of onnxruntime's float32 arithmetic
-(ops/batch_norm.py), the float element ops after it composed into the same tables."""
+(ops/batch_norm.py), the float element ops after it composed into the same tables. Of a float32 value (a
+dynamically quantized model's): a float32 MUL and ADD by per-channel constants, as onnxruntime computes it."""
 
-from ...numerics.float32 import float32
+from ...numerics.float32 import float32, float32_bytes
 from ...numerics.onnxruntime import batch_norm_coefficients
+from .binary import binary
 from .context import Value
 from .layout import nhwc_index, onnx_shape, plain_index, transpose
-from .quantization import activation_input
+from .quantization import activation_input, float_value
 from .registry import onnx_op
 from .skip import Skip
 from .tabulated import tabulated
@@ -45,7 +47,7 @@ def import_batch_norm(ctx, node, attrs):
         raise Skip("BatchNormalization in training mode (running mean and variance outputs) is not supported")
     if attrs.get("spatial", 1) != 1 or attrs.get("training_mode", 0) != 0:
         raise Skip("only spatial inference BatchNormalization is supported")
-    x = activation_input(ctx, node.input[0])
+    x = node.input[0] if float_value(ctx, node.input[0]) else activation_input(ctx, node.input[0])
     shape = onnx_shape(ctx, x)
     if len(shape) not in (3, 4):
         raise Skip(f"input of shape {list(shape)}: BatchNormalization of a [N, C, L] or [N, C, H, W] tensor only")
@@ -53,6 +55,9 @@ def import_batch_norm(ctx, node, attrs):
     scale, bias, mean, var = (float32_parameter(ctx, n, channels, what) for n, what in
                               zip(node.input[1:], ("scale", "bias", "mean", "variance")))
     coefficients = batch_norm_coefficients(scale, bias, mean, var, attrs.get("epsilon", 1e-5))
+    if x == node.input[0] and float_value(ctx, x):
+        float_batch_norm(ctx, node, x, coefficients, len(shape))
+        return
     name, chain, moves = float_chain(ctx, node.output[0])
     if len(shape) == 4:
         index = nhwc_index(ctx, x)
@@ -69,3 +74,18 @@ def import_batch_norm(ctx, node, attrs):
         back = transpose(ctx, table, (0, 2, 1))
         for alias in [n for n, v in ctx.values.items() if v.index == table]:
             ctx.values[alias] = Value(back)
+
+
+def float_batch_norm(ctx, node, x, coefficients, rank):
+    """y = x * new_scale + new_bias of float32 value ``x``, each channel's coefficients as onnxruntime's
+    BatchNormalization computes them (batch_norm_coefficients): a float32 MUL, then an ADD (Eigen's arrays: two
+    roundings, no FMA)."""
+    names = []
+    for k, part in enumerate(("scale", "bias")):
+        name = f"{node.output[0]}/{part}"
+        values = float32_bytes([c[k] for c in coefficients])
+        ctx.values[name] = Value(ctx.add_tensor(name, [len(coefficients)] + [1] * (rank - 2), "float32", data=values))
+        names.append(name)
+    scaled = node.output[0] + "/scaled"
+    binary(ctx, "MUL", node, x, names[0], [scaled], None, "NONE", float_output=True)
+    binary(ctx, "ADD", node, scaled, names[1], [node.output[0]], None, "NONE", float_output=True)

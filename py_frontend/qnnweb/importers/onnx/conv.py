@@ -3,9 +3,10 @@
 
 import struct
 
+from ...graph import permuted_bytes
 from ..shape_folding import FoldError, broadcast_shape
 from .attributes import window_pads
-from .layout import nhwc_index, onnx_shape, permuted_bytes, plain_index, transpose
+from .layout import nhwc_index, onnx_shape, plain_index, transpose
 from .float32_path import float32_result
 from .quantization import (activation_input, float32_operand, float_value, new_output, qlinear_input, qparams,
                            quantized_output)

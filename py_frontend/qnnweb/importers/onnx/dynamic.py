@@ -5,12 +5,16 @@ Cast, Mul (by the product x_scale * weight scale, a Mul of its own ahead of them
 float result. DynamicQuantizeLinear becomes a DYNAMIC_QUANTIZE; MatMulInteger and the nodes after it one
 DYNAMIC_MATMUL, as onnxruntime's optimizer fuses them (MatMulIntegerToFloat); com.microsoft's fused forms
 MatMulIntegerToFloat and DynamicQuantizeMatMul (a model saved optimized by onnxruntime) map to the same ops.
-The integer sums are exact, as MatMulInteger is defined, on every machine (onnxruntime's own differ by CPU:
-docs/kernels.md)."""
+ConvInteger and its Cast / Mul / Add (the bias reshaped to [1, C, 1, 1]) become one DYNAMIC_CONV_2D on NHWC
+tensors. The integer sums are exact, as MatMulInteger and ConvInteger are defined, on every machine
+(onnxruntime's own differ by CPU: docs/kernels.md)."""
 
 from ...graph import DYNAMIC_PARAMETERS_SHAPE
+from .attributes import window_pads
 from .constants import float_values, required_constant
 from .context import Value
+from .float32_path import float32_result
+from .layout import nhwc_index, plain_index
 from .quantization import float_cast
 from .registry import onnx_op
 from .skip import Skip
@@ -18,12 +22,12 @@ from .skip import Skip
 def dynamic_quantize(ctx, name, quantized_name):
     """The DYNAMIC_QUANTIZE of float tensor ``name``: (IR index of its int8 twin, IR index of its parameters)."""
     value = ctx.values.get(name)
-    if value is None or ctx.tensors[value.index].dtype != "float32" or value.nhwc:
+    if value is None or ctx.tensors[value.index].dtype != "float32":
         raise Skip(f"input '{name}' must be a float32 tensor computed in float")
     q = ctx.add_tensor(quantized_name, ctx.tensors[value.index].shape, "int8")
     ctx.tensors[q].dynamic = True
     parameters = ctx.add_tensor(quantized_name + "/parameters", DYNAMIC_PARAMETERS_SHAPE, "int32")
-    ctx.add_op("DYNAMIC_QUANTIZE", [value.index], [q, parameters])
+    ctx.add_op("DYNAMIC_QUANTIZE", [value.index], [q, parameters])   # the range of every element: any layout
     return q, parameters
 
 
@@ -35,7 +39,7 @@ def import_dynamic_quantize_linear(ctx, node, attrs):
         raise Skip("its outputs are model outputs: qnnweb runs DynamicQuantizeLinear as the input of MatMulInteger "
                    "(quantize_dynamic's models) only")
     q, parameters = dynamic_quantize(ctx, node.input[0], node.output[0])
-    ctx.values[node.output[0]] = Value(q)
+    ctx.values[node.output[0]] = Value(q, ctx.values[node.input[0]].nhwc)
     ctx.dynamic[node.output[0]] = (node.output[1], node.output[2], parameters)
     # the Muls of its scale by a weight scale (read by the Mul after a MatMulInteger, which fuses them)
     for mul in ctx.consumers.get(node.output[1], []):
@@ -45,20 +49,24 @@ def import_dynamic_quantize_linear(ctx, node, attrs):
             ctx.mark_done(mul)
 
 
-def _dynamic_input(ctx, name, scale_name, zero_point_name):
-    """(IR index, parameters index) of a DynamicQuantizeLinear output read with its own scale and zero point."""
+def _dynamic_input(ctx, name, scale_name, zero_point_name, layout=plain_index):
+    """(IR index, parameters index) of a DynamicQuantizeLinear output read with its own scale and zero point, in
+    ONNX's layout (or NHWC: layout nhwc_index)."""
     entry = ctx.dynamic.get(name)
     if entry is None or entry[1] != zero_point_name or scale_name != entry[0]:
         raise Skip(f"input '{name}' must be a DynamicQuantizeLinear output, read with its own scale and zero point")
-    return ctx.values[name].index, entry[2]
+    index = layout(ctx, name)
+    ctx.tensors[index].dynamic = True   # a transpose of it is quantized as it is
+    return index, entry[2]
 
 
-def _weights(ctx, name, scale_name, zero_point_name):
-    """IR index of constant weights [K, N] quantized per tensor or per column (their own dtype and zero points)."""
+def _weights(ctx, name, scale_name, zero_point_name, axis=1):
+    """IR index of constant 8-bit weights quantized per tensor or per output channel (their own dtype and zero
+    points): a matrix [K, N] (``axis`` 1, the columns) or a convolution's [O, I / group, KH, KW] (``axis`` 0)."""
     constant = required_constant(ctx, name, "weights")
-    if constant.dtype not in ("int8", "uint8") or len(constant.shape) != 2:
-        raise Skip(f"weights '{name}' must be an int8 or uint8 matrix [K, N]; got {constant.dtype} "
-                   f"{list(constant.shape)}")
+    if constant.dtype not in ("int8", "uint8") or len(constant.shape) != (2 if axis else 4):
+        raise Skip(f"weights '{name}' must be int8 or uint8 {'[K, N]' if axis else '[O, I / group, KH, KW]'}; got "
+                   f"{constant.dtype} {list(constant.shape)}")
     scales = float_values(ctx, scale_name)
     zero_points = [0] * len(scales)
     if zero_point_name:
@@ -68,19 +76,21 @@ def _weights(ctx, name, scale_name, zero_point_name):
         zero_points = [int(z) for z in zero_point.values()]
     if len(zero_points) == 1 and len(scales) > 1:
         zero_points *= len(scales)
-    if len(scales) not in (1, constant.shape[1]) or len(zero_points) != len(scales):
+    channels = constant.shape[axis]
+    if len(scales) not in (1, channels) or len(zero_points) != len(scales):
         raise Skip(f"weights '{name}' have {len(scales)} scales and {len(zero_points)} zero points for "
-                   f"{constant.shape[1]} columns: only per tensor or per column quantization is supported")
+                   f"{channels} output channels: only per tensor or per channel quantization is supported")
     return ctx.add_tensor(name, constant.shape, constant.dtype, scales, zero_points, constant.data,
-                          1 if len(scales) > 1 else 0)
+                          axis if len(scales) > 1 else 0)
 
 
-def _bias(ctx, name, columns):
-    """IR index of a float32 bias of one value per column, or None when ``name`` is not one."""
+def _bias(ctx, name, columns, shapes=None):
+    """IR index of a constant float32 bias of one value per column ([columns], or one of ``shapes``), or None
+    when ``name`` is not one."""
     constant = ctx.constants.get(name)
-    if constant is None or constant.dtype != "float32" or list(constant.shape) != [columns]:
+    if constant is None or constant.dtype != "float32" or list(constant.shape) not in (shapes or [[columns]]):
         return None
-    return ctx.add_tensor(name, constant.shape, "float32", data=constant.data)
+    return ctx.add_tensor(name, [columns], "float32", data=constant.data)
 
 
 def _dynamic_matmul(ctx, q, parameters, weights, bias, output_name):
@@ -101,11 +111,9 @@ def _optional(node, k):
     return node.input[k] if len(node.input) > k else ""
 
 
-@onnx_op("MatMulInteger")
-def import_mat_mul_integer(ctx, node, attrs):
-    """MatMulInteger, Cast to float, Mul by x_scale * weight scale, then (optionally) Add of a float bias."""
-    if not _optional(node, 2):
-        raise Skip("only a MatMulInteger of a DynamicQuantizeLinear output (with its zero point) is supported")
+def _scaled_integer_result(ctx, node):
+    """The Cast to float and the Mul by x_scale * weight scale after MatMulInteger / ConvInteger ``node``
+    (quantize_dynamic's form), marked done: (the Mul, (x_scale's name, the weight scale's name))."""
     cast = _only_reader(ctx, node.output[0])
     if cast is None or not float_cast(cast):
         raise Skip("its int32 result must go to one Cast to float only (quantize_dynamic's form)")
@@ -113,16 +121,57 @@ def import_mat_mul_integer(ctx, node, attrs):
     scale = next((ctx.dynamic_scales[i] for i in mul.input if i in ctx.dynamic_scales), None) if mul else None
     if mul is None or mul.op_type != "Mul" or scale is None:
         raise Skip("the Cast's result must be multiplied by the product of the input's scale and the weights' scale")
-    q, parameters = _dynamic_input(ctx, node.input[0], scale[0], node.input[2])
-    weights = _weights(ctx, node.input[1], scale[1], _optional(node, 3))
     ctx.mark_done(cast)
     ctx.mark_done(mul)
-    add, bias = _only_reader(ctx, mul.output[0]), None
-    if add is not None and add.op_type == "Add" and len(add.input) == 2:
-        bias = _bias(ctx, add.input[1] if add.input[0] == mul.output[0] else add.input[0], ctx.tensors[weights].shape[1])
-    if bias is not None:
-        ctx.mark_done(add)
-    _dynamic_matmul(ctx, q, parameters, weights, bias, add.output[0] if bias is not None else mul.output[0])
+    return mul, scale
+
+
+def _bias_add(ctx, name, columns, shapes=None):
+    """(the Add of a bias (as _bias takes it) to ``name``, marked done, and the bias's IR index), or (None, None)."""
+    add = _only_reader(ctx, name)
+    if add is None or add.op_type != "Add" or len(add.input) != 2:
+        return None, None
+    bias = _bias(ctx, add.input[1] if add.input[0] == name else add.input[0], columns, shapes)
+    if bias is None:
+        return None, None
+    ctx.mark_done(add)
+    return add, bias
+
+
+@onnx_op("MatMulInteger")
+def import_mat_mul_integer(ctx, node, attrs):
+    """MatMulInteger, Cast to float, Mul by x_scale * weight scale, then (optionally) Add of a float bias."""
+    if not _optional(node, 2):
+        raise Skip("only a MatMulInteger of a DynamicQuantizeLinear output (with its zero point) is supported")
+    mul, scale = _scaled_integer_result(ctx, node)
+    q, parameters = _dynamic_input(ctx, node.input[0], scale[0], node.input[2])
+    weights = _weights(ctx, node.input[1], scale[1], _optional(node, 3))
+    add, bias = _bias_add(ctx, mul.output[0], ctx.tensors[weights].shape[1])
+    _dynamic_matmul(ctx, q, parameters, weights, bias, (add or mul).output[0])
+
+
+@onnx_op("ConvInteger")
+def import_conv_integer(ctx, node, attrs):
+    """ConvInteger (x, w, x_zero_point, w_zero_point), Cast to float, Mul by x_scale * weight scale, then
+    (optionally) Add of the float bias quantize_dynamic reshapes to [1, C, 1, 1]: one DYNAMIC_CONV_2D, NHWC."""
+    if not _optional(node, 2):
+        raise Skip("only a ConvInteger of a DynamicQuantizeLinear output (with its zero point) is supported")
+    mul, scale = _scaled_integer_result(ctx, node)
+    q, parameters = _dynamic_input(ctx, node.input[0], scale[0], node.input[2], nhwc_index)
+    n, h, w_, c = ctx.tensors[q].shape
+    weights = _weights(ctx, node.input[1], scale[1], _optional(node, 3), axis=0)
+    m, group_channels, kh, kw = ctx.tensors[weights].shape
+    group = attrs.get("group", 1)
+    if group < 1 or group_channels * group != c or m % group:
+        raise Skip(f"group {group} does not fit {c} input channels and weights {list(ctx.tensors[weights].shape)}")
+    strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = window_pads(attrs, (h, w_), (kh, kw), strides, dilations)
+    out_h = (h + pads[0] + pads[1] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
+    out_w = (w_ + pads[2] + pads[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    add, bias = _bias_add(ctx, mul.output[0], m, [[1, m, 1, 1], [m, 1, 1]])
+    y = float32_result(ctx, (add or mul).output[0], (n, out_h, out_w, m), True)
+    ctx.add_op("DYNAMIC_CONV_2D", [q, parameters, weights, -1 if bias is None else bias], [y], stride=tuple(strides),
+               dilation=tuple(dilations), padding=pads, groups=group)
 
 
 def _fused_bias(ctx, name, weights):

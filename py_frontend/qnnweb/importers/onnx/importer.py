@@ -17,7 +17,7 @@ from .skip import Skip
 
 STATIC_HOW = "onnxruntime.quantization.quantize_static (QDQ or QOperator, int8 or uint8 activations)"
 # what reads a DynamicQuantizeLinear output in the dynamically quantized models qnnweb runs (dynamic.py)
-DYNAMIC_PRODUCTS = {"MatMulInteger", "MatMulIntegerToFloat"}
+DYNAMIC_PRODUCTS = {"MatMulInteger", "MatMulIntegerToFloat", "ConvInteger"}
 
 
 def import_graph(model, input_shapes=None):
@@ -145,7 +145,7 @@ def require_quantized(ctx):
         raise QuantizationModeError(
             f"the model is dynamically quantized (onnxruntime.quantization.quantize_dynamic: activations quantized "
             f"at run time by DynamicQuantizeLinear) and reads them with {', '.join(sorted(dynamic_readers))}: of such "
-            "models qnnweb runs the matrix products (MatMulInteger) only: quantize with " + STATIC_HOW)
+            "models qnnweb runs the integer products (MatMulInteger, ConvInteger) only: quantize with " + STATIC_HOW)
     wide = {c.dtype for n in ctx.nodes  # activations: what a QuantizeLinear of a computed tensor gives
             if n.op_type == "QuantizeLinear" and len(n.input) > 2 and n.input[0] not in ctx.constants
             for c in [ctx.constants.get(n.input[2])] if c is not None and c.dtype in ("int16", "uint16")}

@@ -1,7 +1,7 @@
 """Layouts: ONNX's activations are NCHW, the IR's feature maps NHWC. Which layout a value is held in
 (context.Value.nhwc), the transposes and reshapes between them, and permuted constant data."""
 
-from ...graph import DTYPE_SIZES
+from ...graph import DTYPE_SIZES, permuted_bytes
 from .context import Value
 from .skip import Skip
 
@@ -12,21 +12,6 @@ def channels_first(rank):
     """The perm from a channels-last IR tensor (Value.nhwc) of `rank` back to ONNX's layout:
     [N, H, W, C...] -> [N, C..., H, W] ((0, 3, 1, 2) for rank 4)."""
     return (0, *range(3, rank), 1, 2)
-
-
-def permuted_bytes(data, shape, perm, width):
-    """Row-major bytes of a tensor of ``shape`` transposed by ``perm`` (output dim k = input dim perm[k])."""
-    rank = len(shape)
-    strides = [width] * rank
-    for k in range(rank - 2, -1, -1):
-        strides[k] = strides[k + 1] * shape[k + 1]
-    out_shape = [shape[p] for p in perm]
-    offsets = [0]
-    for k in range(rank):  # byte offsets of every output element, built one dimension at a time
-        step = strides[perm[k]]
-        offsets = [o + i * step for o in offsets for i in range(out_shape[k])]
-    data = bytes(data)
-    return b"".join(data[o:o + width] for o in offsets)
 
 
 def onnx_shape(ctx, name):

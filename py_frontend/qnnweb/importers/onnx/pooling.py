@@ -2,10 +2,11 @@
 
 from .attributes import window_pads
 from .constants import int32_constant
+from .float32_path import float32_result
 from .float_reduce import import_float_reduction, reduced_shape, reduction_axes
 from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index
-from .quantization import (activation_input, new_output, outputs_like_input, qlinear_input, qparams, quantized_output,
-                           requantize_to)
+from .quantization import (activation_input, float_value, new_output, outputs_like_input, qlinear_input, qparams,
+                           quantized_output, requantize_to)
 from .registry import onnx_op
 from .skip import Skip
 
@@ -55,10 +56,24 @@ def add_pool(ctx, op_type, node, attrs, x_name, out_names, params, activation, g
 
 @onnx_op("AveragePool", "GlobalAveragePool")
 def import_average_pool(ctx, node, attrs):
+    if node.op_type == "GlobalAveragePool" and float_value(ctx, node.input[0]):
+        float_global_average_pool(ctx, node)
+        return
     x = activation_input(ctx, node.input[0])
     out_names, params, activation = quantized_output(ctx, node)
     add_pool(ctx, "AVERAGE_POOL_2D", node, attrs, x, out_names, params, activation,
              global_pool=node.op_type == "GlobalAveragePool")
+
+
+def float_global_average_pool(ctx, node):
+    """GlobalAveragePool of a float32 value (a dynamically quantized ConvNeXt's head): the MEAN of each channel
+    of the NCHW tensor, summed as MLAS's global pooling kernel sums it (ops/reduce.py)."""
+    shape = onnx_shape(ctx, node.input[0])
+    if len(shape) < 3:
+        raise Skip(f"input of shape {list(shape)}: a GlobalAveragePool needs rank 3 or more")
+    out = float32_result(ctx, node.output[0], list(shape[:2]) + [1] * (len(shape) - 2), False)
+    axes = int32_constant(ctx, f"{node.output[0]}/axes", list(range(2, len(shape))))
+    ctx.add_op("MEAN", [plain_index(ctx, node.input[0]), axes], [out], keep_dims=True, arithmetic="onnxruntime_pool")
 
 
 @onnx_op("MaxPool")

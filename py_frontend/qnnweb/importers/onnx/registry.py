@@ -42,7 +42,7 @@ ARITY = {
     "PRelu": (2, 2, 1, 1), "Pad": (1, 4, 1, 1), "ConvTranspose": (2, 3, 1, 1), "Resize": (1, 4, 1, 1), "Max": (1, None, 1, 1), "Min": (1, None, 1, 1),
     "Sub": (2, 2, 1, 1), "Div": (2, 2, 1, 1),
     "DynamicQuantizeLinear": (1, 1, 3, 3), "MatMulInteger": (2, 4, 1, 1), "MatMulIntegerToFloat": (4, 7, 1, 1),
-    "DynamicQuantizeMatMul": (3, 5, 1, 1),
+    "DynamicQuantizeMatMul": (3, 5, 1, 1), "ConvInteger": (2, 4, 1, 1),
     "LayerNormalization": (2, 3, 1, 3), "InstanceNormalization": (3, 3, 1, 1),
     # folded when their inputs are constants (folding.py)
     "Where": (3, 3, 1, 1), "Range": (3, 3, 1, 1), "Expand": (2, 2, 1, 1), "Tile": (2, 2, 1, 1), "Pow": (2, 2, 1, 1),

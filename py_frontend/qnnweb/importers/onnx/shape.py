@@ -10,9 +10,9 @@ from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped,
 from .booleans import cast_to_bool
 from .float32_path import float32_result
 from .proto import tensor_bytes
-from .quantization import (activation_input, bool_cast, float_cast, float_value, moved_output, new_output,
-                           outputs_like_input, params_of, qlinear_input, qparams, quantize_like_onnxruntime,
-                           quantized_output, requantize_to, unary_op)
+from .quantization import (activation_input, bool_cast, float32_operand, float_cast, float_value, moved_output,
+                           new_output, outputs_like_input, params_of, qlinear_input, qparams,
+                           quantize_like_onnxruntime, quantized_output, requantize_to, unary_op)
 from .registry import arity_problem, onnx_op
 from .skip import Skip
 
@@ -213,6 +213,9 @@ def concat(ctx, node, axis, inputs, out_names, params):
 
 @onnx_op("Concat")
 def import_concat(ctx, node, attrs):
+    if any(float_value(ctx, n) for n in node.input):
+        float_concat(ctx, node, attrs.get("axis", 1))
+        return
     constant = [n in ctx.constants or n in ctx.quantized_constants for n in node.input]
     if all(constant):
         raise Skip("every input is a constant of a type not folded at load time")
@@ -222,6 +225,32 @@ def import_concat(ctx, node, attrs):
         raise Skip("Concat with a fused activation is not supported")
     inputs = [concat_constant(ctx, n, params) if c else i for n, c, i in zip(node.input, constant, inputs)]
     concat(ctx, node, attrs.get("axis", 1), inputs, out_names, params)
+
+
+def float_concat(ctx, node, axis):
+    """Concat of float32 values (a dynamically quantized ViT's class token beside its patch tokens), as
+    onnxruntime's float Concat: the values copied. A constant input is copied into an activation first."""
+    names = [float32_operand(ctx, n) for n in node.input]
+    for name in names:
+        t = ctx.tensors[ctx.values[name].index]
+        if t.is_constant:   # written into an activation of its own by a BROADCAST_TO, once
+            copy = ctx.add_tensor(name + "/activation", t.shape, "float32")
+            ctx.add_op("BROADCAST_TO", [t.index, int32_constant(ctx, f"{name}/shape", list(t.shape))], [copy])
+            ctx.values[name] = Value(copy)
+    shapes = [onnx_shape(ctx, n) for n in names]
+    rank = len(shapes[0])
+    if rank == 0 or not -rank <= axis < rank or any(len(s) != rank for s in shapes):
+        raise Skip(f"axis {axis} for inputs of shapes {[list(s) for s in shapes]}")
+    axis %= rank
+    nhwc = rank == 4 and all(ctx.values[n].nhwc for n in names)
+    indexes = [ctx.values[n].index if nhwc else plain_index(ctx, n) for n in names]
+    out_shape = list(shapes[0])
+    out_shape[axis] = sum(s[axis] for s in shapes)
+    if nhwc:
+        axis = NCHW_TO_NHWC.index(axis)
+        out_shape = [out_shape[i] for i in NCHW_TO_NHWC]
+    out = float32_result(ctx, node.output[0], out_shape, nhwc)
+    ctx.add_op("CONCATENATION", indexes, [out], axis=axis, activation="NONE")
 
 
 def concat_constant(ctx, name, params):
@@ -337,15 +366,32 @@ def import_softmax(ctx, node, attrs):
 
 
 def float_softmax(ctx, node, attrs, x):
-    """Softmax of a float32 value over its last axis (a dynamically quantized model's attention), as
-    onnxruntime's float kernel computes it (float32_path.py)."""
-    index = plain_index(ctx, x)
-    shape = list(ctx.tensors[index].shape)
+    """Softmax of a float32 value (a dynamically quantized model's attention), as onnxruntime's float kernel
+    computes it (float32_path.py), over the last axis: a feature map's channels where it is held NHWC; another
+    axis moved last and back, as onnxruntime moves it (opset 13 on)."""
+    value, shape = ctx.values[x], list(onnx_shape(ctx, x))
     axis = attrs.get("axis", -1 if ctx.opsets.get("ai.onnx", 13) >= 13 else 1)
-    if not shape or axis % len(shape) != len(shape) - 1:
-        raise Skip(f"a float Softmax over axis {axis} of a rank-{len(shape)} tensor: only the last axis is supported")
+    if not shape or not -len(shape) <= axis < len(shape):
+        raise Skip(f"axis {axis} for a tensor of shape {shape}")
+    axis %= len(shape)
+    if value.nhwc and axis == 1:
+        out = float32_result(ctx, node.output[0], ctx.tensors[value.index].shape, True)
+        ctx.add_op("SOFTMAX", [value.index], [out], beta=1.0)
+        return
+    index = plain_index(ctx, x)
+    if axis == len(shape) - 1:
+        out = float32_result(ctx, node.output[0], shape, False)
+        ctx.add_op("SOFTMAX", [index], [out], beta=1.0)
+        return
+    if ctx.opsets.get("ai.onnx", 13) < 13:
+        raise Skip(f"a float Softmax of opset < 13 over axis {axis} of a rank-{len(shape)} tensor (the tensor "
+                   "coerced to 2-D): only the last axis is supported")
+    perm = [k for k in range(len(shape)) if k != axis] + [axis]
+    moved = transpose(ctx, index, perm)
+    last = ctx.add_tensor(node.output[0] + "/last_axis", ctx.tensors[moved].shape, "float32")
+    ctx.add_op("SOFTMAX", [moved], [last], beta=1.0)
     out = float32_result(ctx, node.output[0], shape, False)
-    ctx.add_op("SOFTMAX", [index], [out], beta=1.0)
+    ctx.add_op("TRANSPOSE", [last], [out], perm=[perm.index(k) for k in range(len(shape))])
 
 
 @onnx_op("QLinearSoftmax")
