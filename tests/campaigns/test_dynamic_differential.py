@@ -12,14 +12,13 @@ follows the FMA3 kernel), get no verdict when they differ (runner._judge_dynamic
 ./build.sh difftest --dynamic --cases N --seed S.
 """
 
-import collections
 import re
 
 import pytest
 
 import qnnweb
 from qnnweb_dev.differential.generator import DYNAMIC_MODES, make_case
-from qnnweb_dev.differential.runner import run_case
+from qnnweb_dev.differential.runner import rejection_problems, run_case
 from qnnweb_dev.reference.dynamic_bar import fma3_softmax
 
 pytestmark = pytest.mark.slow  # a hundred random models, each quantized by onnxruntime
@@ -65,17 +64,9 @@ def test_no_mismatch_or_crash(results):
 
 
 def test_rejections_are_rare_and_genuine(results):
-    wrongly = collections.defaultdict(list)
-    for r in results:
-        if r.outcome == "rejected" and not any(p.search(r.message) for p in ALLOWED_REJECTIONS.values()):
-            wrongly[r.failure_class].append(r.name)
-    verdicts = [r for r in results if r.outcome != "skipped"]
-    rejected = [r for r in verdicts if r.outcome == "rejected"]
-    assert not wrongly, "rejected although qnnweb should run them:\n" + "\n".join(
-        f"  {len(names)} x {cls} (e.g. {', '.join(names[:3])})" for cls, names in wrongly.items())
-    assert len(rejected) <= MAX_REJECTED_SHARE * len(verdicts), \
-        f"{len(rejected)} of {len(verdicts)} cases rejected (more than {MAX_REJECTED_SHARE:.0%})"
-    assert len(verdicts) >= 0.9 * len(results), "the reference side skipped too many cases"
+    problems = rejection_problems(results, ALLOWED_REJECTIONS.values(), MAX_REJECTED_SHARE)
+    assert not problems, "\n".join(problems)
+    assert sum(r.outcome != "skipped" for r in results) >= 0.9 * len(results), "the reference side skipped too many"
 
 
 def test_mostly_bit_exact(results):

@@ -13,7 +13,6 @@ GELU, attention, unfused BatchNorm: generator.MODERN_SHARE), judged like any oth
 --cases N --seed S [--modern] (every failing case saved under results/difftest/ for reproduction).
 """
 
-import collections
 import os
 import re
 import sys
@@ -54,11 +53,6 @@ ALLOWED_REJECTIONS = {
 }
 
 
-def _allowed(message):
-    return any(pattern.search(message) for pattern in ALLOWED_REJECTIONS.values())
-
-
-
 @pytest.fixture(scope="module")
 def results():
     out = []
@@ -84,16 +78,8 @@ def test_no_crash(results):
 
 
 def test_rejections_are_rare_and_genuine(results):
-    wrongly = collections.defaultdict(list)
-    for r in results:
-        if r.outcome == "rejected" and not _allowed(r.message):
-            wrongly[r.failure_class].append(r.name)
-    verdicts = [r for r in results if r.outcome != "skipped"]
-    rejected = [r for r in verdicts if r.outcome == "rejected"]
-    assert not wrongly, "rejected although qnnweb should run them:\n" + "\n".join(
-        f"  {len(names)} x {cls} (e.g. {', '.join(names[:3])})" for cls, names in wrongly.items())
-    assert len(rejected) <= MAX_REJECTED_SHARE * len(verdicts), \
-        f"{len(rejected)} of {len(verdicts)} cases rejected (more than {MAX_REJECTED_SHARE:.0%})"
+    problems = runner.rejection_problems(results, ALLOWED_REJECTIONS.values(), MAX_REJECTED_SHARE)
+    assert not problems, "\n".join(problems)
 
 
 def test_modern_blocks_are_a_third_of_the_cases(results):

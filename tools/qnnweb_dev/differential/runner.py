@@ -13,6 +13,7 @@ Every failing result has a ``failure_class``: the message with names and numbers
 one class collects the cases that fail for the same reason.
 """
 
+import collections
 import json
 import os
 import re
@@ -240,6 +241,23 @@ def _judge_dynamic(result, reference):
     result.outcome, result.message = "mismatch", result.comparison.summary()
     result.failure_class = f"mismatch (dynamic {mode['weight_type']} weights; not located)"
     return result
+
+
+def rejection_problems(results, allowed, max_share):
+    """What a campaign's sample does not allow in its rejections (a list of lines, empty when none): a rejection
+    whose message no pattern of ``allowed`` finds (qnnweb should run it), or more than ``max_share`` of the cases
+    with a verdict rejected."""
+    wrongly = collections.defaultdict(list)
+    for r in results:
+        if r.outcome == "rejected" and not any(pattern.search(r.message) for pattern in allowed):
+            wrongly[r.failure_class].append(r.name)
+    problems = [f"rejected although qnnweb should run them: {len(names)} x {cls} (e.g. {', '.join(names[:3])})"
+                for cls, names in wrongly.items()]
+    verdicts = [r for r in results if r.outcome != "skipped"]
+    rejected = sum(r.outcome == "rejected" for r in verdicts)
+    if rejected > max_share * len(verdicts):
+        problems.append(f"{rejected} of {len(verdicts)} cases rejected (more than {max_share:.0%})")
+    return problems
 
 
 def uint8_model_outputs(quantized, case):
