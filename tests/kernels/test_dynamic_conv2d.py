@@ -1,8 +1,9 @@
 """DYNAMIC_CONV_2D (onnxruntime's ConvInteger + Cast + Mul + Add of a quantize_dynamic model) after a
 DYNAMIC_QUANTIZE on every variant, bit-exact with the numpy reference (qnnweb_dev.reference.dynamic.conv_integer,
 checked against onnxruntime with real quantize_dynamic models in tests/onnx/test_onnx_dynamic_quantization.py):
-int8 and uint8 weights, per tensor and per output channel, weight zero points, groups (depthwise too), strides,
-dilations, asymmetric padding (taps in it read the input's zero point), batches, with and without bias, threads."""
+int8 and uint8 weights, per tensor and per output channel, weight zero points, groups (depthwise too, with and
+without a channel multiplier), strides, dilations, asymmetric padding (taps in it read the input's zero point),
+batches, with and without bias, threads."""
 
 import numpy as np
 import pytest
@@ -58,9 +59,10 @@ def cases(draw):
     groups = draw(st.sampled_from([1, 1, 2, 3]))
     depthwise = draw(st.booleans()) and groups == 1
     group_channels = 1 if depthwise else draw(st.integers(1, 9))
-    channels = draw(st.integers(2, 12)) if depthwise else group_channels * groups
+    channels = draw(st.integers(2, 20)) if depthwise else group_channels * groups
     groups = channels if depthwise else groups
-    m = groups * draw(st.integers(1, 4))
+    # a depthwise one of multiplier 1 runs its own loop (eight channels at a time, then the rest)
+    m = groups * (1 if depthwise and draw(st.booleans()) else draw(st.integers(1, 4)))
     kh, kw = draw(st.integers(1, 5)), draw(st.integers(1, 5))
     stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
     dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
@@ -91,13 +93,15 @@ def test_dynamic_conv2d_matches_reference(variant, case):
 
 
 @pytest.mark.parametrize("variant", H.VARIANTS)
-def test_padding_reads_the_zero_point(variant):
+@pytest.mark.parametrize("channels", [1, 9])
+def test_padding_reads_the_zero_point(variant, channels):
     """All-positive input (zero point 0) and all-negative (zero point 255): a 3x3 window of ones around the edge
-    counts only the taps inside, whatever the zero point."""
+    counts only the taps inside, whatever the zero point (one channel; nine channels depthwise)."""
     for sign in (1.0, -1.0):
-        x = np.full((1, 4, 5, 1), 2.0 * sign, np.float32)
-        w = np.ones((1, 1, 3, 3), np.int8)
-        y = run_dynamic_conv(variant, x, w, [1.0], [0], None, (1, 1), (1, 1), (1, 1, 1, 1), 1)[0, :, :, 0]
+        x = np.full((1, 4, 5, channels), 2.0 * sign, np.float32)
+        w = np.ones((channels, 1, 3, 3), np.int8)
+        y = run_dynamic_conv(variant, x, w, [1.0], [0], None, (1, 1), (1, 1), (1, 1, 1, 1), channels)
         q, scale, zp = ref.dynamic_quantize_linear(x)
         inside = np.array([[4, 6, 6, 6, 4], [6, 9, 9, 9, 6], [6, 9, 9, 9, 6], [4, 6, 6, 6, 4]])
-        np.testing.assert_array_equal(y, (inside * (int(q.flat[0]) - zp)).astype(np.float32) * scale)
+        want = (inside * (int(q.flat[0]) - zp)).astype(np.float32) * scale
+        np.testing.assert_array_equal(y, np.repeat(want[None, :, :, None], channels, axis=3))

@@ -9,8 +9,10 @@
  * the zero point of X, known only then, folded in per column (a window's taps in the padding read x_zp, as
  * ConvInteger pads: they add nothing once it is folded in). Each task gathers two rows of X at a time as
  * int16 in its thread's scratch and takes their dot products (i32x4.dot_i16x8: |x| <= 255, |w - w_zp| <= 255,
- * exact) with four columns at a time. Integer sums are exact and the float steps are the same two roundings
- * in every variant, so every module gives the same bytes. */
+ * exact) with four columns at a time. A depthwise convolution (a group per channel) runs apart: its weights
+ * packed [taps][channels], each pixel's taps add (x - x_zp) (w - w_zp) into int32 sums of eight channels at a
+ * time (the channels are contiguous in NHWC). Integer sums are exact and the float steps are the same two
+ * roundings in every variant, so every module gives the same bytes. */
 #include "qnnweb.h"
 #include "common.h"
 #include "operators.h"
@@ -36,6 +38,7 @@ struct dynamic_matmul_op {
   const void* parameters;
   size_t rows, depth, columns, padded_depth;   /* depth: of one group's window; columns: of every group */
   struct window window;
+  int depthwise;                 /* one channel per group: weights [depth][columns], no column sums */
   const int16_t* weights;        /* [columns][padded_depth]: w - w_zp[n] */
   const int32_t* column_sums;    /* sum over k of the packed weights of each column */
   const float* scales;
@@ -56,6 +59,7 @@ QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const s
                                     int64_t input_bytes, const char* what, struct qnn_op** result) {
   enum { INPUT, OUTPUT, PARAMETERS, WEIGHTS, ZERO_POINTS, SCALES, BIAS };
   const int64_t padded_depth = qnn_round_up(depth, DEPTH_BLOCK);
+  const int depthwise = window->groups > 1 && window->groups == (size_t) columns && window->channels == (size_t) columns;
   const int8_t* input = qnn_plan_tensor(plan, fields[INPUT], input_bytes, what);
   float* output = (float*) qnn_plan_tensor(plan, fields[OUTPUT], rows * columns * 4, what);
   const void* parameters = qnn_plan_tensor(plan, fields[PARAMETERS], 8, what);
@@ -80,14 +84,18 @@ QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const s
   float* scales = qnn_plan_alloc(plan, columns * 4);
   float* bias = w_bias == NULL ? NULL : qnn_plan_alloc(plan, columns * 4);
   if (op == NULL || weights == NULL || sums == NULL || scales == NULL || (w_bias != NULL && bias == NULL) ||
-      !qnn_reserve_scratch((size_t) padded_depth * 4)) {
+      !qnn_reserve_scratch((size_t) (depthwise ? columns : padded_depth) * 4)) {
     return QNN_ERROR_OUT_OF_MEMORY;
   }
   for (int64_t n = 0; n < columns; n++) {
     int32_t sum = 0;
     for (int64_t k = 0; k < padded_depth; k++) {
       const int32_t value = k < depth ? w[k * columns + n] - w_zp[n] : 0;
-      weights[n * padded_depth + k] = (int16_t) value;
+      if (!depthwise) {
+        weights[n * padded_depth + k] = (int16_t) value;
+      } else if (k < depth) {
+        weights[k * columns + n] = (int16_t) value;
+      }
       sum += value;
     }
     sums[n] = sum;
@@ -96,7 +104,7 @@ QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const s
   }
   *op = (struct dynamic_matmul_op) {
     {type}, input, output, parameters, (size_t) rows, (size_t) depth, (size_t) columns, (size_t) padded_depth,
-    *window, weights, sums, scales, bias};
+    *window, depthwise, weights, sums, scales, bias};
   *result = &op->base;
   return QNN_OK;
 }
@@ -224,11 +232,57 @@ static void multiply_columns(const struct matmul_pass* pass, const int16_t* cons
   }
 }
 
+/* Output pixels [first, first + count) of a depthwise convolution: per pixel, each tap inside the image adds
+ * (x - x_zp) (w - w_zp) into the int32 sums of every channel (in the thread's scratch), then the float steps. */
+__attribute__((noinline)) static void depthwise_rows(const struct matmul_pass* pass, size_t first, size_t count,
+                                                     uint32_t thread) {
+  const struct dynamic_matmul_op* op = pass->op;
+  const struct window* w = &op->window;
+  const size_t channels = op->columns;
+  int32_t* acc = qnn_scratch(thread);
+  for (size_t m = first; m < first + count; m++) {
+    const size_t x = m % w->output_width, y = m / w->output_width % w->output_height;
+    const int8_t* image = op->input + m / w->output_width / w->output_height * w->height * w->width * channels;
+    qnn_memset(acc, 0, channels * sizeof(int32_t));
+    for (size_t ky = 0; ky < w->kernel_height; ky++) {
+      const size_t iy = y * w->stride_height + ky * w->dilation_height - w->padding_top;   /* wraps when above */
+      for (size_t kx = 0; kx < w->kernel_width; kx++) {
+        const size_t ix = x * w->stride_width + kx * w->dilation_width - w->padding_left;
+        if (iy >= w->height || ix >= w->width) continue;   /* the padding: (x_zp - x_zp) w adds nothing */
+        const int8_t* tap = image + (iy * w->width + ix) * channels;
+        const int16_t* weights = op->weights + (ky * w->kernel_width + kx) * channels;
+        size_t c = 0;
+#if defined(__wasm_simd128__)
+        const v128_t zero_point = wasm_i16x8_splat((int16_t) pass->x_zero_point);
+        for (; c + 8 <= channels; c += 8) {
+          const v128_t v = wasm_i16x8_sub(wasm_i16x8_load8x8(tap + c), zero_point);
+          const v128_t k = wasm_v128_load(weights + c);
+          wasm_v128_store(acc + c, wasm_i32x4_add(wasm_v128_load(acc + c), wasm_i32x4_extmul_low_i16x8(v, k)));
+          wasm_v128_store(acc + c + 4, wasm_i32x4_add(wasm_v128_load(acc + c + 4), wasm_i32x4_extmul_high_i16x8(v, k)));
+        }
+#endif
+        QNN_SCALAR_LOOP
+        for (; c < channels; c++) acc[c] += (tap[c] - pass->x_zero_point) * weights[c];
+      }
+    }
+    float* out = op->output + m * channels;
+    QNN_SCALAR_LOOP
+    for (size_t c = 0; c < channels; c++) {
+      const float product = (float) acc[c] * (pass->x_scale * op->scales[c]);
+      out[c] = op->bias != NULL ? product + op->bias[c] : product;
+    }
+  }
+}
+
 /* Rows [first, first + count) in pairs (each pair reads the packed weights once), group by group, four columns
  * at a time. */
 static void multiply_rows(const void* context, size_t first, size_t count, uint32_t thread) {
   const struct matmul_pass* pass = context;
   const struct dynamic_matmul_op* op = pass->op;
+  if (op->depthwise) {
+    depthwise_rows(pass, first, count, thread);
+    return;
+  }
   const size_t group_columns = op->columns / op->window.groups;
   int16_t* scratch = qnn_scratch(thread);
   for (size_t m = first; m < first + count; m += 2) {
