@@ -4,7 +4,8 @@
  * sum each output for depths up to their stride (128). A dynamically quantized model quantizes these
  * results again, so a last-bit difference here moves whole quanta later: the simd128 and scalar variants
  * fuse exactly (qnn_fmaf's method), the relaxed one with relaxed multiply-adds where the engine fuses them
- * (qnn_relaxed_madd_fused: machines with FMA), else by qnn_fmaf too. Rows of every batch split across threads. */
+ * (qnn_relaxed_madd_fused: machines with FMA; four rows at a time, sharing each load of B), else by qnn_fmaf too.
+ * Rows of every batch split across threads. */
 #include "qnnweb.h"
 #include "common.h"
 #include "config.h"
@@ -64,10 +65,11 @@ static void fused_columns(const float* x, const float* b, float* y, size_t depth
 }
 
 #if defined(__wasm_relaxed_simd__)
-/* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: relaxed multiply-adds, 8 columns then 4 at
- * a time, where the engine fuses them (`fused`: qnn_relaxed_madd_fused); the rest, or all, by qnn_fmaf. */
-static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused) {
-  size_t n = 0;
+/* y[first .. columns) = x[0 .. depth) B, B's row k at b + k * columns: relaxed multiply-adds, 8 columns then 4
+ * at a time, where the engine fuses them (`fused`: qnn_relaxed_madd_fused); the rest, or all, by qnn_fmaf. */
+__attribute__((noinline)) static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused,
+                             size_t first) {
+  size_t n = first;
   for (; fused && n + 8 <= columns; n += 8) {
     v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0;
     for (size_t k = 0; k < depth; k++) {
@@ -88,6 +90,30 @@ static void row_times_matrix(const float* x, const float* b, float* y, size_t de
   }
   fused_columns(x, b, y, depth, columns, n);
 }
+
+/* Four rows x[r * depth ..] times B into y[r * columns ..], 8 columns at a time sharing each load of B (engines
+ * that fuse relaxed multiply-adds only), the same sums as row_times_matrix's; the last columns by it. */
+static void four_rows_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns) {
+  size_t n = 0;
+  for (; n + 8 <= columns; n += 8) {
+    v128_t acc[4][2];
+    for (size_t r = 0; r < 4; r++) acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
+    _Pragma("clang loop unroll(disable)")
+    for (size_t k = 0; k < depth; k++) {
+      const v128_t b0 = wasm_v128_load(b + k * columns + n), b1 = wasm_v128_load(b + k * columns + n + 4);
+      for (size_t r = 0; r < 4; r++) {
+        const v128_t xk = wasm_v128_load32_splat(x + r * depth + k);
+        acc[r][0] = wasm_f32x4_relaxed_madd(xk, b0, acc[r][0]);
+        acc[r][1] = wasm_f32x4_relaxed_madd(xk, b1, acc[r][1]);
+      }
+    }
+    for (size_t r = 0; r < 4; r++) {
+      wasm_v128_store(y + r * columns + n, acc[r][0]);
+      wasm_v128_store(y + r * columns + n + 4, acc[r][1]);
+    }
+  }
+  for (size_t r = 0; r < 4; r++) row_times_matrix(x + r * depth, b, y + r * columns, depth, columns, 1, n);
+}
 #else
 #if defined(__wasm_simd128__)
 /* y[n .. n + 4) of row x times B, each multiply-add fused exactly (qnn_fmaf4). */
@@ -100,9 +126,10 @@ static void four_columns(const float* x, const float* b, float* y, size_t depth,
 
 /* y[0 .. columns) = x[0 .. depth) B, B's row k at b + k * columns: each multiply-add fused exactly, as
  * MLAS's FMA kernels compute it (four columns at a time in doubles with SIMD128, the rest by qnn_fmaf). */
-static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused) {
+static void row_times_matrix(const float* x, const float* b, float* y, size_t depth, size_t columns, int fused,
+                             size_t first) {
   (void) fused;
-  size_t n = 0;
+  size_t n = first;
 #if defined(__wasm_simd128__)
   for (; n + 4 <= columns; n += 4) four_columns(x, b + n, y + n, depth, columns);
 #endif
@@ -114,11 +141,19 @@ static void matmul_rows(const void* context, size_t first, size_t count, uint32_
   (void) thread;
   const struct batch_matmul_f32_op* op = context;
   const size_t rows = (size_t) op->r.rows, depth = (size_t) op->r.depth, columns = (size_t) op->r.columns;
-  for (size_t row = first; row < first + count; row++) {
+  for (size_t row = first; row < first + count;) {
     const size_t batch = row / rows, m = row % rows;
     const float* x = op->a + qnn_batch_offset(op->r.batch, op->r.a_strides, batch) + m * depth;
     const float* b = op->b + qnn_batch_offset(op->r.batch, op->r.b_strides, batch);
-    row_times_matrix(x, b, op->output + row * columns, depth, columns, op->fused);
+#if defined(__wasm_relaxed_simd__)
+    if (op->fused && m + 4 <= rows && row + 4 <= first + count) {   /* four rows of one batch */
+      four_rows_times_matrix(x, b, op->output + row * columns, depth, columns);
+      row += 4;
+      continue;
+    }
+#endif
+    row_times_matrix(x, b, op->output + row * columns, depth, columns, op->fused, 0);
+    row++;
   }
 }
 

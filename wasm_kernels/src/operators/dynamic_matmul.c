@@ -45,19 +45,15 @@ struct dynamic_matmul_op {
   const float* bias;             /* NULL: none */
 };
 
-QNN_PLAN_CODE static int32_t check_depth(int64_t depth, const char* what) {
-  if (depth > (1 << 16)) {
-    qnn_set_error2(what, ": depth over 65536 (int32 sums could overflow)");
-    return QNN_ERROR_INVALID_RECORD;
-  }
-  return QNN_OK;
-}
-
 /* The op of either record: the input and output tensors, then the weights [depth][columns] packed. */
 QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const struct window* window,
                                     const int32_t fields[7], int64_t rows, int64_t depth, int64_t columns,
                                     int64_t input_bytes, const char* what, struct qnn_op** result) {
   enum { INPUT, OUTPUT, PARAMETERS, WEIGHTS, ZERO_POINTS, SCALES, BIAS };
+  if (depth > (1 << 16)) {
+    qnn_set_error2(what, ": depth over 65536 (int32 sums could overflow)");
+    return QNN_ERROR_INVALID_RECORD;
+  }
   const int64_t padded_depth = qnn_round_up(depth, DEPTH_BLOCK);
   const int depthwise = window->groups > 1 && window->groups == (size_t) columns && window->channels == (size_t) columns;
   const int8_t* input = qnn_plan_tensor(plan, fields[INPUT], input_bytes, what);
@@ -112,8 +108,6 @@ QNN_PLAN_CODE static int32_t create(struct qnn_plan* plan, int32_t type, const s
 QNN_PLAN_CODE int32_t qnn_create_dynamic_matmul(struct qnn_plan* plan, const void* record, struct qnn_op** result) {
   const struct qnn_dynamic_matmul_record* r = record;
   if (!qnn_check_positive(&r->rows, 3, "dynamic_matmul")) return QNN_ERROR_INVALID_RECORD;
-  int32_t status = check_depth(r->depth, "dynamic_matmul");
-  if (status != QNN_OK) return status;
   const struct window window = {r->rows, 1, r->depth, r->rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1};
   const int32_t fields[7] = {r->input, r->output, r->input_parameters, r->weights, r->weights_zero_points, r->scales,
                              r->bias};
@@ -130,8 +124,6 @@ QNN_PLAN_CODE int32_t qnn_create_dynamic_conv2d(struct qnn_plan* plan, const voi
     return QNN_ERROR_INVALID_RECORD;
   }
   const int64_t depth = (int64_t) r->kernel_height * r->kernel_width * r->input_channels;
-  int32_t status = check_depth(depth, "dynamic_conv2d");
-  if (status != QNN_OK) return status;
   const struct window window = {
     r->input_height, r->input_width, (size_t) r->input_channels * r->groups, r->output_height, r->output_width,
     r->kernel_height, r->kernel_width, r->stride_height, r->stride_width, r->dilation_height, r->dilation_width,
@@ -200,7 +192,13 @@ __attribute__((noinline)) static void gather_row(const struct matmul_pass* pass,
       const size_t ix = x * w->stride_width + kx * w->dilation_width - w->padding_left;
       if (iy < w->height && ix < w->width) {
         const int8_t* tap = image + (iy * w->width + ix) * w->channels + g * group_channels;
-        for (size_t c = 0; c < group_channels; c++) a[k++] = tap[c];
+        size_t c = 0;
+#if defined(__wasm_simd128__)
+        for (; c + 8 <= group_channels; c += 8) wasm_v128_store(a + k + c, wasm_i16x8_load8x8(tap + c));
+#endif
+        QNN_SCALAR_LOOP
+        for (; c < group_channels; c++) a[k + c] = tap[c];
+        k += group_channels;
       } else {
         QNN_SCALAR_LOOP
         for (size_t c = 0; c < group_channels; c++) a[k++] = (int16_t) pass->x_zero_point;
