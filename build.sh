@@ -96,12 +96,12 @@ Usage: ./build.sh COMMAND [ARGS]
                                       DIR/tflite-sweep.md, .json (default results/tflite-sweep); uses the
                                       converter virtualenv .cache/converters-venv; --fixtures DIR remakes
                                       the TFLite CI sample (tests/data/tflite/arch_sample)
-  difftest [--cases N] [--seed S] [--modern | --no-modern] [ARGS]
+  difftest [--cases N] [--seed S] [--modern | --no-modern] [--dynamic] [ARGS]
                                       differential campaign against onnxruntime (tools/campaigns/difftest.py --help):
                                       random float ONNX graphs (--modern: only LayerNorm / GELU / attention /
-                                      BatchNorm blocks; --no-modern: none), quantize_static in every mode, qnnweb vs
-                                      onnxruntime CPU; prints outcomes and failure classes, saves every
-                                      failing case under results/difftest/<case>/
+                                      BatchNorm blocks; --no-modern: none), quantize_static in every mode (--dynamic:
+                                      quantize_dynamic's), qnnweb vs onnxruntime CPU; prints outcomes and failure
+                                      classes, saves every failing case under results/difftest/<case>/
   fuzz [--cases N] [--seed S] [ARGS]  mutation fuzzing of the TFLite and ONNX parsers (tools/campaigns/fuzz.py --help):
                                       [--workers N] [--timeout S] [--seeds NAME,...] [--no-demo]; saves every
                                       failing mutant and its traceback under results/fuzz/

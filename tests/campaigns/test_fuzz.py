@@ -48,7 +48,8 @@ def test_former_escapes_are_model_errors(path):
     """Mutants that once escaped the error contract (./build.sh fuzz --seed 20261210: a quantization with
     no zero point, a Concat of scalars, a shared bias with fewer scales than channels; mutants of difftest
     models that run the float32 path: a Transpose perm out of range, on int8 and on float32 values, an
-    epsilon of another type than FLOAT, pads beyond 32 bits) are refused cleanly."""
+    epsilon of another type than FLOAT, pads beyond 32 bits; --seed 20261211: a MatMul whose dequantized weights
+    are a scalar) are refused cleanly."""
     with pytest.raises(qnnweb.ModelError):
         qnnweb.load(path.read_bytes(), variant="scalar")
 

@@ -174,6 +174,8 @@ def import_mat_mul(ctx, node, attrs):
         batch_matmul(ctx, x, b, out_names, params, activation)
         return
     w = weights_index(ctx, node.input[1], axis=1)
+    if len(ctx.tensors[w].shape) != 2:
+        raise Skip(f"weights of shape {list(ctx.tensors[w].shape)}: only 2-D weights are supported")
     add = bias_add(ctx, node, ctx.tensors[w].shape[-1])
     out_names, params, activation = quantized_output(ctx, node, add.output[0] if add else None)
     fully_connected(ctx, x, w, add.input[1] if add else "", out_names, params, activation, "IO", float_bias=True)
