@@ -237,11 +237,11 @@ __attribute__((noinline)) static void depthwise_rows(const struct matmul_pass* p
   const struct dynamic_matmul_op* op = pass->op;
   const struct window* w = &op->window;
   const size_t channels = op->columns;
-  int32_t* acc = qnn_scratch(thread);
+  uint32_t* acc = qnn_scratch(thread);   /* int32 sums that wrap, as onnxruntime's do, without C's overflow */
   for (size_t m = first; m < first + count; m++) {
     const size_t x = m % w->output_width, y = m / w->output_width % w->output_height;
     const int8_t* image = op->input + m / w->output_width / w->output_height * w->height * w->width * channels;
-    qnn_memset(acc, 0, channels * sizeof(int32_t));
+    qnn_memset(acc, 0, channels * sizeof(uint32_t));
     for (size_t ky = 0; ky < w->kernel_height; ky++) {
       const size_t iy = y * w->stride_height + ky * w->dilation_height - w->padding_top;   /* wraps when above */
       for (size_t kx = 0; kx < w->kernel_width; kx++) {
@@ -260,13 +260,13 @@ __attribute__((noinline)) static void depthwise_rows(const struct matmul_pass* p
         }
 #endif
         QNN_SCALAR_LOOP
-        for (; c < channels; c++) acc[c] += (tap[c] - pass->x_zero_point) * weights[c];
+        for (; c < channels; c++) acc[c] += (uint32_t) ((tap[c] - pass->x_zero_point) * weights[c]);
       }
     }
     float* out = op->output + m * channels;
     QNN_SCALAR_LOOP
     for (size_t c = 0; c < channels; c++) {
-      const float product = (float) acc[c] * (pass->x_scale * op->scales[c]);
+      const float product = (float) (int32_t) acc[c] * (pass->x_scale * op->scales[c]);
       out[c] = op->bias != NULL ? product + op->bias[c] : product;
     }
   }
