@@ -374,6 +374,9 @@ def float_softmax(ctx, node, attrs, x):
     if not shape or not -len(shape) <= axis < len(shape):
         raise Skip(f"axis {axis} for a tensor of shape {shape}")
     axis %= len(shape)
+    if ctx.opsets.get("ai.onnx", 13) < 13 and axis != len(shape) - 1:
+        raise Skip(f"a float Softmax of opset < 13 over axis {axis} of a rank-{len(shape)} tensor (the tensor "
+                   "coerced to 2-D): only the last axis is supported")
     if value.nhwc and axis == 1:
         out = float32_result(ctx, node.output[0], ctx.tensors[value.index].shape, True)
         ctx.add_op("SOFTMAX", [value.index], [out], beta=1.0)
@@ -383,9 +386,6 @@ def float_softmax(ctx, node, attrs, x):
         out = float32_result(ctx, node.output[0], shape, False)
         ctx.add_op("SOFTMAX", [index], [out], beta=1.0)
         return
-    if ctx.opsets.get("ai.onnx", 13) < 13:
-        raise Skip(f"a float Softmax of opset < 13 over axis {axis} of a rank-{len(shape)} tensor (the tensor "
-                   "coerced to 2-D): only the last axis is supported")
     perm = [k for k in range(len(shape)) if k != axis] + [axis]
     moved = transpose(ctx, index, perm)
     last = ctx.add_tensor(node.output[0] + "/last_axis", ctx.tensors[moved].shape, "float32")
