@@ -6,7 +6,7 @@ from ..shape_folding import product
 from .attributes import attributes
 from .constants import Constant, int32_constant, int8_data, required_constant
 from .context import Value
-from .layout import NCHW_TO_NHWC, nhwc_index, onnx_shape, plain_index, reshaped, transpose
+from .layout import NCHW_TO_NHWC, channels_first, nhwc_index, onnx_shape, plain_index, reshaped, transpose
 from .booleans import cast_to_bool
 from .float32_path import float32_result
 from .proto import tensor_bytes
@@ -418,6 +418,8 @@ def import_transpose(ctx, node, attrs):
     if value is not None and ctx.tensors[value.index].dtype == "float32" and \
             value.index not in ctx.graph_input_indices:
         # a float32 result (a float op's tail, or read in float: float32_path.py): moved in float32
+        if float_layout_change(ctx, node, value, transpose_perm(attrs, len(onnx_shape(ctx, node.input[0])))):
+            return
         index = plain_index(ctx, node.input[0])
         shape = ctx.tensors[index].shape
         perm = transpose_perm(attrs, len(shape))
@@ -440,6 +442,21 @@ def import_transpose(ctx, node, attrs):
     ctx.add_op("TRANSPOSE", [index], [out], perm=perm)
     if not same:   # moved in float, then quantized with other parameters, or a Relu / Clip between
         requantize_to(ctx, moved[0], out_names, params, activation)
+
+
+def float_layout_change(ctx, node, value, perm):
+    """A Transpose that only changes the layout a float32 feature map is held in, read as no copy at all: NCHW ->
+    NHWC of a value held NHWC (the tensor as held is the result) and NHWC -> NCHW of a plain [N, H, W, C] one (the
+    result is that tensor held NHWC); ConvNeXt's LayerNorm2d between its convolutions. Whether it applied."""
+    if len(perm) != 4 or node.output[0] in ctx.outputs:
+        return False
+    if value.nhwc and tuple(perm) == NCHW_TO_NHWC:
+        ctx.values[node.output[0]] = Value(value.index)
+        return True
+    if not value.nhwc and tuple(perm) == channels_first(4):
+        ctx.values[node.output[0]] = Value(value.index, True)
+        return True
+    return False
 
 
 def channels_alone(ctx, node, x, perm):
