@@ -56,6 +56,17 @@ def test_dynamic_vision_model_matches_onnxruntime(name):
                 np.testing.assert_array_equal(got, as_written, err_msg=what)
 
 
+
+def test_layout_changes_around_layer_norms_copy_nothing():
+    """ConvNeXt's LayerNorm2d (Transpose to channels-last, LayerNormalization, Transpose back) between convolutions
+    held NHWC: the Transposes only change the layout the float tensor is held in, so they are no ops at all; what
+    is transposed is the input image (NCHW -> NHWC) and the head's pooled one-pixel map, there and back (two
+    transposes for its LayerNorm, where it is not held NHWC; 41 before the change)."""
+    model = qnnweb.load((FIXTURES / "convnext_q8_u8.onnx").read_bytes())
+    transposes = [op for op in model._graph.ops if op.type == "TRANSPOSE"]
+    layer_norms = [op for op in model._graph.ops if op.type == "LAYER_NORM"]
+    assert len(layer_norms) == 10 and len(transposes) <= 3, (len(layer_norms), len(transposes))
+
 # Node: qnnweb.js on the scalar kernels runs a .qnn on a float32 image (argv: runtime, kernels, model, the image's
 # raw float32 bytes) and prints its first output.
 NODE_RUN = """
