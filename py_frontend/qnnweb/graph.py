@@ -119,3 +119,9 @@ def permuted_bytes(data, shape, perm, width):
         offsets = [o + i * step for o in offsets for i in range(out_shape[k])]
     data = bytes(data)
     return b"".join(data[o:o + width] for o in offsets)
+
+
+def window_output_size(size, pad_before, pad_after, kernel, stride, dilation):
+    """How many windows of ``kernel`` taps ``dilation`` apart fit, ``stride`` apart, along an axis of ``size``
+    padded by ``pad_before`` and ``pad_after`` (convolutions and pools)."""
+    return (size + pad_before + pad_after - ((kernel - 1) * dilation + 1)) // stride + 1

@@ -5,6 +5,7 @@ with 1 < group < C imports to it): groups = input channels / weight input channe
 
 import struct
 
+from ..graph import window_output_size
 from ..numerics.float32 import float32_bytes, float32s
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, require_constant, require_int8, require_rank
@@ -108,8 +109,8 @@ def lower_conv2d(graph, op):
         raise Unsupported(f"{out_c} output channels is not a multiple of {in_c} input channels")
     (sh, sw), (dh, dw) = op.options["stride"], op.options["dilation"]
     top, bottom, left, right = op.options["padding"]
-    expected_h = (in_h + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
-    expected_w = (in_w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    expected_h = window_output_size(in_h, top, bottom, kh, sh, dh)
+    expected_w = window_output_size(in_w, left, right, kw, sw, dw)
     if (expected_h, expected_w) != (out_h, out_w):
         raise Unsupported(f"output {out_h}x{out_w} does not match the window arithmetic ({expected_h}x{expected_w})")
     bias = _bias(graph, op, out_c)

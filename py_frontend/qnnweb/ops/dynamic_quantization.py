@@ -8,7 +8,7 @@ Records dynamic_quantize, dynamic_matmul and dynamic_conv2d (qnnweb.h)."""
 
 import struct
 
-from ..graph import DYNAMIC_PARAMETERS_SHAPE, permuted_bytes
+from ..graph import DYNAMIC_PARAMETERS_SHAPE, permuted_bytes, window_output_size
 from ..numerics.float32 import float32_bytes
 from .quantize import XOR_0x80_TABLE
 from .registry import Step, Unsupported, lowering
@@ -91,8 +91,8 @@ def lower_dynamic_conv_2d(graph, op):
     sh, sw = op.options["stride"]
     dh, dw = op.options["dilation"]
     top, bottom, left, right = op.options["padding"]
-    out_h = (height + top + bottom - (kh - 1) * dh - 1) // sh + 1
-    out_w = (width + left + right - (kw - 1) * dw - 1) // sw + 1
+    out_h = window_output_size(height, top, bottom, kh, sh, dh)
+    out_w = window_output_size(width, left, right, kw, sw, dw)
     if group_channels * groups != channels or out_channels % groups or tuple(y.shape) != (batch, out_h, out_w,
                                                                                           out_channels):
         raise Unsupported(f"input {list(x.shape)}, weights {list(w.shape)} and groups {groups} do not give output "

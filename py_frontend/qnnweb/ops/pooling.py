@@ -13,6 +13,7 @@ MLAS's float global pool (four lanes, then the last taps, divided) then Quantize
 
 import math
 
+from ..graph import window_output_size
 from ..numerics.float32 import float32
 from .registry import Step, Unsupported, lowering
 from .common import activation_range, constant_ints, reduction_axes, require_int8, require_rank
@@ -91,8 +92,8 @@ def lower_max_pool(graph, op):
     top, bottom, left, right = o["padding"]
     n, in_h, in_w, c = x.shape
     out_n, out_h, out_w, out_c = y.shape
-    expected_h = (in_h + top + bottom - ((kh - 1) * dh + 1)) // sh + 1
-    expected_w = (in_w + left + right - ((kw - 1) * dw + 1)) // sw + 1
+    expected_h = window_output_size(in_h, top, bottom, kh, sh, dh)
+    expected_w = window_output_size(in_w, left, right, kw, sw, dw)
     if (out_n, out_c) != (n, c) or (expected_h, expected_w) != (out_h, out_w):
         raise Unsupported(f"output {list(y.shape)} does not match the window arithmetic "
                           f"([{n}, {expected_h}, {expected_w}, {c}])")

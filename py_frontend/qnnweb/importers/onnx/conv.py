@@ -3,7 +3,7 @@
 
 import struct
 
-from ...graph import permuted_bytes
+from ...graph import permuted_bytes, window_output_size
 from ..shape_folding import FoldError, broadcast_shape
 from .attributes import window_pads
 from .layout import nhwc_index, onnx_shape, plain_index, transpose
@@ -32,8 +32,8 @@ def conv(ctx, node, attrs, x_name, w_index, bias_name, out_names, params, activa
     strides = attrs.get("strides", [1, 1])
     dilations = attrs.get("dilations", [1, 1])
     pads = window_pads(attrs, (h, w_), (kh, kw), strides, dilations)
-    out_h = (h + pads[0] + pads[1] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
-    out_w = (w_ + pads[2] + pads[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    out_h = window_output_size(h, pads[0], pads[1], kh, strides[0], dilations[0])
+    out_w = window_output_size(w_, pads[2], pads[3], kw, strides[1], dilations[1])
     x_scale = ctx.tensors[x].scale[0]
     bias = bias_index(ctx, bias_name, x_scale, list(weights.scale), m, float_bias=node.op_type == "Conv")
     out = new_output(ctx, out_names, (n, out_h, out_w, m), params, True)

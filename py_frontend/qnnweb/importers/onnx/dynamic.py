@@ -9,7 +9,7 @@ ConvInteger and its Cast / Mul / Add (the bias reshaped to [1, C, 1, 1]) become 
 tensors. The integer sums are exact, as MatMulInteger and ConvInteger are defined, on every machine
 (onnxruntime's own differ by CPU: docs/kernels.md)."""
 
-from ...graph import DYNAMIC_PARAMETERS_SHAPE
+from ...graph import DYNAMIC_PARAMETERS_SHAPE, window_output_size
 from .attributes import window_pads
 from .constants import float_values, required_constant
 from .context import Value
@@ -166,8 +166,8 @@ def import_conv_integer(ctx, node, attrs):
         raise Skip(f"group {group} does not fit {c} input channels and weights {list(ctx.tensors[weights].shape)}")
     strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
     pads = window_pads(attrs, (h, w_), (kh, kw), strides, dilations)
-    out_h = (h + pads[0] + pads[1] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
-    out_w = (w_ + pads[2] + pads[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    out_h = window_output_size(h, pads[0], pads[1], kh, strides[0], dilations[0])
+    out_w = window_output_size(w_, pads[2], pads[3], kw, strides[1], dilations[1])
     add, bias = _bias_add(ctx, mul.output[0], m, [[1, m, 1, 1], [m, 1, 1]])
     y = float32_result(ctx, (add or mul).output[0], (n, out_h, out_w, m), True)
     ctx.add_op("DYNAMIC_CONV_2D", [q, parameters, weights, -1 if bias is None else bias], [y], stride=tuple(strides),
